@@ -1,0 +1,54 @@
+#ifndef CMICROHTTPD_SHIM_H
+#define CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+/// MHD_start_daemon is variadic; this fixes the options Portvakt uses.
+/// `address` is a sockaddr_in or sockaddr_in6 (its family decides MHD_USE_IPv6),
+/// `thread_pool_size` > 1 gives MHD's internal thread pool, each thread on its own epoll.
+static inline struct MHD_Daemon *cmhd_start(
+    unsigned int flags, const struct sockaddr *address,
+    MHD_AccessHandlerCallback handler, void *handler_context,
+    MHD_RequestCompletedCallback completed, void *completed_context,
+    unsigned int thread_pool_size, unsigned int connection_timeout_seconds,
+    unsigned int connection_limit, size_t connection_memory_limit)
+{
+    uint16_t port = 0;
+    if (address->sa_family == AF_INET6) {
+        flags |= MHD_USE_IPv6;
+        port = ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
+    } else {
+        port = ntohs(((const struct sockaddr_in *)address)->sin_port);
+    }
+    return MHD_start_daemon(
+        flags, port, NULL, NULL, handler, handler_context,
+        MHD_OPTION_SOCK_ADDR, address,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+        MHD_OPTION_END);
+}
+
+/// MHD_get_daemon_info is variadic; returns the port actually bound (useful with port 0).
+static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/// MHD_get_connection_info is variadic; returns the socket peer's address or NULL.
+static inline const struct sockaddr *cmhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
+#endif

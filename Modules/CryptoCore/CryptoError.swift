@@ -1,0 +1,34 @@
+/// An error from CryptoCore: a stable code, a message without secret material, and where it arose.
+public struct CryptoError: Error, Equatable, CustomStringConvertible {
+    /// The stable codes CryptoCore reports.
+    public enum Code: String, Sendable {
+        /// OpenSSL's random generator failed; nothing random may be used.
+        case randomFailure = "crypto.random_failure"
+        /// A digest or MAC computation failed inside OpenSSL.
+        case digestFailure = "crypto.digest_failure"
+        /// Input that should have been base64url or hex was not.
+        case malformedEncoding = "crypto.malformed_encoding"
+    }
+
+    /// What went wrong, as a stable code callers switch on.
+    public let code: Code
+    /// A readable explanation; never contains key material.
+    public let message: String
+    /// The source file that raised the error.
+    public let file: String
+    /// The source line that raised the error.
+    public let line: Int
+
+    /// Creates an error; the location defaults to the caller's.
+    public init(_ code: Code, _ message: String, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    /// Errors are equal when their codes are: messages and locations may change.
+    public static func == (lhs: CryptoError, rhs: CryptoError) -> Bool { lhs.code == rhs.code }
+}

@@ -1,0 +1,86 @@
+import COpenSSL
+public import Foundation
+
+/// The SHA-2 digests Portvakt uses.
+public enum DigestAlgorithm: Sendable, Hashable {
+    case sha256, sha384, sha512
+
+    /// The digest length in bytes.
+    public var byteCount: Int {
+        switch self {
+        case .sha256: 32
+        case .sha384: 48
+        case .sha512: 64
+        }
+    }
+
+    /// OpenSSL's static descriptor for the algorithm (no lookup, no allocation).
+    var evpMD: OpaquePointer {
+        switch self {
+        case .sha256: EVP_sha256()
+        case .sha384: EVP_sha384()
+        case .sha512: EVP_sha512()
+        }
+    }
+}
+
+/// One-shot SHA-2 digests.
+public enum Digest {
+    /// Hashes `data` with `algorithm`.
+    public static func hash(_ algorithm: DigestAlgorithm, _ data: some ContiguousBytes) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: algorithm.byteCount)
+        var length: UInt32 = 0
+        let ok = data.withUnsafeBytes { input in
+            output.withUnsafeMutableBufferPointer { out in
+                EVP_Digest(input.baseAddress, input.count, out.baseAddress, &length, algorithm.evpMD, nil)
+            }
+        }
+        // EVP_Digest only fails on allocation failure, where continuing would be unsafe.
+        precondition(ok == 1 && Int(length) == algorithm.byteCount, "EVP_Digest failed")
+        return output
+    }
+
+    /// SHA-256 of `data`.
+    public static func sha256(_ data: some ContiguousBytes) -> [UInt8] { hash(.sha256, data) }
+
+    /// SHA-256 of the UTF-8 bytes of `text`.
+    public static func sha256(_ text: String) -> [UInt8] { hash(.sha256, Array(text.utf8)) }
+}
+
+/// HMAC over SHA-2 (RFC 2104).
+public enum HMAC {
+    /// The MAC of `data` under `key`.
+    public static func authenticate(
+        _ algorithm: DigestAlgorithm, key: some ContiguousBytes, data: some ContiguousBytes
+    ) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: algorithm.byteCount)
+        var length: UInt32 = 0
+        let result = key.withUnsafeBytes { keyBytes in
+            data.withUnsafeBytes { dataBytes in
+                output.withUnsafeMutableBufferPointer { out in
+                    COpenSSL.HMAC(
+                        algorithm.evpMD, keyBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                        Int32(keyBytes.count),
+                        dataBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), dataBytes.count,
+                        out.baseAddress, &length)
+                }
+            }
+        }
+        precondition(result != nil && Int(length) == algorithm.byteCount, "HMAC failed")
+        return output
+    }
+}
+
+/// Comparison that takes the same time wherever the inputs differ, for secrets and MACs.
+public enum ConstantTime {
+    /// True when `a` and `b` hold the same bytes. Lengths are not secret; contents are.
+    public static func equals(_ a: some ContiguousBytes, _ b: some ContiguousBytes) -> Bool {
+        a.withUnsafeBytes { left in
+            b.withUnsafeBytes { right in
+                guard left.count == right.count else { return false }
+                if left.isEmpty { return true }
+                return CRYPTO_memcmp(left.baseAddress, right.baseAddress, left.count) == 0
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+public import Foundation
+
+/// Lifetimes of sessions. A pure value: `evaluate` decides a session's status without I/O.
+public struct SessionPolicy: Sendable, Equatable {
+    /// The longest a session lives, however active (default 30 days).
+    public var absoluteLifetime: TimeInterval
+    /// The longest a session may go unused (default 7 days).
+    public var idleTimeout: TimeInterval
+    /// After this age a client should exchange its token for a new one (default 1 day).
+    public var rotationInterval: TimeInterval
+    /// Activity is written back at most this often, to spare the database (default 60 s).
+    public var touchInterval: TimeInterval
+
+    /// Creates a policy; the defaults suit a consumer app.
+    public init(
+        absoluteLifetime: TimeInterval = 30 * 86_400, idleTimeout: TimeInterval = 7 * 86_400,
+        rotationInterval: TimeInterval = 86_400, touchInterval: TimeInterval = 60
+    ) {
+        self.absoluteLifetime = absoluteLifetime
+        self.idleTimeout = idleTimeout
+        self.rotationInterval = rotationInterval
+        self.touchInterval = touchInterval
+    }
+
+    /// The status of `session` at `now`. Revocation wins over expiry; both boundaries are exclusive
+    /// (a session whose end equals `now` is over).
+    public func evaluate(_ session: Session, at now: Date) -> SessionStatus {
+        if session.revokedAt != nil { return .revoked }
+        if now >= session.expiresAt { return .expired }
+        if now.timeIntervalSince(session.lastSeenAt) >= idleTimeout { return .idleExpired }
+        let needsTouch = now.timeIntervalSince(session.lastSeenAt) >= touchInterval
+        let rotationDue = now.timeIntervalSince(session.createdAt) >= rotationInterval
+        return .active(needsTouch: needsTouch, rotationDue: rotationDue)
+    }
+}

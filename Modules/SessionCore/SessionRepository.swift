@@ -1,0 +1,24 @@
+public import Foundation
+
+/// The persistence SessionCore needs. Storage provides the SQLite implementation and an
+/// in-memory one; every method is atomic on its own.
+public protocol SessionRepository: Sendable {
+    /// Stores a new session.
+    func insertSession(_ session: Session) throws
+    /// The session whose token hashes to `tokenHash`, revoked or not; nil when none.
+    func session(tokenHash: [UInt8]) throws -> Session?
+    /// The session with this public id; nil when none.
+    func session(id: String) throws -> Session?
+    /// Records activity.
+    func touchSession(id: String, at: Date) throws
+    /// Marks one session revoked; false when it did not exist or was already revoked.
+    func revokeSession(id: String, at: Date) throws -> Bool
+    /// Revokes every live session of `userID` except `exceptID`; returns how many.
+    func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int
+    /// The user's sessions that are neither revoked nor past `now`'s absolute expiry, newest first.
+    func sessions(userID: String, liveAt now: Date) throws -> [Session]
+    /// Revokes `oldID` and stores `replacement` in one transaction (token rotation).
+    func rotateSession(oldID: String, replacement: Session, at: Date) throws
+    /// Deletes sessions that ended (expired or revoked) before `cutoff`; returns how many.
+    func purgeSessions(endedBefore cutoff: Date) throws -> Int
+}

@@ -1,0 +1,130 @@
+public import CryptoCore
+public import Foundation
+
+/// A session token handed to a client exactly once, with the stored session it opens.
+public struct IssuedSession: Sendable {
+    /// The bearer secret. Give it to the client; never log or store it.
+    public let token: String
+    /// The stored session (holding only the token's hash).
+    public let session: Session
+}
+
+/// Opens, checks, rotates and ends sessions, over any `SessionRepository`.
+public struct SessionService<Repository: SessionRepository>: Sendable {
+    /// Every token starts with this, so secret scanners can recognise leaked tokens.
+    public static var tokenPrefix: String { "pvs_" }
+
+    /// Where sessions are kept.
+    public let repository: Repository
+    /// Lifetimes.
+    public let policy: SessionPolicy
+    private let clock: any WallClock
+    private let random: any RandomSource
+
+    /// Creates the service with its injected clock and randomness.
+    public init(
+        repository: Repository, policy: SessionPolicy, clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandom()
+    ) {
+        self.repository = repository
+        self.policy = policy
+        self.clock = clock
+        self.random = random
+    }
+
+    /// The stored form of a token: SHA-256 of its UTF-8 bytes.
+    public static func hash(token: String) -> [UInt8] { Digest.sha256(token) }
+
+    /// Opens a session for `userID` with a fresh 256-bit token.
+    public func issue(
+        userID: String, clientKind: ClientKind, authMethod: String, userAgent: String? = nil,
+        ipAddress: String? = nil
+    ) throws -> IssuedSession {
+        let issued = try makeSession(
+            userID: userID, clientKind: clientKind, authMethod: authMethod, userAgent: userAgent,
+            ipAddress: ipAddress)
+        try repository.insertSession(issued.session)
+        return issued
+    }
+
+    /// The live session `token` opens, recording activity when due.
+    /// - Throws: `SessionError` with `.missing`, `.unknown`, `.revoked`, `.expired` or `.idleExpired`.
+    public func authenticate(token: String) throws -> Session {
+        // Reject anything that cannot be one of our tokens before touching storage.
+        guard token.hasPrefix(Self.tokenPrefix), token.utf8.count == Self.tokenPrefix.utf8.count + 43
+        else { throw SessionError(.missing, "no session token was presented") }
+        let hash = Self.hash(token: token)
+        guard var session = try repository.session(tokenHash: hash),
+            ConstantTime.equals(session.tokenHash, hash)
+        else { throw SessionError(.unknown, "the session token is not known") }
+        let now = clock.now()
+        switch policy.evaluate(session, at: now) {
+        case .revoked: throw SessionError(.revoked, "the session was revoked")
+        case .expired: throw SessionError(.expired, "the session has expired")
+        case .idleExpired: throw SessionError(.idleExpired, "the session expired after inactivity")
+        case .active(let needsTouch, _):
+            if needsTouch {
+                try repository.touchSession(id: session.id, at: now)
+                session.lastSeenAt = now
+            }
+            return session
+        }
+    }
+
+    /// Replaces the session behind `token` with a new one for the same user; the old token stops
+    /// working at once. The new session keeps the old absolute expiry: rotation never extends it.
+    public func rotate(token: String) throws -> IssuedSession {
+        let old = try authenticate(token: token)
+        let now = clock.now()
+        let fresh = try makeSession(
+            userID: old.userID, clientKind: old.clientKind, authMethod: old.authMethod,
+            userAgent: old.userAgent, ipAddress: old.ipAddress, expiresAt: old.expiresAt)
+        try repository.rotateSession(oldID: old.id, replacement: fresh.session, at: now)
+        return fresh
+    }
+
+    /// Ends one of `userID`'s sessions.
+    /// - Throws: `SessionError(.notFound)` when no live session with that id belongs to the user.
+    public func revoke(sessionID: String, ofUser userID: String) throws {
+        // Another user's session id gets the same answer as a missing one: ids are not an oracle.
+        guard let session = try repository.session(id: sessionID), session.userID == userID,
+            session.revokedAt == nil
+        else { throw SessionError(.notFound, "no such session") }
+        _ = try repository.revokeSession(id: sessionID, at: clock.now())
+    }
+
+    /// Ends every session of `userID`, except `keeping` when given; returns how many ended.
+    @discardableResult
+    public func revokeAll(ofUser userID: String, keeping: String? = nil) throws -> Int {
+        try repository.revokeSessions(userID: userID, exceptID: keeping, at: clock.now())
+    }
+
+    /// The user's live sessions, newest first (idle-expired ones are left out).
+    public func list(userID: String) throws -> [Session] {
+        let now = clock.now()
+        return try repository.sessions(userID: userID, liveAt: now).filter {
+            if case .active = policy.evaluate($0, at: now) { return true }
+            return false
+        }
+    }
+
+    /// Deletes sessions that ended more than `retention` ago.
+    @discardableResult
+    public func purge(retention: TimeInterval = 86_400) throws -> Int {
+        try repository.purgeSessions(endedBefore: clock.now().addingTimeInterval(-retention))
+    }
+
+    private func makeSession(
+        userID: String, clientKind: ClientKind, authMethod: String, userAgent: String?,
+        ipAddress: String?, expiresAt: Date? = nil
+    ) throws -> IssuedSession {
+        let now = clock.now()
+        let token = Self.tokenPrefix + (try random.token(byteCount: 32))
+        let session = Session(
+            id: try random.token(byteCount: 16), userID: userID, tokenHash: Self.hash(token: token),
+            clientKind: clientKind, authMethod: authMethod, createdAt: now, lastSeenAt: now,
+            expiresAt: expiresAt ?? now.addingTimeInterval(policy.absoluteLifetime),
+            userAgent: userAgent.map { String($0.prefix(256)) }, ipAddress: ipAddress)
+        return IssuedSession(token: token, session: session)
+    }
+}

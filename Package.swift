@@ -1,0 +1,80 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every Swift target shares: explicit imports, explicit existentials.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Portvakt",
+    products: [
+        .executable(name: "portvakt", targets: ["portvakt"])
+    ],
+    targets: [
+        // C libraries from Debian, wrapped as system-library targets.
+        .systemLibrary(
+            name: "COpenSSL", path: "Modules/CSystem/COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CCurl", path: "Modules/CSystem/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Modules/CSystem/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", path: "Modules/CSystem/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Libraries.
+        .target(
+            name: "CryptoCore", dependencies: ["COpenSSL"], path: "Modules/CryptoCore",
+            swiftSettings: strictSettings),
+        .target(
+            name: "SessionCore", dependencies: ["CryptoCore"], path: "Modules/SessionCore",
+            swiftSettings: strictSettings),
+        .target(
+            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore"],
+            path: "Modules/Storage", swiftSettings: strictSettings),
+        .target(
+            name: "HTTPFront",
+            dependencies: ["CMicroHTTPD", "CryptoCore", "SessionCore", "Storage"],
+            path: "Modules/HTTPFront", swiftSettings: strictSettings),
+        .target(
+            name: "PortvaktApp",
+            dependencies: ["CryptoCore", "SessionCore", "Storage", "HTTPFront"],
+            path: "Apps/PortvaktApp", swiftSettings: strictSettings),
+        .executableTarget(
+            name: "portvakt", dependencies: ["PortvaktApp"], path: "Apps/portvakt",
+            swiftSettings: strictSettings),
+
+        // Benchmarks: the bare libmicrohttpd handler the HTTP front is measured against.
+        .executableTarget(
+            name: "bench-bare-http", dependencies: ["CMicroHTTPD"], path: "Benchmarks/BareHTTP",
+            swiftSettings: strictSettings),
+
+        // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0.
+        .target(
+            name: "TestSupport",
+            dependencies: ["CCurl", "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PortvaktApp"],
+            path: "Modules/TestSupport", swiftSettings: strictSettings),
+
+        .testTarget(
+            name: "CryptoCoreTests", dependencies: ["CryptoCore"], path: "Tests/CryptoCoreTests",
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],
+            path: "Tests/SessionCoreTests", swiftSettings: strictSettings),
+        .testTarget(
+            name: "StorageTests", dependencies: ["Storage", "TestSupport"], path: "Tests/StorageTests",
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
+            path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
+        .testTarget(
+            name: "PortvaktAppTests", dependencies: ["PortvaktApp", "TestSupport", "portvakt"],
+            path: "Tests/PortvaktAppTests", swiftSettings: strictSettings),
+    ]
+)
