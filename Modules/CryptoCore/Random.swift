@@ -1,5 +1,4 @@
 import COpenSSL
-public import Foundation
 
 /// A source of cryptographically secure random bytes; injected so tests can fix it.
 public protocol RandomSource: Sendable {

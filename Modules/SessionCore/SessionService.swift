@@ -10,12 +10,12 @@ public struct IssuedSession: Sendable {
 }
 
 /// Opens, checks, rotates and ends sessions, over any `SessionRepository`.
-public struct SessionService<Repository: SessionRepository>: Sendable {
+public struct SessionService: Sendable {
     /// Every token starts with this, so secret scanners can recognise leaked tokens.
     public static var tokenPrefix: String { "pvs_" }
 
     /// Where sessions are kept.
-    public let repository: Repository
+    public let repository: any SessionRepository
     /// Lifetimes.
     public let policy: SessionPolicy
     private let clock: any WallClock
@@ -23,7 +23,7 @@ public struct SessionService<Repository: SessionRepository>: Sendable {
 
     /// Creates the service with its injected clock and randomness.
     public init(
-        repository: Repository, policy: SessionPolicy, clock: any WallClock = SystemClock(),
+        repository: any SessionRepository, policy: SessionPolicy, clock: any WallClock = SystemClock(),
         random: any RandomSource = SystemRandom()
     ) {
         self.repository = repository

@@ -1,0 +1,31 @@
+# Portvakt: a thin Makefile. Every target installs what it needs first.
+SWIFT ?= swift
+BIN_RELEASE := .build/release/portvakt
+
+.PHONY: deps build run test lint bench clean
+
+deps:                ## install missing Debian packages (build level)
+	@Tools/install-deps.sh build
+
+build: deps          ## debug build of every target
+	$(SWIFT) build
+
+run: deps            ## release build, then serve on the embedded default (http://localhost:8080)
+	$(SWIFT) build -c release --product portvakt
+	$(BIN_RELEASE) serve
+
+test:                ## install, build, and run every test
+	@Tools/install-deps.sh test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+lint:                ## check formatting with swift format
+	$(SWIFT) format lint --strict --recursive Package.swift Modules Apps Tests Benchmarks
+
+bench:               ## benchmarks: print tables, write .build/bench/results.json
+	@Tools/install-deps.sh bench
+	$(SWIFT) build -c release
+	Benchmarks/run.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,76 @@
+import CryptoCore
+import Testing
+
+@Suite("CryptoCore")
+struct CryptoCoreTests {
+    @Test("SHA-2 digests match the FIPS 180-4 \"abc\" vectors")
+    func digestVectors() {
+        #expect(
+            Hex.encode(Digest.hash(.sha256, Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            Hex.encode(Digest.hash(.sha384, Array("abc".utf8)))
+                == "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed"
+                + "8086072ba1e7cc2358baeca134c825a7")
+        #expect(
+            Hex.encode(Digest.hash(.sha512, Array("abc".utf8)))
+                == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+                + "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f")
+        #expect(
+            Hex.encode(Digest.sha256([UInt8]()))
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
+    @Test("HMAC matches RFC 4231 test case 2")
+    func hmacVector() {
+        let mac = HMAC.authenticate(
+            .sha256, key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
+        #expect(Hex.encode(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let mac512 = HMAC.authenticate(
+            .sha512, key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
+        #expect(
+            Hex.encode(mac512)
+                == "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554"
+                + "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737")
+    }
+
+    @Test("constant-time comparison tells equal from different and different lengths")
+    func constantTime() {
+        #expect(ConstantTime.equals([1, 2, 3] as [UInt8], [1, 2, 3] as [UInt8]))
+        #expect(!ConstantTime.equals([1, 2, 3] as [UInt8], [1, 2, 4] as [UInt8]))
+        #expect(!ConstantTime.equals([1, 2, 3] as [UInt8], [1, 2] as [UInt8]))
+        #expect(ConstantTime.equals([] as [UInt8], [] as [UInt8]))
+    }
+
+    @Test("base64url round-trips every length and rejects foreign characters")
+    func base64url() {
+        for length in 0..<70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
+            let text = Base64URL.encode(bytes)
+            #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
+            #expect(Base64URL.decode(text) == bytes)
+        }
+        #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")
+        #expect(Base64URL.decode("a+b/") == nil)
+        #expect(Base64URL.decode("abcde") == nil)
+        #expect(Base64URL.decode("ab cd") == nil)
+    }
+
+    @Test("hex decodes either case and rejects odd lengths and non-digits")
+    func hex() {
+        #expect(Hex.decode("00fFa0") == [0x00, 0xff, 0xa0])
+        #expect(Hex.decode("abc") == nil)
+        #expect(Hex.decode("zz") == nil)
+    }
+
+    @Test("system random gives the requested length and does not repeat")
+    func random() throws {
+        let source = SystemRandom()
+        let a = try source.bytes(32)
+        let b = try source.bytes(32)
+        #expect(a.count == 32 && b.count == 32)
+        #expect(a != b)
+        #expect(try source.token(byteCount: 32).count == 43)
+        #expect(try source.bytes(0).isEmpty)
+    }
+}

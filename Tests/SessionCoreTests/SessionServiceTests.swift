@@ -1,0 +1,138 @@
+import CryptoCore
+import Foundation
+import SessionCore
+import Storage
+import Testing
+import TestSupport
+
+/// SessionService over the in-memory store, with a fixed clock.
+@Suite("SessionService")
+struct SessionServiceTests {
+    let clock = FixedClock()
+    let store = MemoryStore()
+    let service: SessionService
+
+    init() throws {
+        try store.insertUser(User(id: "u1", username: "ada", displayName: "Ada", createdAt: clock.now()))
+        try store.insertUser(User(id: "u2", username: "bob", displayName: "Bob", createdAt: clock.now()))
+        service = SessionService(
+            repository: store,
+            policy: SessionPolicy(
+                absoluteLifetime: 3600, idleTimeout: 600, rotationInterval: 1800, touchInterval: 60),
+            clock: clock)
+    }
+
+    @Test("a token is 256 random bits behind a prefix, and only its hash is stored")
+    func tokenShape() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        #expect(issued.token.hasPrefix("pvs_"))
+        #expect(Base64URL.decode(issued.token.dropFirst(4))?.count == 32)
+        let stored = try #require(try store.session(id: issued.session.id))
+        #expect(stored.tokenHash == Digest.sha256(issued.token))
+        #expect(!stored.tokenHash.isEmpty && stored.tokenHash != Array(issued.token.utf8))
+    }
+
+    @Test("the issued token authenticates its session")
+    func authenticates() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        #expect(try service.authenticate(token: issued.token).userID == "u1")
+    }
+
+    @Test("a malformed or unknown token is refused with its own code")
+    func unknownToken() throws {
+        #expect(throws: SessionError(.missing, "")) { try service.authenticate(token: "nonsense") }
+        let other = SessionService.tokenPrefix + String(repeating: "A", count: 43)
+        #expect(throws: SessionError(.unknown, "")) { try service.authenticate(token: other) }
+    }
+
+    @Test("the absolute lifetime ends a session however active it is")
+    func absoluteExpiry() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        for _ in 0..<11 {
+            clock.advance(by: 300)
+            if clock.now() < issued.session.expiresAt {
+                _ = try service.authenticate(token: issued.token)
+            }
+        }
+        #expect(throws: SessionError(.expired, "")) { try service.authenticate(token: issued.token) }
+    }
+
+    @Test("an idle session expires, and activity keeps it alive")
+    func idleExpiry() throws {
+        let active = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let idle = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        clock.advance(by: 500)
+        _ = try service.authenticate(token: active.token)
+        clock.advance(by: 200)
+        #expect(try service.authenticate(token: active.token).lastSeenAt == clock.now())
+        #expect(throws: SessionError(.idleExpired, "")) { try service.authenticate(token: idle.token) }
+    }
+
+    @Test("a revoked token is refused at once")
+    func revoked() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        try service.revoke(sessionID: issued.session.id, ofUser: "u1")
+        #expect(throws: SessionError(.revoked, "")) { try service.authenticate(token: issued.token) }
+    }
+
+    @Test("a user cannot revoke another user's session, and learns nothing about it")
+    func revokeOthers() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        #expect(throws: SessionError(.notFound, "")) {
+            try service.revoke(sessionID: issued.session.id, ofUser: "u2")
+        }
+        #expect(throws: SessionError(.notFound, "")) {
+            try service.revoke(sessionID: "no-such-id", ofUser: "u2")
+        }
+        _ = try service.authenticate(token: issued.token)
+    }
+
+    @Test("rotation retires the old token and keeps the absolute expiry")
+    func rotation() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        clock.advance(by: 120)
+        let fresh = try service.rotate(token: issued.token)
+        #expect(fresh.token != issued.token)
+        #expect(fresh.session.expiresAt == issued.session.expiresAt)
+        #expect(throws: SessionError(.revoked, "")) { try service.authenticate(token: issued.token) }
+        #expect(try service.authenticate(token: fresh.token).id == fresh.session.id)
+    }
+
+    @Test("revoke-all ends every session of the user but the one kept, and no one else's")
+    func revokeAll() throws {
+        let keep = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let a = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        let b = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        let other = try service.issue(userID: "u2", clientKind: .web, authMethod: "test")
+        #expect(try service.revokeAll(ofUser: "u1", keeping: keep.session.id) == 2)
+        for token in [a.token, b.token] {
+            #expect(throws: SessionError(.revoked, "")) { try service.authenticate(token: token) }
+        }
+        _ = try service.authenticate(token: keep.token)
+        _ = try service.authenticate(token: other.token)
+    }
+
+    @Test("the sessions list holds only the user's live sessions, newest first")
+    func list() throws {
+        let first = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        clock.advance(by: 10)
+        let second = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        let gone = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        _ = try service.issue(userID: "u2", clientKind: .web, authMethod: "test")
+        try service.revoke(sessionID: gone.session.id, ofUser: "u1")
+        #expect(try service.list(userID: "u1").map(\.id) == [second.session.id, first.session.id])
+        clock.advance(by: 700)
+        #expect(try service.list(userID: "u1").isEmpty)
+    }
+
+    @Test("purge deletes sessions that ended before the retention window")
+    func purge() throws {
+        let old = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        try service.revoke(sessionID: old.session.id, ofUser: "u1")
+        clock.advance(by: 4000)
+        let live = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        #expect(try service.purge(retention: 60) == 1)
+        #expect(try store.session(id: old.session.id) == nil)
+        #expect(try store.session(id: live.session.id) != nil)
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Portvakt needs, and only those that are missing.
+# Libraries are detected with pkg-config (what SwiftPM itself uses), tools with `command -v`.
+# Usage: Tools/install-deps.sh [build|test|bench]   (each level includes the ones before it)
+set -euo pipefail
+
+level="${1:-build}"
+missing=()
+
+need_tool() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_lib() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
+
+need_tool pkg-config pkg-config
+need_lib openssl libssl-dev
+need_lib libcurl libcurl4-openssl-dev
+need_lib sqlite3 libsqlite3-dev
+need_lib libmicrohttpd libmicrohttpd-dev
+if [ "$level" = test ] || [ "$level" = bench ]; then
+  need_tool python3 python3
+  need_tool sqlite3 sqlite3
+fi
+if [ "$level" = bench ]; then
+  need_tool wrk wrk
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "installing missing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
