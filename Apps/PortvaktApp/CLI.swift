@@ -1,0 +1,164 @@
+import Dispatch
+import Foundation
+import Storage
+
+/// The `portvakt` command line: parses arguments, runs one command, returns the exit status.
+/// Exit 0 on success, 1 when the command failed, 2 for bad usage.
+public enum PortvaktCLI {
+    static let usage = """
+        Portvakt \(PortvaktVersion.current): passwordless authentication server (passkeys, BankID).
+
+        Usage: portvakt <command> [options]
+
+        Commands:
+          serve [--config FILE]          run the server (no configuration: the embedded default,
+                                         http://localhost:8080, data in ./.portvakt)
+          migrate [--config FILE]        apply database migrations and exit
+          config check FILE              validate a configuration file; names every problem
+          config show [--config FILE]    print the effective configuration, secrets redacted
+          help                           show this text
+
+        Options:
+          -h, --help                     show this text
+          --version                      print the version
+
+        Environment:
+          PORTVAKT_DATA                  data directory (default ./.portvakt)
+          PORTVAKT_ADMIN_TOKEN           admin API token (otherwise created on first start)
+        """
+
+    /// Runs the command in `arguments` (without the program name).
+    public static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
+        var rest = arguments[...]
+        guard let command = rest.popFirst() else {
+            printError(usage)
+            return 2
+        }
+        do {
+            switch command {
+            case "-h", "--help", "help":
+                print(usage)
+                return 0
+            case "--version", "version":
+                print("portvakt \(PortvaktVersion.current)")
+                return 0
+            case "serve":
+                let options = try Options.parse(rest, command: "serve", flags: ["--config"])
+                return try ServeCommand.run(configPath: options["--config"], environment: environment)
+            case "migrate":
+                let options = try Options.parse(rest, command: "migrate", flags: ["--config"])
+                return try migrate(configPath: options["--config"], environment: environment)
+            case "config":
+                return try config(rest, environment: environment)
+            default:
+                throw UsageError("unknown command '\(command)'")
+            }
+        } catch let error as UsageError {
+            printError("portvakt: \(error.message)\nRun 'portvakt --help' for usage.")
+            return 2
+        } catch let error as ConfigurationError {
+            printError("portvakt: the configuration has problems:\n\(error.description)")
+            return 1
+        } catch {
+            printError("portvakt: \(error)")
+            return 1
+        }
+    }
+
+    private static func config(_ arguments: ArraySlice<String>, environment: [String: String]) throws -> Int32 {
+        var rest = arguments
+        switch rest.popFirst() {
+        case "check":
+            let options = try Options.parse(rest, command: "config check", flags: [], positional: 1)
+            guard let path = options.positional.first else {
+                throw UsageError("config check needs a FILE")
+            }
+            do {
+                _ = try PortvaktConfiguration.load(path: path, environment: environment)
+                print("\(path): ok")
+                return 0
+            } catch {
+                printError("\(path): invalid configuration\n\(error.description)")
+                return 1
+            }
+        case "show":
+            let options = try Options.parse(rest, command: "config show", flags: ["--config"])
+            let configuration = try PortvaktConfiguration.load(path: options["--config"], environment: environment)
+            print(configuration.effectiveJSON(redacted: true))
+            return 0
+        case let other?:
+            throw UsageError("unknown config command '\(other)' (expected check or show)")
+        case nil:
+            throw UsageError("config needs a command: check FILE, or show")
+        }
+    }
+
+    private static func migrate(configPath: String?, environment: [String: String]) throws -> Int32 {
+        let configuration = try PortvaktConfiguration.load(path: configPath, environment: environment)
+        let database = try SQLiteDatabase(
+            path: configuration.storagePath,
+            options: SQLiteDatabase.Options(
+                busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds, migrateOnOpen: false))
+        defer { database.close() }
+        let applied = try database.migrate()
+        if applied.isEmpty {
+            print("database is up to date (schema version \(try database.schemaVersion()))")
+        } else {
+            for migration in applied { print("applied migration \(migration.version): \(migration.name)") }
+        }
+        return 0
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Bad usage: an unknown command or flag, or a missing value. Exit status 2.
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// Parsed `--flag VALUE` options and positional arguments, refusing anything not declared.
+struct Options {
+    private var values: [String: String] = [:]
+    private(set) var positional: [String] = []
+
+    subscript(flag: String) -> String? { values[flag] }
+
+    /// Parses `arguments` where every flag in `flags` takes one value.
+    static func parse(
+        _ arguments: ArraySlice<String>, command: String, flags: Set<String>, positional limit: Int = 0
+    ) throws(UsageError) -> Options {
+        var options = Options()
+        var rest = arguments
+        while let argument = rest.popFirst() {
+            if argument.hasPrefix("-") {
+                let (name, inline) = Self.split(argument)
+                guard flags.contains(name) else {
+                    throw UsageError("unknown option '\(name)' for \(command)")
+                }
+                guard let value = inline ?? rest.popFirst(), !value.isEmpty else {
+                    throw UsageError("option '\(name)' needs a value")
+                }
+                guard options.values[name] == nil else {
+                    throw UsageError("option '\(name)' given twice")
+                }
+                options.values[name] = value
+            } else {
+                guard options.positional.count < limit else {
+                    throw UsageError("unexpected argument '\(argument)' for \(command)")
+                }
+                options.positional.append(argument)
+            }
+        }
+        return options
+    }
+
+    /// Splits `--flag=value` into its name and value.
+    private static func split(_ argument: String) -> (String, String?) {
+        guard let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+}

@@ -1,0 +1,158 @@
+public import CryptoCore
+public import Foundation
+import HTTPFront
+import SessionCore
+public import Storage
+
+/// The whole server, assembled from a configuration: the database, the services, the public and
+/// admin listeners. `portvakt serve` runs one; tests start one in-process on port 0.
+public final class PortvaktServer: Sendable {
+    /// The configuration the server was built from.
+    public let configuration: PortvaktConfiguration
+    /// The opened database (migrations applied).
+    public let database: SQLiteDatabase
+    /// The stores over `database`.
+    public let store: SQLiteStore
+    /// Sessions over `store`.
+    public let sessions: SessionService
+    /// The admin token, when this start created it (first start); print it once, never log it.
+    public let createdAdminToken: String?
+
+    private let publicServer: HTTPServer
+    private let adminServer: HTTPServer?
+    private let logger: Logger
+    private let maintenance: DispatchSourceTimer
+
+    /// Opens the database, applies migrations, ensures an admin token exists and builds both
+    /// listeners. Nothing listens until `start()`.
+    public init(
+        configuration: PortvaktConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandom()
+    ) throws {
+        self.configuration = configuration
+        self.logger = logger
+        database = try SQLiteDatabase(
+            path: configuration.storagePath,
+            options: SQLiteDatabase.Options(
+                busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds,
+                synchronous: configuration.storage.synchronous == "full" ? .full : .normal,
+                readers: configuration.storage.readers))
+        store = SQLiteStore(database: database)
+        sessions = SessionService(
+            repository: store,
+            policy: SessionPolicy(
+                absoluteLifetime: TimeInterval(configuration.sessions.absoluteLifetimeSeconds),
+                idleTimeout: TimeInterval(configuration.sessions.idleTimeoutSeconds),
+                rotationInterval: TimeInterval(configuration.sessions.rotationIntervalSeconds)),
+            clock: clock, random: random)
+
+        let adminToken = try AdminToken.ensure(
+            in: store, fromEnvironment: configuration.adminToken, random: random)
+        createdAdminToken = adminToken.created
+
+        let database = database
+        let readiness: @Sendable () throws -> Void = { try database.checkHealth() }
+        let accessLog: @Sendable (String) -> Void =
+            configuration.logging.accessLog ? { [logger] line in logger.write(line: Data(line.utf8)) } : { _ in }
+
+        let publicRouter = Router()
+        PublicAPI(
+            sessions: sessions, users: store, audit: store,
+            transport: SessionTransport(
+                cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
+                trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins)),
+            clock: clock, readiness: readiness
+        ).register(on: publicRouter)
+        Self.registerOpenAPI(on: publicRouter, title: "Portvakt public API")
+        publicServer = HTTPServer(
+            configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
+            router: publicRouter, accessLog: accessLog)
+
+        if configuration.admin.enabled {
+            let adminRouter = Router()
+            let effective = Array(configuration.effectiveJSON(redacted: true).utf8)
+            AdminAPI(
+                authenticator: AdminAuthenticator(tokenHash: adminToken.hash),
+                effectiveConfiguration: { effective }, readiness: readiness
+            ).register(on: adminRouter)
+            Self.registerOpenAPI(on: adminRouter, title: "Portvakt admin API")
+            adminServer = HTTPServer(
+                configuration: Self.serverConfiguration(configuration, listener: configuration.listen.admin),
+                router: adminRouter, accessLog: accessLog)
+        } else {
+            adminServer = nil
+        }
+
+        // Hourly upkeep off the request threads: ended sessions are deleted a day after they end.
+        maintenance = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "portvakt.maintenance"))
+        maintenance.schedule(deadline: .now() + 60, repeating: 3600, leeway: .seconds(60))
+        let sessions = sessions
+        maintenance.setEventHandler { [logger] in
+            do {
+                let purged = try sessions.purge()
+                if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
+            } catch {
+                logger.log(.error, "session purge failed", ["error": String(describing: type(of: error))])
+            }
+        }
+    }
+
+    /// Starts listening; returns the bound ports (useful when the configuration says port 0).
+    @discardableResult
+    public func start() throws -> (public: Int, admin: Int?) {
+        let publicPort = try publicServer.start()
+        logger.log(
+            .info, "listening",
+            ["listener": "public", "address": "\(configuration.listen.public.host):\(publicPort)"])
+        var adminPort: Int?
+        if let adminServer {
+            let port = try adminServer.start()
+            adminPort = port
+            logger.log(.info, "listening", ["listener": "admin", "address": "\(configuration.listen.admin.host):\(port)"])
+        }
+        maintenance.resume()
+        return (publicPort, adminPort)
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish (up to `grace` seconds), then
+    /// closes the database.
+    public func shutdown(grace: TimeInterval = 10) {
+        maintenance.cancel()
+        publicServer.shutdown(grace: grace)
+        adminServer?.shutdown(grace: grace)
+        database.close()
+        logger.log(.info, "stopped")
+    }
+
+    private static func serverConfiguration(
+        _ configuration: PortvaktConfiguration, listener: PortvaktConfiguration.Listener
+    ) -> HTTPServerConfiguration {
+        var server = HTTPServerConfiguration()
+        server.host = listener.host
+        server.port = listener.port
+        server.threads = configuration.http.threads
+        server.connectionTimeoutSeconds = configuration.http.connectionTimeoutSeconds
+        server.connectionLimit = configuration.http.connectionLimit
+        server.maxBodyBytes = configuration.http.maxBodyBytes
+        server.trustedProxies = configuration.http.trustedProxies
+        server.maxTrackedClients = configuration.http.maxTrackedClients
+        server.cors = CORSPolicy(
+            allowedOrigins: configuration.http.cors.allowedOrigins,
+            allowCredentials: configuration.http.cors.allowCredentials,
+            maxAge: configuration.http.cors.maxAgeSeconds)
+        server.rateLimits = configuration.rateLimits.mapValues {
+            RateLimit(burst: $0.burst, perSecond: $0.perSecond)
+        }
+        return server
+    }
+
+    /// Serves the router's own OpenAPI document, generated once from its routes.
+    private static func registerOpenAPI(on router: Router, title: String) {
+        router.add(.get, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document") {
+            [router] _ in
+            HTTPResponse(
+                status: 200, contentType: "application/json",
+                body: OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))
+        }
+    }
+}

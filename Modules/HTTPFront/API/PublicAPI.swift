@@ -1,0 +1,164 @@
+public import CryptoCore
+public import Foundation
+public import SessionCore
+public import Storage
+
+/// The public listener's routes that exist independently of any login method: the signed-in
+/// user, sessions, logout and operations. Login methods add their routes beside these.
+public struct PublicAPI: Sendable {
+    let sessions: SessionService
+    let users: any UserStore
+    let audit: any AuditStore
+    let transport: SessionTransport
+    let clock: any WallClock
+    let readiness: @Sendable () throws -> Void
+
+    /// Creates the API over its services. `readiness` throws when the server cannot serve
+    /// (for example the database does not answer).
+    public init(
+        sessions: SessionService, users: any UserStore, audit: any AuditStore,
+        transport: SessionTransport, clock: any WallClock,
+        readiness: @escaping @Sendable () throws -> Void
+    ) {
+        self.sessions = sessions
+        self.users = users
+        self.audit = audit
+        self.transport = transport
+        self.clock = clock
+        self.readiness = readiness
+    }
+
+    /// Adds the routes to `router`.
+    public func register(on router: Router) {
+        router.add(.get, "/health/alive", rateClass: "health", summary: "Liveness: the process answers") { _ in
+            HealthResponse.alive
+        }
+        router.add(.get, "/health/ready", rateClass: "health", summary: "Readiness: the database answers") {
+            _ in
+            do {
+                try readiness()
+            } catch {
+                throw HTTPError(
+                    status: 503, code: "health.not_ready", title: "Not ready",
+                    detail: "A dependency of the server is not available.")
+            }
+            return HealthResponse.ready
+        }
+        router.add(.get, "/v1/me", summary: "The signed-in user and the current session") { request in
+            let (auth, user) = try currentUser(request)
+            return try .json(MeResponse(user: UserView(user), session: SessionView(auth.session, current: true)))
+        }
+        router.add(.post, "/v1/logout", summary: "End the current session") { request in
+            let (auth, user) = try currentUser(request)
+            try sessions.revoke(sessionID: auth.session.id, ofUser: user.id)
+            try record("session.logout", user: user.id, request: request, details: ["sessionId": auth.session.id])
+            var response = HTTPResponse.noContent()
+            if auth.source == .cookie { response.headers.add("Set-Cookie", transport.clearCookie) }
+            return response
+        }
+        router.add(.get, "/v1/me/sessions", summary: "The signed-in user's live sessions") { request in
+            let (auth, user) = try currentUser(request)
+            let list = try sessions.list(userID: user.id).map {
+                SessionView($0, current: $0.id == auth.session.id)
+            }
+            return try .json(SessionsResponse(sessions: list))
+        }
+        router.add(.delete, "/v1/me/sessions/{id}", summary: "End one of the signed-in user's sessions") {
+            request in
+            let (auth, user) = try currentUser(request)
+            let id = request.pathParameters["id"] ?? ""
+            try sessions.revoke(sessionID: id, ofUser: user.id)
+            try record("session.revoked_by_user", user: user.id, request: request, details: ["sessionId": id])
+            var response = HTTPResponse.noContent()
+            if id == auth.session.id, auth.source == .cookie {
+                response.headers.add("Set-Cookie", transport.clearCookie)
+            }
+            return response
+        }
+    }
+
+    /// The session and its user, refusing disabled or deleted accounts.
+    private func currentUser(_ request: HTTPRequest) throws -> (AuthenticatedSession, User) {
+        let auth = try sessions.authenticate(request, transport: transport)
+        guard let user = try users.user(id: auth.session.userID) else {
+            throw SessionError(.unknown, "the session's account no longer exists")
+        }
+        guard user.disabledAt == nil else {
+            throw HTTPError(
+                status: 403, code: "account.disabled", title: "Account disabled",
+                detail: "This account has been disabled by an administrator.")
+        }
+        return (auth, user)
+    }
+
+    private func record(_ action: String, user: String, request: HTTPRequest, details: [String: String]) throws {
+        _ = try audit.appendAudit(
+            AuditEvent(
+                id: nil, at: clock.now(), action: action, actor: "user:\(user)", userID: user,
+                requestID: request.requestID, ipAddress: request.clientIP, details: details))
+    }
+}
+
+/// The body of the health routes.
+struct HealthResponse: Encodable {
+    let status: String
+
+    static var alive: HTTPResponse { .json(staticBody: #"{"status":"alive"}"#) }
+    static var ready: HTTPResponse { .json(staticBody: #"{"status":"ready"}"#) }
+}
+
+/// A user as the public API shows it.
+struct UserView: Encodable {
+    let id: String
+    let username: String?
+    let displayName: String
+    let createdAt: String
+
+    init(_ user: User) {
+        id = user.id
+        username = user.username
+        displayName = user.displayName
+        createdAt = Timestamp.string(user.createdAt)
+    }
+}
+
+/// A session as its owner sees it: never the token or its hash.
+struct SessionView: Encodable {
+    let id: String
+    let current: Bool
+    let clientKind: String
+    let authMethod: String
+    let createdAt: String
+    let lastSeenAt: String
+    let expiresAt: String
+    let userAgent: String?
+    let ipAddress: String?
+
+    init(_ session: Session, current: Bool) {
+        id = session.id
+        self.current = current
+        clientKind = session.clientKind.rawValue
+        authMethod = session.authMethod
+        createdAt = Timestamp.string(session.createdAt)
+        lastSeenAt = Timestamp.string(session.lastSeenAt)
+        expiresAt = Timestamp.string(session.expiresAt)
+        userAgent = session.userAgent
+        ipAddress = session.ipAddress
+    }
+}
+
+struct MeResponse: Encodable {
+    let user: UserView
+    let session: SessionView
+}
+
+struct SessionsResponse: Encodable {
+    let sessions: [SessionView]
+}
+
+/// RFC 3339 timestamps in UTC with milliseconds, the one date format of the API.
+enum Timestamp {
+    static func string(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}

@@ -1,0 +1,89 @@
+public import Foundation
+public import SessionCore
+
+/// How the public API finds and sets session tokens: `Authorization: Bearer` for native apps,
+/// an HttpOnly cookie for browsers.
+public struct SessionTransport: Sendable {
+    /// The cookie's name ("__Host-" prefixed when Secure, so no subdomain can set it).
+    public let cookieName: String
+    /// Whether the cookie is marked Secure (false only for http://localhost development).
+    public let cookieSecure: Bool
+    /// Origins allowed to make cookie-authenticated state-changing requests: the public URL's
+    /// origin and the configured CORS origins.
+    public let trustedOrigins: Set<String>
+
+    /// Creates the transport settings.
+    public init(cookieName: String, cookieSecure: Bool, trustedOrigins: Set<String>) {
+        self.cookieName = cookieName
+        self.cookieSecure = cookieSecure
+        self.trustedOrigins = trustedOrigins
+    }
+
+    /// Where a request's token came from; cookie-borne tokens need cross-site protection.
+    enum Source: Equatable { case bearer, cookie }
+
+    /// The token a request presents, if any. A bearer header wins over a cookie.
+    func token(in request: HTTPRequest) -> (token: String, source: Source)? {
+        if let authorization = request.headers["authorization"] {
+            // The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
+            let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+            return (String(parts[1]).trimmingCharacters(in: .whitespaces), .bearer)
+        }
+        if let cookie = request.cookie(cookieName), !cookie.isEmpty { return (cookie, .cookie) }
+        return nil
+    }
+
+    /// Refuses a cookie-authenticated, state-changing request that a browser sent from another
+    /// site. SameSite=Lax already keeps the cookie off most cross-site requests; this closes the
+    /// rest (same-site subdomains, old browsers) and fails closed when no origin is given.
+    func checkCrossSite(_ request: HTTPRequest) throws(HTTPError) {
+        switch request.method {
+        case .get, .head, .options: return
+        default: break
+        }
+        if let origin = request.headers["origin"] {
+            if trustedOrigins.contains(origin) { return }
+        } else if request.headers["sec-fetch-site"] == "same-origin" {
+            return
+        }
+        throw HTTPError(
+            status: 403, code: "request.cross_site_refused",
+            title: "Cross-site request refused",
+            detail: "A cookie-authenticated request that changes state must come from a trusted origin.")
+    }
+
+    /// The Set-Cookie value that hands `token` to a browser for `lifetime` seconds.
+    public func setCookie(token: String, lifetime: TimeInterval) -> String {
+        var cookie = "\(cookieName)=\(token); Path=/; Max-Age=\(Int(lifetime)); HttpOnly; SameSite=Lax"
+        if cookieSecure { cookie += "; Secure" }
+        return cookie
+    }
+
+    /// The Set-Cookie value that removes the session cookie.
+    public var clearCookie: String {
+        var cookie = "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"
+        if cookieSecure { cookie += "; Secure" }
+        return cookie
+    }
+}
+
+/// A request's authenticated session together with the token that opened it.
+public struct AuthenticatedSession: Sendable {
+    /// The live session.
+    public let session: Session
+    /// Whether the token came in a cookie (web) or a bearer header (native).
+    let source: SessionTransport.Source
+}
+
+extension SessionService {
+    /// The live session behind a request, or a 401 problem.
+    func authenticate(_ request: HTTPRequest, transport: SessionTransport) throws -> AuthenticatedSession {
+        guard let (token, source) = transport.token(in: request) else {
+            throw SessionError(.missing, "no session token was presented")
+        }
+        let session = try authenticate(token: token)
+        if source == .cookie { try transport.checkCrossSite(request) }
+        return AuthenticatedSession(session: session, source: source)
+    }
+}

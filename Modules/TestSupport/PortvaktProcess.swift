@@ -1,0 +1,109 @@
+public import Foundation
+
+/// The built `portvakt` binary run as a child process, for what only a real process shows:
+/// signals, exit codes, crash safety, the command line.
+public final class PortvaktProcess: @unchecked Sendable {
+    // @unchecked: the pipes' buffers are only touched under `lock`.
+    private let process = Process()
+    private let lock = NSLock()
+    private var stdoutText = ""
+    private var stderrText = ""
+
+    /// The path of the built binary: $PORTVAKT_BIN, else .build/debug/portvakt beside Package.swift.
+    public static var binaryPath: String {
+        if let path = ProcessInfo.processInfo.environment["PORTVAKT_BIN"] { return path }
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+                return url.appendingPathComponent(".build/debug/portvakt").path
+            }
+        }
+        return "portvakt"
+    }
+
+    /// Runs `portvakt arguments` to completion; returns its exit status and output.
+    public static func run(
+        _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
+        let child = try PortvaktProcess(arguments, environment: environment, stdin: stdin)
+        let status = child.wait()
+        return (status, child.stdout, child.stderr)
+    }
+
+    /// Starts `portvakt arguments` in the background.
+    public init(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let input = Pipe()
+        process.standardInput = input
+        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.stdoutText += String(decoding: data, as: UTF8.self) }
+        }
+        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.stderrText += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+    }
+
+    /// What the process wrote to standard output so far.
+    public var stdout: String { lock.withLock { stdoutText } }
+    /// What the process wrote to standard error so far.
+    public var stderr: String { lock.withLock { stderrText } }
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+    /// Whether it still runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Sends `signal` to the process.
+    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for exit and returns the status (for a signal death, 128 + the signal).
+    @discardableResult
+    public func wait() -> Int32 {
+        process.waitUntilExit()
+        // Let the readability handlers drain the pipes' last bytes.
+        Thread.sleep(forTimeInterval: 0.1)
+        return process.terminationReason == .uncaughtSignal
+            ? 128 + process.terminationStatus : process.terminationStatus
+    }
+
+    /// Waits until standard error has a JSON log line with "msg":"listening" for `listener`,
+    /// and returns its port.
+    public func waitForPort(listener: String, timeout: TimeInterval = 20) throws -> Int {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            for line in stderr.split(separator: "\n") {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    object["msg"] as? String == "listening", object["listener"] as? String == listener,
+                    let address = object["address"] as? String,
+                    let port = address.split(separator: ":").last.flatMap({ Int($0) })
+                else { continue }
+                return port
+            }
+            guard isRunning else { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw ProcessFailure(message: "portvakt did not report a \(listener) port; stderr:\n\(stderr)")
+    }
+}
+
+/// A child process that did not behave.
+public struct ProcessFailure: Error, CustomStringConvertible {
+    /// What happened.
+    public let message: String
+    public var description: String { message }
+}
