@@ -30,7 +30,8 @@ private func singleIssue(_ json: String, environment: [String: String] = [:]) ->
 private let adminToken = "s3cr3t-admin-token-0123456789abcdefghijkl"
 
 /// The repository's root, from this file's place in Tests/PortvaktAppTests/.
-private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent()
     .deletingLastPathComponent()
 
 @Suite("Configuration: defaults")
@@ -53,14 +54,19 @@ struct ConfigurationDefaultTests {
         #expect(c.dataDirectory == "./.portvakt")
         #expect(c.listen.public == .init(host: "127.0.0.1", port: 8080))
         #expect(c.listen.admin == .init(host: "127.0.0.1", port: 8081))
-        #expect(c.http == .init(threads: 4, connectionTimeoutSeconds: 30, connectionLimit: 1024, maxBodyBytes: 65536,
-                                maxTrackedClients: 100_000, trustedProxies: [],
-                                cors: .init(allowedOrigins: [], allowCredentials: true, maxAgeSeconds: 600)))
+        #expect(
+            c.http
+                == .init(
+                    threads: 4, connectionTimeoutSeconds: 30, connectionLimit: 1024, maxBodyBytes: 65536,
+                    maxTrackedClients: 100_000, trustedProxies: [],
+                    cors: .init(allowedOrigins: [], allowCredentials: true, maxAgeSeconds: 600)))
         #expect(c.rateLimits.default == .init(burst: 100, perSecond: 50))
         #expect(c.rateLimits[.auth] == .init(burst: 20, perSecond: 5))
         #expect(c.rateLimits[.admin] == .init(burst: 50, perSecond: 20))
         #expect(c.storagePath == "./.portvakt/portvakt.sqlite")
-        #expect(c.storage.busyTimeoutMilliseconds == 5000 && c.storage.synchronous == .normal && c.storage.readers == 4)
+        #expect(
+            c.storage.busyTimeoutMilliseconds == 5000 && c.storage.synchronous == .normal
+                && c.storage.readers == 4)
         #expect(c.sessions.absoluteLifetimeSeconds == 2_592_000 && c.sessions.idleTimeoutSeconds == 604_800)
         #expect(c.sessions.rotationIntervalSeconds == 86_400)
         #expect(c.sessionCookieName == "portvakt_session")
@@ -79,7 +85,9 @@ struct ConfigurationDefaultTests {
     @Test("storage.path defaults into the data directory, and a given path wins")
     func storagePathResolution() throws {
         #expect(try parse(#"{"dataDirectory": "/srv/pv/"}"#).storagePath == "/srv/pv/portvakt.sqlite")
-        #expect(try parse(#"{"dataDirectory": "/srv/pv", "storage": {"path": "/db/x.sqlite"}}"#).storagePath == "/db/x.sqlite")
+        #expect(
+            try parse(#"{"dataDirectory": "/srv/pv", "storage": {"path": "/db/x.sqlite"}}"#).storagePath
+                == "/db/x.sqlite")
     }
 }
 
@@ -120,18 +128,43 @@ struct ConfigurationAcceptanceTests {
         #expect(c.dataDirectory == "/var/lib/portvakt")
         #expect(c.listen.public == .init(host: "::", port: 9000))
         #expect(c.listen.admin == .init(host: "::1", port: 9001))
-        #expect(c.http.threads == 16 && c.http.connectionTimeoutSeconds == 60 && c.http.connectionLimit == 5000)
+        #expect(
+            c.http.threads == 16 && c.http.connectionTimeoutSeconds == 60 && c.http.connectionLimit == 5000)
         #expect(c.http.maxBodyBytes == 1_048_576 && c.http.maxTrackedClients == 5000)
         #expect(c.http.trustedProxies == ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"])
-        #expect(c.http.cors == .init(allowedOrigins: ["https://app.example.com", "http://localhost:5173", "https://[::1]:3000"],
-                                     allowCredentials: false, maxAgeSeconds: 0))
-        #expect(c.rateLimits == .init(default: .init(burst: 10, perSecond: 2.5), auth: .init(burst: 3, perSecond: 0.5),
-                                      admin: .init(burst: 100_000, perSecond: 100_000)))
-        #expect(c.storage == .init(path: "/data/auth.sqlite", busyTimeoutMilliseconds: 0, synchronous: .full, readers: 64))
-        #expect(c.sessions == .init(absoluteLifetimeSeconds: 600, idleTimeoutSeconds: 600, rotationIntervalSeconds: 60,
-                                    cookieName: "pv_sid"))
+        #expect(
+            c.http.cors
+                == .init(
+                    allowedOrigins: [
+                        "https://app.example.com", "http://localhost:5173", "https://[::1]:3000",
+                    ],
+                    allowCredentials: false, maxAgeSeconds: 0))
+        #expect(
+            c.rateLimits
+                == .init(
+                    default: .init(burst: 10, perSecond: 2.5), auth: .init(burst: 3, perSecond: 0.5),
+                    admin: .init(burst: 100_000, perSecond: 100_000)))
+        #expect(
+            c.storage
+                == .init(
+                    path: "/data/auth.sqlite", busyTimeoutMilliseconds: 0, synchronous: .full, readers: 64))
+        #expect(
+            c.sessions
+                == .init(
+                    absoluteLifetimeSeconds: 600, idleTimeoutSeconds: 600, rotationIntervalSeconds: 60,
+                    cookieName: "pv_sid"))
         #expect(c.admin == .init(enabled: false, token: nil))
         #expect(c.logging == .init(level: .warning, accessLog: false))
+    }
+
+    @Test("the derived values main's server wiring uses: origin, token, rate limits by class name")
+    func derivedValuesForWiring() throws {
+        let c = try parse(
+            #"{"publicURL": "https://login.example.com"}"#, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken])
+        #expect(c.publicOrigin == "https://login.example.com")
+        #expect(c.adminToken == adminToken)
+        #expect(PortvaktConfiguration.embeddedDefault.adminToken == nil)
+        #expect(c.rateLimits.mapValues(\.burst) == ["default": 100, "auth": 20, "admin": 50])
     }
 
     @Test("a rate limit class given alone replaces only that class")
@@ -158,12 +191,17 @@ struct ConfigurationAcceptanceTests {
 struct ConfigurationUnknownKeyTests {
     @Test("a misspelt nested key is refused with the nearest known key suggested")
     func nestedTypoSuggestsKey() {
-        #expect(singleIssue(#"{"listen": {"public": {"prot": 8080}}}"#) == #"listen.public.prot: unknown key (did you mean "port"?)"#)
+        #expect(
+            singleIssue(#"{"listen": {"public": {"prot": 8080}}}"#)
+                == #"listen.public.prot: unknown key (did you mean "port"?)"#)
     }
 
     @Test("a misspelt top-level key is refused; letter case alone counts as a typo")
     func topLevelTypoSuggestsKey() {
-        #expect(singleIssue(#"{"publicUrl": "http://localhost:8080"}"#) == #"publicURL: unknown key (did you mean "publicURL"?)"#.replacingOccurrences(of: "publicURL:", with: "publicUrl:"))
+        #expect(
+            singleIssue(#"{"publicUrl": "http://localhost:8080"}"#)
+                == #"publicURL: unknown key (did you mean "publicURL"?)"#.replacingOccurrences(
+                    of: "publicURL:", with: "publicUrl:"))
         #expect(singleIssue(#"{"sesions": {}}"#) == #"sesions: unknown key (did you mean "sessions"?)"#)
     }
 
@@ -182,16 +220,19 @@ struct ConfigurationUnknownKeyTests {
 
     @Test("an unknown rate limit class is refused, and maxTrackedClients points to http")
     func unknownRouteClass() {
-        let found = issues(#"{"rateLimits": {"auht": {"burst": 1, "perSecond": 1}, "maxTrackedClients": 500}}"#)
-        #expect(found.map(\.description) == [
-            #"rateLimits.auht: unknown route class (did you mean "auth"?)"#,
-            "rateLimits.maxTrackedClients: not a route class: the number of tracked clients is set at http.maxTrackedClients",
-        ])
+        let found = issues(
+            #"{"rateLimits": {"auht": {"burst": 1, "perSecond": 1}, "maxTrackedClients": 500}}"#)
+        #expect(
+            found.map(\.description) == [
+                #"rateLimits.auht: unknown route class (did you mean "auth"?)"#,
+                "rateLimits.maxTrackedClients: not a route class: the number of tracked clients is set at http.maxTrackedClients",
+            ])
     }
 
     @Test("a duplicate key is refused with both lines")
     func duplicateKeyRefused() {
-        let issue = singleIssue("{\n  \"logging\": {\n    \"level\": \"info\",\n    \"level\": \"debug\"\n  }\n}")
+        let issue = singleIssue(
+            "{\n  \"logging\": {\n    \"level\": \"info\",\n    \"level\": \"debug\"\n  }\n}")
         #expect(issue == "logging.level: duplicate key (first on line 3, again on line 4)")
     }
 }
@@ -200,36 +241,48 @@ struct ConfigurationUnknownKeyTests {
 struct ConfigurationTypeTests {
     @Test("a string where an integer belongs names the key, the range and the value")
     func stringForInteger() {
-        #expect(singleIssue(#"{"http": {"maxBodyBytes": "64k"}}"#)
+        #expect(
+            singleIssue(#"{"http": {"maxBodyBytes": "64k"}}"#)
                 == #"http.maxBodyBytes: expected an integer from 1024 to 16777216, got "64k""#)
     }
 
     @Test("a fractional number, 1.0 and an exponent are not integers")
     func floatForInteger() {
-        #expect(singleIssue(#"{"http": {"threads": 1.5}}"#) == "http.threads: expected an integer from 1 to 256, got 1.5")
-        #expect(singleIssue(#"{"http": {"threads": 4.0}}"#) == "http.threads: expected an integer from 1 to 256, got 4.0")
-        #expect(singleIssue(#"{"http": {"threads": 4e0}}"#) == "http.threads: expected an integer from 1 to 256, got 4e0")
+        #expect(
+            singleIssue(#"{"http": {"threads": 1.5}}"#)
+                == "http.threads: expected an integer from 1 to 256, got 1.5")
+        #expect(
+            singleIssue(#"{"http": {"threads": 4.0}}"#)
+                == "http.threads: expected an integer from 1 to 256, got 4.0")
+        #expect(
+            singleIssue(#"{"http": {"threads": 4e0}}"#)
+                == "http.threads: expected an integer from 1 to 256, got 4e0")
         #expect(issues(#"{"http": {"threads": 1.5}}"#).first?.code == .wrongType)
     }
 
     @Test("a boolean is not an integer, and an integer is not a boolean")
     func boolAndIntegerDistinguished() {
-        #expect(singleIssue(#"{"listen": {"admin": {"port": true}}}"#) == "listen.admin.port: expected an integer from 0 to 65535, got true")
+        #expect(
+            singleIssue(#"{"listen": {"admin": {"port": true}}}"#)
+                == "listen.admin.port: expected an integer from 0 to 65535, got true")
         #expect(singleIssue(#"{"admin": {"enabled": 1}}"#) == "admin.enabled: expected true or false, got 1")
     }
 
     @Test("an object where an array belongs, and a non-string element")
     func objectForArray() {
-        #expect(singleIssue(#"{"http": {"trustedProxies": {"a": "10.0.0.1"}}}"#)
+        #expect(
+            singleIssue(#"{"http": {"trustedProxies": {"a": "10.0.0.1"}}}"#)
                 == "http.trustedProxies: expected an array of strings, got an object")
-        #expect(singleIssue(#"{"http": {"trustedProxies": ["10.0.0.1", 10]}}"#)
+        #expect(
+            singleIssue(#"{"http": {"trustedProxies": ["10.0.0.1", 10]}}"#)
                 == "http.trustedProxies[1]: expected an IP address or CIDR network, got 10")
     }
 
     @Test("a section that is not an object, and null, are wrong types")
     func sectionAndNullWrongTypes() {
         #expect(singleIssue(#"{"http": []}"#) == "http: expected an object, got an array")
-        #expect(singleIssue(#"{"storage": {"path": null}}"#) == "storage.path: expected a file path, got null")
+        #expect(
+            singleIssue(#"{"storage": {"path": null}}"#) == "storage.path: expected a file path, got null")
     }
 
     @Test("a document that is not an object is refused")
@@ -239,9 +292,11 @@ struct ConfigurationTypeTests {
 
     @Test("a choice outside its values lists them")
     func invalidChoice() {
-        #expect(singleIssue(#"{"storage": {"synchronous": "off"}}"#)
+        #expect(
+            singleIssue(#"{"storage": {"synchronous": "off"}}"#)
                 == #"storage.synchronous: expected one of "normal", "full", got "off""#)
-        #expect(singleIssue(#"{"logging": {"level": "INFO"}}"#)
+        #expect(
+            singleIssue(#"{"logging": {"level": "INFO"}}"#)
                 == #"logging.level: expected one of "debug", "info", "warning", "error", got "INFO""#)
     }
 }
@@ -250,38 +305,58 @@ struct ConfigurationTypeTests {
 struct ConfigurationValueTests {
     @Test("integers outside their range are refused with the range")
     func integerOutOfRange() {
-        #expect(singleIssue(#"{"http": {"threads": 0}}"#) == "http.threads: expected an integer from 1 to 256, got 0")
-        #expect(singleIssue(#"{"listen": {"public": {"port": 65536}}}"#) == "listen.public.port: expected an integer from 0 to 65535, got 65536")
-        #expect(singleIssue(#"{"http": {"maxTrackedClients": 99}}"#) == "http.maxTrackedClients: expected an integer from 100 to 10000000, got 99")
-        #expect(singleIssue(#"{"sessions": {"rotationIntervalSeconds": 59}}"#).hasPrefix("sessions.rotationIntervalSeconds: expected an integer from 60"))
-        #expect(singleIssue(#"{"http": {"connectionLimit": 99999999999999999999}}"#)
+        #expect(
+            singleIssue(#"{"http": {"threads": 0}}"#)
+                == "http.threads: expected an integer from 1 to 256, got 0")
+        #expect(
+            singleIssue(#"{"listen": {"public": {"port": 65536}}}"#)
+                == "listen.public.port: expected an integer from 0 to 65535, got 65536")
+        #expect(
+            singleIssue(#"{"http": {"maxTrackedClients": 99}}"#)
+                == "http.maxTrackedClients: expected an integer from 100 to 10000000, got 99")
+        #expect(
+            singleIssue(#"{"sessions": {"rotationIntervalSeconds": 59}}"#).hasPrefix(
+                "sessions.rotationIntervalSeconds: expected an integer from 60"))
+        #expect(
+            singleIssue(#"{"http": {"connectionLimit": 99999999999999999999}}"#)
                 == "http.connectionLimit: expected an integer from 1 to 100000, got 99999999999999999999")
         #expect(issues(#"{"http": {"threads": 0}}"#).first?.code == .invalidValue)
     }
 
     @Test("rate limits need both keys, a positive rate and a burst of at least 1")
     func rateLimitValues() {
-        #expect(singleIssue(#"{"rateLimits": {"auth": {"burst": 10}}}"#)
+        #expect(
+            singleIssue(#"{"rateLimits": {"auth": {"burst": 10}}}"#)
                 == "rateLimits.auth.perSecond: missing, expected a number above 0 and at most 100000")
-        #expect(singleIssue(#"{"rateLimits": {"auth": {"burst": 10, "perSecond": 0}}}"#)
+        #expect(
+            singleIssue(#"{"rateLimits": {"auth": {"burst": 10, "perSecond": 0}}}"#)
                 == "rateLimits.auth.perSecond: expected a number above 0 and at most 100000, got 0")
-        #expect(singleIssue(#"{"rateLimits": {"default": {"burst": 0, "perSecond": 1}}}"#)
+        #expect(
+            singleIssue(#"{"rateLimits": {"default": {"burst": 0, "perSecond": 1}}}"#)
                 == "rateLimits.default.burst: expected an integer from 1 to 100000, got 0")
         #expect(issues(#"{"rateLimits": {"auth": {}}}"#).map(\.code) == [.missingKey, .missingKey])
+        #expect(singleIssue(#"{"rateLimits": {"auth": 5}}"#) == "rateLimits.auth: expected an object, got 5")
     }
 
     @Test("an idle timeout longer than the absolute lifetime is a conflict")
     func idleBeyondAbsolute() {
         let found = issues(#"{"sessions": {"absoluteLifetimeSeconds": 3600, "idleTimeoutSeconds": 7200}}"#)
-        #expect(found.map(\.description) == ["sessions.idleTimeoutSeconds: must not exceed sessions.absoluteLifetimeSeconds (3600), got 7200"])
+        #expect(
+            found.map(\.description) == [
+                "sessions.idleTimeoutSeconds: must not exceed sessions.absoluteLifetimeSeconds (3600), got 7200"
+            ])
         #expect(found.first?.code == .conflict)
     }
 
     @Test("invalid trusted proxies: bad address, prefix too long, host bits set")
     func invalidCIDR() {
-        let found = issues(#"{"http": {"trustedProxies": ["10.0.0.0/8", "10.0.0.300", "10.0.0.0/33", "::/129", "10.1.2.3/8", "10.0.0.0/", "10.0.0.0/+8"]}}"#)
+        let found = issues(
+            #"{"http": {"trustedProxies": ["10.0.0.0/8", "10.0.0.300", "10.0.0.0/33", "::/129", "10.1.2.3/8", "10.0.0.0/", "10.0.0.0/+8"]}}"#
+        )
         #expect(found.map(\.path) == (1...6).map { "http.trustedProxies[\($0)]" })
-        #expect(found[0].message == #"expected an IP address or CIDR network such as "10.0.0.0/8", got "10.0.0.300""#)
+        #expect(
+            found[0].message
+                == #"expected an IP address or CIDR network such as "10.0.0.0/8", got "10.0.0.300""#)
         #expect(found[1].message == #"invalid prefix length in "10.0.0.0/33": expected 0 to 32"#)
         #expect(found[2].message == #"invalid prefix length in "::/129": expected 0 to 128"#)
         #expect(found[3].message == #""10.1.2.3/8" has host bits set (did you mean "10.0.0.0/8"?)"#)
@@ -292,20 +367,33 @@ struct ConfigurationValueTests {
         let found = issues(#"{"listen": {"public": {"host": "localhost"}, "admin": {"host": "[::1]"}}}"#)
         #expect(found.map(\.path) == ["listen.public.host", "listen.admin.host"])
         #expect(found[1].message == #"write the IPv6 address without brackets, e.g. "::1""#)
-        #expect(singleIssue(#"{"listen": {"public": {"host": "256.0.0.1"}}}"#).hasPrefix("listen.public.host: expected an IPv4 or IPv6 address literal"))
+        #expect(
+            singleIssue(#"{"listen": {"public": {"host": "256.0.0.1"}}}"#).hasPrefix(
+                "listen.public.host: expected an IPv4 or IPv6 address literal"))
     }
 
     @Test("public and admin on the same address and port conflict, including through a wildcard")
     func listenerConflict() {
-        #expect(issues(#"{"listen": {"admin": {"port": 8080}}}"#).map(\.description)
-                == ["listen.admin: the admin listener 127.0.0.1 port 8080 overlaps the public listener 127.0.0.1 port 8080; use another port"])
-        #expect(issues(#"{"listen": {"public": {"host": "0.0.0.0"}, "admin": {"port": 8080}}}"#).map(\.code) == [.conflict])
-        #expect(issues(#"{"listen": {"public": {"host": "::1"}, "admin": {"host": "0:0:0:0:0:0:0:1", "port": 8080}}}"#).map(\.code) == [.conflict])
+        #expect(
+            issues(#"{"listen": {"admin": {"port": 8080}}}"#).map(\.description)
+                == [
+                    "listen.admin: the admin listener 127.0.0.1 port 8080 overlaps the public listener 127.0.0.1 port 8080; use another port"
+                ])
+        #expect(
+            issues(#"{"listen": {"public": {"host": "0.0.0.0"}, "admin": {"port": 8080}}}"#).map(\.code) == [
+                .conflict
+            ])
+        #expect(
+            issues(
+                #"{"listen": {"public": {"host": "::1"}, "admin": {"host": "0:0:0:0:0:0:0:1", "port": 8080}}}"#
+            ).map(\.code) == [.conflict])
     }
 
     @Test("CORS origins: no wildcard, no path, no default port, lowercase host")
     func invalidOrigins() {
-        let found = issues(#"{"http": {"cors": {"allowedOrigins": ["*", "https://app.example.com/", "https://app.example.com:443", "https://App.example.com", "app.example.com", "ftp://x.example"]}}}"#)
+        let found = issues(
+            #"{"http": {"cors": {"allowedOrigins": ["*", "https://app.example.com/", "https://app.example.com:443", "https://App.example.com", "app.example.com", "ftp://x.example"]}}}"#
+        )
         #expect(found.map(\.path) == (0...5).map { "http.cors.allowedOrigins[\($0)]" })
         #expect(found[1].message == #"an origin "https://app.example.com/": remove the trailing "/""#)
         #expect(found[2].message == #"an origin "https://app.example.com:443": omit the default port 443"#)
@@ -313,24 +401,36 @@ struct ConfigurationValueTests {
 
     @Test("publicURL: http is refused except for localhost, and paths, queries and other schemes are refused")
     func invalidPublicURL() {
-        #expect(singleIssue(#"{"publicURL": "http://login.example.com"}"#)
-                == #"publicURL: http is allowed only for localhost, 127.0.0.1 and [::1]; use https for "http://login.example.com""#)
-        for url in ["https://login.example.com/auth", "https://login.example.com?x=1", "https://login.example.com#top",
-                    "ftp://login.example.com", "login.example.com", "https://", "https://user@login.example.com",
-                    "https://login.example.com:0", "https://login.example.com:99999", "https://-bad-.example.com"] {
+        #expect(
+            singleIssue(#"{"publicURL": "http://login.example.com"}"#)
+                == #"publicURL: http is allowed only for localhost, 127.0.0.1 and [::1]; use https for "http://login.example.com""#
+        )
+        for url in [
+            "https://login.example.com/auth", "https://login.example.com?x=1",
+            "https://login.example.com#top",
+            "ftp://login.example.com", "login.example.com", "https://", "https://user@login.example.com",
+            "https://login.example.com:0", "https://login.example.com:99999", "https://-bad-.example.com",
+        ] {
             let found = issues(#"{"publicURL": "\#(url)"}"#)
             #expect(found.map(\.path) == ["publicURL"], "\(url)")
         }
-        for url in ["http://localhost:8080", "http://127.0.0.1", "http://[::1]:9000", "https://[2001:db8::1]", "https://a.example:8443"] {
+        for url in [
+            "http://localhost:8080", "http://127.0.0.1", "http://[::1]:9000", "https://[2001:db8::1]",
+            "https://a.example:8443",
+        ] {
             #expect(throws: Never.self, "\(url)") { try parse(#"{"publicURL": "\#(url)"}"#) }
         }
     }
 
     @Test("cookie names must be tokens; __Host- on plain http is refused")
     func cookieNames() {
-        #expect(singleIssue(#"{"sessions": {"cookieName": "my session"}}"#).hasPrefix("sessions.cookieName: expected a cookie name"))
-        #expect(singleIssue(#"{"sessions": {"cookieName": "__Host-pv"}}"#)
-                == "sessions.cookieName: the __Host- and __Secure- prefixes need an https publicURL; browsers refuse them on http")
+        #expect(
+            singleIssue(#"{"sessions": {"cookieName": "my session"}}"#).hasPrefix(
+                "sessions.cookieName: expected a cookie name"))
+        #expect(
+            singleIssue(#"{"sessions": {"cookieName": "__Host-pv"}}"#)
+                == "sessions.cookieName: the __Host- and __Secure- prefixes need an https publicURL; browsers refuse them on http"
+        )
     }
 }
 
@@ -352,12 +452,15 @@ struct ConfigurationReportingTests {
             _ = try parse(json)
             Issue.record("expected failure")
         } catch let error as ConfigurationError {
-            #expect(error.issues.map(\.path) == [
-                "publicURL", "listen.public.prot", "http.maxBodyBytes", "http.trustedProxies[1]",
-                "rateLimits.auth.burst", "logging.level", "colour",
-            ])
+            #expect(
+                error.issues.map(\.path) == [
+                    "publicURL", "listen.public.prot", "http.maxBodyBytes", "http.trustedProxies[1]",
+                    "rateLimits.auth.burst", "logging.level", "colour",
+                ])
             #expect(error.description.split(separator: "\n").count == 7)
-            #expect(error.description.contains(#"http.maxBodyBytes: expected an integer from 1024 to 16777216, got "64k""#))
+            #expect(
+                error.description.contains(
+                    #"http.maxBodyBytes: expected an integer from 1024 to 16777216, got "64k""#))
         } catch {
             Issue.record("unexpected \(error)")
         }
@@ -365,12 +468,21 @@ struct ConfigurationReportingTests {
 
     @Test("invalid JSON reports the line and column")
     func invalidJSONHasPosition() {
-        #expect(singleIssue("{\n  \"http\": {\n    \"threads\": tru\n  }\n}")
+        #expect(
+            singleIssue("{\n  \"http\": {\n    \"threads\": tru\n  }\n}")
                 == "line 3, column 16: invalid JSON: invalid literal, expected true")
-        #expect(singleIssue("{\n  \"a\": 1,\n}") == "line 3, column 1: invalid JSON: trailing comma before '}'")
-        #expect(singleIssue("{\"http\": {\"threads\": 4}") == "line 1, column 24: invalid JSON: unexpected end of input, expected ',' or '}'")
-        #expect(singleIssue("// dev\n{}") == "line 1, column 1: invalid JSON: comments are not allowed in JSON (see Docs/configuration.md)")
-        #expect(singleIssue("") == "line 1, column 1: invalid JSON: the document is empty; write {} for all defaults")
+        #expect(
+            singleIssue("{\n  \"a\": 1,\n}") == "line 3, column 1: invalid JSON: trailing comma before '}'")
+        #expect(
+            singleIssue("{\"http\": {\"threads\": 4}")
+                == "line 1, column 24: invalid JSON: unexpected end of input, expected ',' or '}'")
+        #expect(
+            singleIssue("// dev\n{}")
+                == "line 1, column 1: invalid JSON: comments are not allowed in JSON (see Docs/configuration.md)"
+        )
+        #expect(
+            singleIssue("")
+                == "line 1, column 1: invalid JSON: the document is empty; write {} for all defaults")
         #expect(issues("{} {}").first?.code == .invalidJSON)
         #expect(issues("{\"a\": 01}").first?.code == .invalidJSON)
         #expect(issues("{\"a\": \"\u{01}\"}").first?.code == .invalidJSON)
@@ -383,7 +495,10 @@ struct ConfigurationReportingTests {
             _ = try PortvaktConfiguration.parse(json: bytes, environment: [:])
             Issue.record("expected failure")
         } catch {
-            #expect(error.issues.map(\.description) == ["line 1, column 16: invalid JSON: the file is not valid UTF-8"])
+            #expect(
+                error.issues.map(\.description) == [
+                    "line 1, column 16: invalid JSON: the file is not valid UTF-8"
+                ])
         }
     }
 
@@ -399,7 +514,10 @@ struct ConfigurationReportingTests {
             _ = try PortvaktConfiguration.load(path: "/nonexistent/portvakt.json", environment: [:])
             Issue.record("expected failure")
         } catch {
-            #expect(error.issues.map(\.description) == ["/nonexistent/portvakt.json: cannot open the file: No such file or directory"])
+            #expect(
+                error.issues.map(\.description) == [
+                    "/nonexistent/portvakt.json: cannot open the file: No such file or directory"
+                ])
             #expect(error.issues.first?.code == .unreadableFile)
         }
     }
@@ -419,7 +537,9 @@ struct ConfigurationEnvironmentTests {
         let c = try parse(#"{"dataDirectory": "/from/file"}"#, environment: ["PORTVAKT_DATA": "/from/env"])
         #expect(c.dataDirectory == "/from/env")
         #expect(c.storagePath == "/from/env/portvakt.sqlite")
-        #expect(singleIssue("{}", environment: ["PORTVAKT_DATA": ""]) == "PORTVAKT_DATA: expected a non-empty path")
+        #expect(
+            singleIssue("{}", environment: ["PORTVAKT_DATA": ""])
+                == "PORTVAKT_DATA: expected a non-empty path")
     }
 
     @Test("PORTVAKT_ADMIN_TOKEN supplies the admin token")
@@ -447,7 +567,9 @@ struct ConfigurationEnvironmentTests {
         let found = issues("{}", environment: ["PORTVAKT_ADMIN_TOKEN": "tooShortSecret"])
         #expect(found.map(\.description) == ["PORTVAKT_ADMIN_TOKEN: must be at least 32 characters, got 14"])
         #expect(found.first?.code == .invalidEnvironment)
-        #expect(issues("{}", environment: ["PORTVAKT_ADMIN_TOKEN": String(repeating: "a b", count: 20)]).map(\.code) == [.invalidEnvironment])
+        #expect(
+            issues("{}", environment: ["PORTVAKT_ADMIN_TOKEN": String(repeating: "a b", count: 20)]).map(
+                \.code) == [.invalidEnvironment])
     }
 
     @Test("an admin token in the file is refused, pointing to the environment variable, without echoing it")
@@ -461,16 +583,29 @@ struct ConfigurationEnvironmentTests {
 
     @Test("admin.tokenFromEnvironment asserts whether the environment supplies the token")
     func tokenFromEnvironmentAssertion() throws {
-        #expect(singleIssue(#"{"admin": {"tokenFromEnvironment": true}}"#)
+        #expect(
+            singleIssue(#"{"admin": {"tokenFromEnvironment": true}}"#)
                 == "admin.tokenFromEnvironment: is true but PORTVAKT_ADMIN_TOKEN is not set")
-        #expect(issues(#"{"admin": {"tokenFromEnvironment": false}}"#, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken]).map(\.code) == [.conflict])
-        _ = try parse(#"{"admin": {"tokenFromEnvironment": true}}"#, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken])
+        #expect(
+            issues(
+                #"{"admin": {"tokenFromEnvironment": false}}"#,
+                environment: ["PORTVAKT_ADMIN_TOKEN": adminToken]
+            ).map(\.code) == [.conflict])
+        _ = try parse(
+            #"{"admin": {"tokenFromEnvironment": true}}"#, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken])
     }
 
     @Test("a misspelt Portvakt environment variable is reported, unrelated ones are ignored")
     func misspeltEnvironmentVariable() {
-        let found = issues("{}", environment: ["PORTVAKT_ADMIN_TOKNE": adminToken, "PORTVAKT_CONFIG": "/etc/x.json", "HOME": "/root"])
-        #expect(found.map(\.description) == ["PORTVAKT_ADMIN_TOKNE: unknown environment variable (did you mean PORTVAKT_ADMIN_TOKEN?)"])
+        let found = issues(
+            "{}",
+            environment: [
+                "PORTVAKT_ADMIN_TOKNE": adminToken, "PORTVAKT_CONFIG": "/etc/x.json", "HOME": "/root",
+            ])
+        #expect(
+            found.map(\.description) == [
+                "PORTVAKT_ADMIN_TOKNE: unknown environment variable (did you mean PORTVAKT_ADMIN_TOKEN?)"
+            ])
     }
 }
 
@@ -478,9 +613,12 @@ struct ConfigurationEnvironmentTests {
 struct ConfigurationEffectiveTests {
     @Test("effectiveJSON round-trips through parse to an equal configuration")
     func effectiveJSONRoundTrips() throws {
-        let environments: [[String: String]] = [[:], ["PORTVAKT_ADMIN_TOKEN": adminToken, "PORTVAKT_DATA": "/env/data"]]
+        let environments: [[String: String]] = [
+            [:], ["PORTVAKT_ADMIN_TOKEN": adminToken, "PORTVAKT_DATA": "/env/data"],
+        ]
         for environment in environments {
-            for json in ["{}", ConfigurationAcceptanceTests.everyKey, #"{"publicURL": "https://a.example"}"#] {
+            for json in ["{}", ConfigurationAcceptanceTests.everyKey, #"{"publicURL": "https://a.example"}"#]
+            {
                 let original = try parse(json, environment: environment)
                 let shown = original.effectiveJSON()
                 let reparsed = try parse(shown, environment: environment)
@@ -493,9 +631,15 @@ struct ConfigurationEffectiveTests {
     @Test("effectiveJSON shows every key with sorted keys and resolved defaults")
     func effectiveJSONShape() throws {
         let shown = PortvaktConfiguration.embeddedDefault.effectiveJSON()
-        #expect(shown.hasPrefix("{\n  \"admin\": {\n    \"enabled\": true\n  },\n  \"dataDirectory\": \"./.portvakt\",\n"))
-        for key in ["\"path\": \"./.portvakt/portvakt.sqlite\"", "\"cookieName\": \"portvakt_session\"", "\"perSecond\": 50.0",
-                    "\"maxTrackedClients\": 100000", "\"trustedProxies\": []", "\"allowedOrigins\": []", "\"accessLog\": true"] {
+        #expect(
+            shown.hasPrefix(
+                "{\n  \"admin\": {\n    \"enabled\": true\n  },\n  \"dataDirectory\": \"./.portvakt\",\n"))
+        for key in [
+            "\"path\": \"./.portvakt/portvakt.sqlite\"", "\"cookieName\": \"portvakt_session\"",
+            "\"perSecond\": 50.0",
+            "\"maxTrackedClients\": 100000", "\"trustedProxies\": []", "\"allowedOrigins\": []",
+            "\"accessLog\": true",
+        ] {
             #expect(shown.contains(key), "\(key)")
         }
         #expect(shown.hasSuffix("}\n"))
@@ -506,7 +650,10 @@ struct ConfigurationEffectiveTests {
         let c = try parse("{}", environment: ["PORTVAKT_ADMIN_TOKEN": adminToken])
         let unredacted = c.effectiveJSON(redacted: false)
         #expect(unredacted.contains(adminToken))
-        #expect(issues(unredacted, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken]).map(\.code) == [.secretInFile])
+        #expect(
+            issues(unredacted, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken]).map(\.code) == [
+                .secretInFile
+            ])
     }
 
     @Test("Config/development.json passes the checker")
@@ -523,9 +670,13 @@ struct ConfigurationEffectiveTests {
         let c = try PortvaktConfiguration.load(path: path, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken])
         #expect(c.cookieSecure && c.sessionCookieName == "__Host-portvakt_session")
         #expect(c.storage.synchronous == .full)
-        #expect(c.http.trustedProxies.isEmpty == false && c.http.cors.allowedOrigins == ["https://app.example.com"])
+        #expect(
+            c.http.trustedProxies.isEmpty == false
+                && c.http.cors.allowedOrigins == ["https://app.example.com"])
         #expect(c.storagePath == "/var/lib/portvakt/portvakt.sqlite")
         // Without the token, production refuses to start rather than fall back to a stored one.
-        #expect(throws: ConfigurationError.self) { try PortvaktConfiguration.load(path: path, environment: [:]) }
+        #expect(throws: ConfigurationError.self) {
+            try PortvaktConfiguration.load(path: path, environment: [:])
+        }
     }
 }

@@ -64,7 +64,9 @@ struct ConfigJSONParser {
         try parser.checkUTF8()
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         parser.skipWhitespace()
-        if parser.index == bytes.count { throw parser.error("the document is empty; write {} for all defaults") }
+        if parser.index == bytes.count {
+            throw parser.error("the document is empty; write {} for all defaults")
+        }
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
         if parser.index < bytes.count { throw parser.error("unexpected text after the top-level value") }
@@ -76,7 +78,9 @@ struct ConfigJSONParser {
     // MARK: Values
 
     private mutating func parseValue(depth: Int) throws(ConfigJSONSyntaxError) -> ConfigJSON {
-        guard depth < Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+        guard depth < Self.maximumDepth else {
+            throw error("nesting deeper than \(Self.maximumDepth) levels")
+        }
         guard let byte = peek() else { throw error("unexpected end of input, expected a value") }
         switch byte {
         case UInt8(ascii: "{"): return .object(try parseObject(depth: depth))
@@ -145,7 +149,9 @@ struct ConfigJSONParser {
         var scalars = String.UnicodeScalarView()
         var runStart = index
         // Unescaped runs are copied in one go; the input was already checked to be UTF-8.
-        func flush(_ end: Int) { scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars) }
+        func flush(_ end: Int) {
+            scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars)
+        }
         while true {
             guard let byte = peek() else { throw error("unterminated string") }
             switch byte {
@@ -191,7 +197,9 @@ struct ConfigJSONParser {
                 let combined = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
                 return Unicode.Scalar(combined)!
             }
-            guard let scalar = Unicode.Scalar(first) else { throw error("unpaired surrogate \\u\(String(first, radix: 16))") }
+            guard let scalar = Unicode.Scalar(first) else {
+                throw error("unpaired surrogate \\u\(String(first, radix: 16))")
+            }
             return scalar
         default:
             index -= 1
@@ -202,7 +210,9 @@ struct ConfigJSONParser {
     private mutating func parseHex4() throws(ConfigJSONSyntaxError) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let byte = peek(), let digit = hexValue(byte) else { throw error("expected four hex digits after \\u") }
+            guard let byte = peek(), let digit = hexValue(byte) else {
+                throw error("expected four hex digits after \\u")
+            }
             value = value << 4 | digit
             index += 1
         }
@@ -274,7 +284,8 @@ struct ConfigJSONParser {
     }
 
     private func describe(_ byte: UInt8) -> String {
-        (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16, uppercase: true)
+        (0x21...0x7E).contains(byte)
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16, uppercase: true)
     }
 
     /// Refuses input that is not UTF-8, pointing at the first bad byte.

@@ -63,8 +63,11 @@ final class ConfigReader {
     }
 
     /// A number (integer or fractional) strictly above `minimumExclusive` and at most `maximum`.
-    func double(_ key: String, required: Bool, above minimumExclusive: Double, atMost maximum: Double) -> Double? {
-        let expectation = "a number above \(Self.format(minimumExclusive)) and at most \(Self.format(maximum))"
+    func double(_ key: String, required: Bool, above minimumExclusive: Double, atMost maximum: Double)
+        -> Double?
+    {
+        let expectation =
+            "a number above \(Self.format(minimumExclusive)) and at most \(Self.format(maximum))"
         return read(key, required: required, expectation: expectation) { value in
             let number: Double
             switch value {
@@ -72,7 +75,8 @@ final class ConfigReader {
             case .number(let double, _): number = double
             default: return .wrongType
             }
-            return number.isFinite && number > minimumExclusive && number <= maximum ? .ok(number) : .invalid(nil)
+            return number.isFinite && number > minimumExclusive && number <= maximum
+                ? .ok(number) : .invalid(nil)
         }
     }
 
@@ -119,7 +123,8 @@ final class ConfigReader {
         validate: (String) -> String?
     ) -> [String] {
         let arrayPath = keyPath(key)
-        let elements = read(key, required: false, expectation: "an array of strings") { (value) -> Outcome<[ConfigJSON]> in
+        let elements = read(key, required: false, expectation: "an array of strings") {
+            (value) -> Outcome<[ConfigJSON]> in
             guard case .array(let elements) = value else { return .wrongType }
             return .ok(elements)
         }
@@ -129,7 +134,9 @@ final class ConfigReader {
         for (offset, element) in elements.enumerated() {
             let elementPath = "\(arrayPath)[\(offset)]"
             guard case .string(let text) = element else {
-                log.add(.wrongType, elementPath, "expected \(elementExpectation), got \(element.shortDescription)")
+                log.add(
+                    .wrongType, elementPath, "expected \(elementExpectation), got \(element.shortDescription)"
+                )
                 allValid = false
                 continue
             }
@@ -145,10 +152,11 @@ final class ConfigReader {
     /// The object at `key` read by `body`; a missing key gives `body` an empty object (all defaults).
     func section<T>(_ key: String, _ body: (ConfigReader) -> T) -> T {
         let child = ConfigReader(ConfigJSONObject(), path: keyPath(key), log: log)
-        let reader = read(key, required: false, expectation: "an object") { value in
-            guard case .object(let object) = value else { return .wrongType }
-            return .ok(ConfigReader(object, path: keyPath(key), log: log))
-        } ?? child
+        let reader =
+            read(key, required: false, expectation: "an object") { value in
+                guard case .object(let object) = value else { return .wrongType }
+                return .ok(ConfigReader(object, path: keyPath(key), log: log))
+            } ?? child
         let result = body(reader)
         reader.finish()
         return result
@@ -173,13 +181,16 @@ final class ConfigReader {
         var seen: [String: Int] = [:]
         for member in object.members {
             if let firstLine = seen[member.key] {
-                log.add(.duplicateKey, keyPath(member.key), "duplicate key (first on line \(firstLine), again on line \(member.line))")
+                log.add(
+                    .duplicateKey, keyPath(member.key),
+                    "duplicate key (first on line \(firstLine), again on line \(member.line))")
             } else {
                 seen[member.key] = member.line
             }
         }
         var reported: Set<String> = []
-        for member in object.members where !known.contains(member.key) && reported.insert(member.key).inserted {
+        for member in object.members where !known.contains(member.key) && reported.insert(member.key).inserted
+        {
             let key = member.key
             if let message = hint(key) {
                 log.add(.unknownKey, keyPath(key), message)
@@ -224,7 +235,9 @@ final class ConfigReader {
         case .wrongType:
             log.add(.wrongType, fullPath, "expected \(expectation), got \(member.value.shortDescription)")
         case .invalid(let problem):
-            log.add(.invalidValue, fullPath, problem ?? "expected \(expectation), got \(member.value.shortDescription)")
+            log.add(
+                .invalidValue, fullPath,
+                problem ?? "expected \(expectation), got \(member.value.shortDescription)")
         }
         return nil
     }

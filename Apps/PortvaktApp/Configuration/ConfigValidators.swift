@@ -29,8 +29,11 @@ enum ConfigValidators {
         if text.hasPrefix("["), text.hasSuffix("]"), ipAddress(String(text.dropFirst().dropLast())) != nil {
             return "write the IPv6 address without brackets, e.g. \"::1\""
         }
-        if text == "localhost" { return "expected an IP address literal, e.g. \"127.0.0.1\" or \"::1\", got \"localhost\"" }
-        return "expected an IPv4 or IPv6 address literal, e.g. \"127.0.0.1\" or \"::1\", got \(ConfigJSONWriter.quoted(text))"
+        if text == "localhost" {
+            return "expected an IP address literal, e.g. \"127.0.0.1\" or \"::1\", got \"localhost\""
+        }
+        return
+            "expected an IPv4 or IPv6 address literal, e.g. \"127.0.0.1\" or \"::1\", got \(ConfigJSONWriter.quoted(text))"
     }
 
     /// Whether a host is a wildcard address, which overlaps every address on its port.
@@ -40,12 +43,14 @@ enum ConfigValidators {
     static func proxyProblem(_ text: String) -> String? {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = ipAddress(String(parts[0])) else {
-            return "expected an IP address or CIDR network such as \"10.0.0.0/8\", got \(ConfigJSONWriter.quoted(text))"
+            return
+                "expected an IP address or CIDR network such as \"10.0.0.0/8\", got \(ConfigJSONWriter.quoted(text))"
         }
         guard parts.count == 2 else { return nil }
         let bits = address.bytes.count * 8
         let prefixText = parts[1]
-        guard !prefixText.isEmpty, prefixText.count <= 3, prefixText.allSatisfy(\.isASCII), prefixText.allSatisfy(\.isNumber),
+        guard !prefixText.isEmpty, prefixText.count <= 3, prefixText.allSatisfy(\.isASCII),
+            prefixText.allSatisfy(\.isNumber),
             let prefix = Int(prefixText), prefix <= bits
         else {
             return "invalid prefix length in \(ConfigJSONWriter.quoted(text)): expected 0 to \(bits)"
@@ -77,7 +82,8 @@ enum ConfigValidators {
     /// or fragment, a port from 1 to 65535 that is not the scheme's default.
     static func parseOrigin(_ text: String, what: String) throws(OriginProblem) -> Origin {
         guard let separator = text.firstRange(of: "://") else {
-            throw OriginProblem("expected \(what) of the form scheme://host[:port], got \(ConfigJSONWriter.quoted(text))")
+            throw OriginProblem(
+                "expected \(what) of the form scheme://host[:port], got \(ConfigJSONWriter.quoted(text))")
         }
         let scheme = String(text[..<separator.lowerBound])
         guard scheme == "http" || scheme == "https" else {
@@ -86,7 +92,8 @@ enum ConfigValidators {
         var authority = Substring(text[separator.upperBound...])
         if let cut = authority.firstIndex(where: { "/?#".contains($0) }) {
             let rest = authority[cut...]
-            let advice = rest == "/" ? "remove the trailing \"/\"" : "it must not have a path, query or fragment"
+            let advice =
+                rest == "/" ? "remove the trailing \"/\"" : "it must not have a path, query or fragment"
             throw OriginProblem("\(what) \(ConfigJSONWriter.quoted(text)): \(advice)")
         }
         if authority.contains("@") { throw OriginProblem("\(what) must not contain user information") }
@@ -97,13 +104,16 @@ enum ConfigValidators {
             guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }),
                 let number = Int(portText), (1...65535).contains(number)
             else {
-                throw OriginProblem("\(what) \(ConfigJSONWriter.quoted(text)) has an invalid port, expected 1 to 65535")
+                throw OriginProblem(
+                    "\(what) \(ConfigJSONWriter.quoted(text)) has an invalid port, expected 1 to 65535")
             }
             port = number
             authority = authority[..<colon]
         }
         let host = String(authority)
-        if let problem = hostProblem(host) { throw OriginProblem("\(what) \(ConfigJSONWriter.quoted(text)): \(problem)") }
+        if let problem = hostProblem(host) {
+            throw OriginProblem("\(what) \(ConfigJSONWriter.quoted(text)): \(problem)")
+        }
         // Browsers omit a default port from Origin, so a value that names it would never match.
         if (scheme == "https" && port == 443) || (scheme == "http" && port == 80) {
             throw OriginProblem("\(what) \(ConfigJSONWriter.quoted(text)): omit the default port \(port!)")
@@ -130,7 +140,8 @@ enum ConfigValidators {
         guard host.count <= 253 else { return "the host name is longer than 253 characters" }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         for label in labels {
-            let valid = !label.isEmpty && label.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+            let valid =
+                !label.isEmpty && label.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
                 && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
             if !valid { return "invalid host name \(ConfigJSONWriter.quoted(host))" }
         }
@@ -142,7 +153,8 @@ enum ConfigValidators {
         do {
             let origin = try parseOrigin(text, what: "the public URL")
             if origin.scheme == "http", !origin.isLoopback {
-                return "http is allowed only for localhost, 127.0.0.1 and [::1]; use https for \(ConfigJSONWriter.quoted(text))"
+                return
+                    "http is allowed only for localhost, 127.0.0.1 and [::1]; use https for \(ConfigJSONWriter.quoted(text))"
             }
             return nil
         } catch {
@@ -153,7 +165,8 @@ enum ConfigValidators {
     /// A CORS origin, `scheme://host[:port]`; the wildcard is refused because sessions use credentials.
     static func corsOriginProblem(_ text: String) -> String? {
         if text == "*" || text == "null" {
-            return "\(ConfigJSONWriter.quoted(text)) is not allowed; list each origin, e.g. \"https://app.example.com\""
+            return
+                "\(ConfigJSONWriter.quoted(text)) is not allowed; list each origin, e.g. \"https://app.example.com\""
         }
         do {
             _ = try parseOrigin(text, what: "an origin")
@@ -168,9 +181,14 @@ enum ConfigValidators {
     /// A cookie name: an RFC 6265 token (visible ASCII without separators), at most 64 characters.
     static func cookieNameProblem(_ text: String) -> String? {
         let separators = Set("()<>@,;:\\\"/[]?={} \t")
-        let valid = !text.isEmpty && text.count <= 64
-            && text.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) && !separators.contains(Character($0)) }
-        return valid ? nil : "expected a cookie name (1 to 64 letters, digits and !#$%&'*+-.^_`|~), got \(ConfigJSONWriter.quoted(text))"
+        let valid =
+            !text.isEmpty && text.count <= 64
+            && text.unicodeScalars.allSatisfy {
+                (0x21...0x7E).contains($0.value) && !separators.contains(Character($0))
+            }
+        return valid
+            ? nil
+            : "expected a cookie name (1 to 64 letters, digits and !#$%&'*+-.^_`|~), got \(ConfigJSONWriter.quoted(text))"
     }
 
     /// A file system path: not empty, no NUL.

@@ -21,53 +21,78 @@ extension PortvaktConfiguration {
         let document = ConfigJSON.object([
             ("publicURL", .string(publicURL)),
             ("dataDirectory", .string(dataDirectory)),
-            ("listen", .object([
-                ("public", Self.json(listen.public)),
-                ("admin", Self.json(listen.admin)),
-            ])),
-            ("http", .object([
-                ("threads", .integer(http.threads)),
-                ("connectionTimeoutSeconds", .integer(http.connectionTimeoutSeconds)),
-                ("connectionLimit", .integer(http.connectionLimit)),
-                ("maxBodyBytes", .integer(http.maxBodyBytes)),
-                ("maxTrackedClients", .integer(http.maxTrackedClients)),
-                ("trustedProxies", .array(http.trustedProxies.map { .string($0) })),
-                ("cors", .object([
-                    ("allowedOrigins", .array(http.cors.allowedOrigins.map { .string($0) })),
-                    ("allowCredentials", .bool(http.cors.allowCredentials)),
-                    ("maxAgeSeconds", .integer(http.cors.maxAgeSeconds)),
-                ])),
-            ])),
-            ("rateLimits", .object(RouteClass.allCases.map { routeClass in
-                let limit = rateLimits[routeClass]
-                return (routeClass.rawValue, .object([
-                    ("burst", .integer(limit.burst)),
-                    ("perSecond", .number(limit.perSecond, text: limit.perSecond.description)),
-                ]))
-            })),
-            ("storage", .object([
-                ("path", .string(storage.path)),
-                ("busyTimeoutMilliseconds", .integer(storage.busyTimeoutMilliseconds)),
-                ("synchronous", .string(storage.synchronous.rawValue)),
-                ("readers", .integer(storage.readers)),
-            ])),
-            ("sessions", .object([
-                ("absoluteLifetimeSeconds", .integer(sessions.absoluteLifetimeSeconds)),
-                ("idleTimeoutSeconds", .integer(sessions.idleTimeoutSeconds)),
-                ("rotationIntervalSeconds", .integer(sessions.rotationIntervalSeconds)),
-                ("cookieName", .string(sessions.cookieName)),
-            ])),
+            (
+                "listen",
+                .object([
+                    ("public", Self.json(listen.public)),
+                    ("admin", Self.json(listen.admin)),
+                ])
+            ),
+            (
+                "http",
+                .object([
+                    ("threads", .integer(http.threads)),
+                    ("connectionTimeoutSeconds", .integer(http.connectionTimeoutSeconds)),
+                    ("connectionLimit", .integer(http.connectionLimit)),
+                    ("maxBodyBytes", .integer(http.maxBodyBytes)),
+                    ("maxTrackedClients", .integer(http.maxTrackedClients)),
+                    ("trustedProxies", .array(http.trustedProxies.map { .string($0) })),
+                    (
+                        "cors",
+                        .object([
+                            ("allowedOrigins", .array(http.cors.allowedOrigins.map { .string($0) })),
+                            ("allowCredentials", .bool(http.cors.allowCredentials)),
+                            ("maxAgeSeconds", .integer(http.cors.maxAgeSeconds)),
+                        ])
+                    ),
+                ])
+            ),
+            (
+                "rateLimits",
+                .object(
+                    RouteClass.allCases.map { routeClass in
+                        let limit = rateLimits[routeClass]
+                        return (
+                            routeClass.rawValue,
+                            .object([
+                                ("burst", .integer(limit.burst)),
+                                ("perSecond", .number(limit.perSecond, text: limit.perSecond.description)),
+                            ])
+                        )
+                    })
+            ),
+            (
+                "storage",
+                .object([
+                    ("path", .string(storage.path)),
+                    ("busyTimeoutMilliseconds", .integer(storage.busyTimeoutMilliseconds)),
+                    ("synchronous", .string(storage.synchronous.rawValue)),
+                    ("readers", .integer(storage.readers)),
+                ])
+            ),
+            (
+                "sessions",
+                .object([
+                    ("absoluteLifetimeSeconds", .integer(sessions.absoluteLifetimeSeconds)),
+                    ("idleTimeoutSeconds", .integer(sessions.idleTimeoutSeconds)),
+                    ("rotationIntervalSeconds", .integer(sessions.rotationIntervalSeconds)),
+                    ("cookieName", .string(sessions.cookieName)),
+                ])
+            ),
             ("admin", .object(adminMembers)),
-            ("logging", .object([
-                ("level", .string(logging.level.rawValue)),
-                ("accessLog", .bool(logging.accessLog)),
-            ])),
+            (
+                "logging",
+                .object([
+                    ("level", .string(logging.level.rawValue)),
+                    ("accessLog", .bool(logging.accessLog)),
+                ])
+            ),
         ])
         return ConfigJSONWriter.render(document)
     }
 
-    private static func json(_ endpoint: Endpoint) -> ConfigJSON {
-        .object([("host", .string(endpoint.host)), ("port", .integer(endpoint.port))])
+    private static func json(_ listener: Listener) -> ConfigJSON {
+        .object([("host", .string(listener.host)), ("port", .integer(listener.port))])
     }
 }
 

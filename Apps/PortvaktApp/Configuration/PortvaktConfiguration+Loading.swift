@@ -25,7 +25,9 @@ extension PortvaktConfiguration {
     ///     only `PORTVAKT_DATA` and `PORTVAKT_ADMIN_TOKEN` are used.
     /// - Returns: The checked configuration, with dependent defaults resolved.
     /// - Throws: Every problem in the file and the environment, each naming its key path.
-    public static func load(path: String?, environment: [String: String]) throws(ConfigurationError) -> PortvaktConfiguration {
+    public static func load(path: String?, environment: [String: String]) throws(ConfigurationError)
+        -> PortvaktConfiguration
+    {
         guard let path else { return try parse(json: Array("{}".utf8), environment: environment) }
         return try parse(json: readFile(path), environment: environment)
     }
@@ -39,18 +41,24 @@ extension PortvaktConfiguration {
     /// - Returns: The checked configuration, with dependent defaults resolved.
     /// - Throws: Every problem found, in one error: syntax errors with line and column, or all
     ///   unknown keys, wrong types, invalid values and conflicts at once.
-    public static func parse(json: [UInt8], environment: [String: String]) throws(ConfigurationError) -> PortvaktConfiguration {
+    public static func parse(json: [UInt8], environment: [String: String]) throws(ConfigurationError)
+        -> PortvaktConfiguration
+    {
         let document: ConfigJSON
         do {
             document = try ConfigJSONParser.parse(json)
         } catch {
             throw ConfigurationError(issues: [
-                ConfigurationIssue(.invalidJSON, path: "line \(error.line), column \(error.column)", message: "invalid JSON: \(error.message)")
+                ConfigurationIssue(
+                    .invalidJSON, path: "line \(error.line), column \(error.column)",
+                    message: "invalid JSON: \(error.message)")
             ])
         }
         guard case .object(let root) = document else {
             throw ConfigurationError(issues: [
-                ConfigurationIssue(.wrongType, path: "(document)", message: "expected a JSON object, got \(document.shortDescription)")
+                ConfigurationIssue(
+                    .wrongType, path: "(document)",
+                    message: "expected a JSON object, got \(document.shortDescription)")
             ])
         }
         let log = ConfigIssueLog()
@@ -68,20 +76,29 @@ extension PortvaktConfiguration {
             ConfigurationError(issues: [ConfigurationIssue(.unreadableFile, path: path, message: message)])
         }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure("cannot open the file: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw failure("cannot open the file: \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw failure("cannot stat the file: \(String(cString: strerror(errno)))") }
+        guard fstat(descriptor, &status) == 0 else {
+            throw failure("cannot stat the file: \(String(cString: strerror(errno)))")
+        }
         guard status.st_mode & S_IFMT == S_IFREG else { throw failure("not a regular file") }
         guard Int(status.st_size) <= maximumFileBytes else {
-            throw failure("the file is \(status.st_size) bytes; a configuration may be at most \(maximumFileBytes)")
+            throw failure(
+                "the file is \(status.st_size) bytes; a configuration may be at most \(maximumFileBytes)")
         }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
         var filled = 0
         while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            let count = bytes.withUnsafeMutableBytes {
+                read(descriptor, $0.baseAddress! + filled, $0.count - filled)
+            }
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw failure("cannot read the file: \(String(cString: strerror(errno)))") }
+            guard count >= 0 else {
+                throw failure("cannot read the file: \(String(cString: strerror(errno)))")
+            }
             if count == 0 { break }  // The file shrank while being read: parse what is there.
             filled += count
         }
@@ -91,9 +108,11 @@ extension PortvaktConfiguration {
     /// Reports Portvakt variables that look like a misspelling of a known one: a typo in
     /// PORTVAKT_ADMIN_TOKEN would otherwise silently leave the admin API on its stored token.
     private static func checkEnvironmentNames(_ environment: [String: String], log: ConfigIssueLog) {
-        for name in environment.keys.sorted() where name.hasPrefix("PORTVAKT_") && !EnvironmentVariable.all.contains(name) {
+        for name in environment.keys.sorted()
+        where name.hasPrefix("PORTVAKT_") && !EnvironmentVariable.all.contains(name) {
             let nearest = EnvironmentVariable.all.min {
-                KeySuggestion.editDistance(Array(name), Array($0)) < KeySuggestion.editDistance(Array(name), Array($1))
+                KeySuggestion.editDistance(Array(name), Array($0))
+                    < KeySuggestion.editDistance(Array(name), Array($1))
             }!
             if KeySuggestion.editDistance(Array(name), Array(nearest)) <= 2 {
                 log.add(.invalidEnvironment, name, "unknown environment variable (did you mean \(nearest)?)")
@@ -131,16 +150,20 @@ extension PortvaktConfiguration {
             http: r.section("http") { HTTPSettings(reading: $0) },
             rateLimits: r.section("rateLimits") { RateLimitSettings(reading: $0) },
             storage: r.section("storage") { StorageSettings(reading: $0, dataDirectory: dataDirectory) },
-            sessions: r.section("sessions") { SessionSettings(reading: $0, secure: secure, publicURLValid: r.log.allValid("publicURL")) },
+            sessions: r.section("sessions") {
+                SessionSettings(reading: $0, secure: secure, publicURLValid: r.log.allValid("publicURL"))
+            },
             admin: r.section("admin") { AdminSettings(reading: $0, environment: environment) },
             logging: r.section("logging") { LoggingSettings(reading: $0) })
     }
 }
 
-extension PortvaktConfiguration.Endpoint {
+extension PortvaktConfiguration.Listener {
     init(reading r: ConfigReader, default defaults: Self) {
         self.init(
-            host: r.string("host", default: defaults.host, expectation: "an IP address", validate: ConfigValidators.listenHostProblem),
+            host: r.string(
+                "host", default: defaults.host, expectation: "an IP address",
+                validate: ConfigValidators.listenHostProblem),
             port: r.integer("port", default: defaults.port, in: 0...65535))
     }
 }
@@ -152,7 +175,8 @@ extension PortvaktConfiguration.ListenSettings {
             public: r.section("public") { .init(reading: $0, default: defaults.public) },
             admin: r.section("admin") { .init(reading: $0, default: defaults.admin) })
         // Two listeners on one address cannot both bind; a wildcard overlaps every address.
-        guard r.log.allValid(r.keyPath("public"), r.keyPath("admin")), self.public.port == admin.port, admin.port != 0,
+        guard r.log.allValid(r.keyPath("public"), r.keyPath("admin")), self.public.port == admin.port,
+            admin.port != 0,
             let publicAddress = ConfigValidators.ipAddress(self.public.host),
             let adminAddress = ConfigValidators.ipAddress(admin.host)
         else { return }
@@ -161,7 +185,8 @@ extension PortvaktConfiguration.ListenSettings {
         {
             r.log.add(
                 .conflict, r.keyPath("admin"),
-                "the admin listener \(admin.host) port \(admin.port) overlaps the public listener \(self.public.host) port \(self.public.port); use another port")
+                "the admin listener \(admin.host) port \(admin.port) overlaps the public listener \(self.public.host) port \(self.public.port); use another port"
+            )
         }
     }
 }
@@ -171,12 +196,15 @@ extension PortvaktConfiguration.HTTPSettings {
         let defaults = Self()
         self.init(
             threads: r.integer("threads", default: defaults.threads, in: 1...256),
-            connectionTimeoutSeconds: r.integer("connectionTimeoutSeconds", default: defaults.connectionTimeoutSeconds, in: 1...3600),
+            connectionTimeoutSeconds: r.integer(
+                "connectionTimeoutSeconds", default: defaults.connectionTimeoutSeconds, in: 1...3600),
             connectionLimit: r.integer("connectionLimit", default: defaults.connectionLimit, in: 1...100_000),
             maxBodyBytes: r.integer("maxBodyBytes", default: defaults.maxBodyBytes, in: 1024...16_777_216),
-            maxTrackedClients: r.integer("maxTrackedClients", default: defaults.maxTrackedClients, in: 100...10_000_000),
+            maxTrackedClients: r.integer(
+                "maxTrackedClients", default: defaults.maxTrackedClients, in: 100...10_000_000),
             trustedProxies: r.stringArray(
-                "trustedProxies", default: defaults.trustedProxies, elementExpectation: "an IP address or CIDR network",
+                "trustedProxies", default: defaults.trustedProxies,
+                elementExpectation: "an IP address or CIDR network",
                 validate: ConfigValidators.proxyProblem),
             cors: r.section("cors") { .init(reading: $0) })
     }
@@ -200,6 +228,8 @@ extension PortvaktConfiguration.RateLimitSettings {
         for routeClass in PortvaktConfiguration.RouteClass.allCases where r.contains(routeClass.rawValue) {
             // A class that is given replaces its default wholly, so both keys are required.
             let limit = r.section(routeClass.rawValue) { c -> PortvaktConfiguration.RateLimit? in
+                // A class that is not an object was reported already; its keys are not "missing".
+                guard c.log.allValid(c.path) else { return nil }
                 let burst = c.integer("burst", required: true, in: 1...100_000)
                 let perSecond = c.double("perSecond", required: true, above: 0, atMost: 100_000)
                 guard let burst, let perSecond else { return nil }
@@ -208,7 +238,8 @@ extension PortvaktConfiguration.RateLimitSettings {
             if let limit { self[routeClass] = limit }
         }
         r.finish(noun: "route class") { key in
-            key == "maxTrackedClients" ? "not a route class: the number of tracked clients is set at http.maxTrackedClients" : nil
+            key == "maxTrackedClients"
+                ? "not a route class: the number of tracked clients is set at http.maxTrackedClients" : nil
         }
     }
 }
@@ -217,8 +248,11 @@ extension PortvaktConfiguration.StorageSettings {
     init(reading r: ConfigReader, dataDirectory: String) {
         let defaults = Self(path: Self.defaultPath(dataDirectory: dataDirectory))
         self.init(
-            path: r.string("path", default: defaults.path, expectation: "a file path", validate: ConfigValidators.pathProblem),
-            busyTimeoutMilliseconds: r.integer("busyTimeoutMilliseconds", default: defaults.busyTimeoutMilliseconds, in: 0...600_000),
+            path: r.string(
+                "path", default: defaults.path, expectation: "a file path",
+                validate: ConfigValidators.pathProblem),
+            busyTimeoutMilliseconds: r.integer(
+                "busyTimeoutMilliseconds", default: defaults.busyTimeoutMilliseconds, in: 0...600_000),
             synchronous: r.choice("synchronous", default: defaults.synchronous),
             readers: r.integer("readers", default: defaults.readers, in: 1...64))
     }
@@ -231,15 +265,22 @@ extension PortvaktConfiguration.SessionSettings {
     init(reading r: ConfigReader, secure: Bool, publicURLValid: Bool) {
         let defaults = Self(cookieName: Self.defaultCookieName(secure: secure))
         self.init(
-            absoluteLifetimeSeconds: r.integer("absoluteLifetimeSeconds", default: defaults.absoluteLifetimeSeconds, in: Self.lifetimeRange),
-            idleTimeoutSeconds: r.integer("idleTimeoutSeconds", default: defaults.idleTimeoutSeconds, in: Self.lifetimeRange),
-            rotationIntervalSeconds: r.integer("rotationIntervalSeconds", default: defaults.rotationIntervalSeconds, in: Self.lifetimeRange),
+            absoluteLifetimeSeconds: r.integer(
+                "absoluteLifetimeSeconds", default: defaults.absoluteLifetimeSeconds, in: Self.lifetimeRange),
+            idleTimeoutSeconds: r.integer(
+                "idleTimeoutSeconds", default: defaults.idleTimeoutSeconds, in: Self.lifetimeRange),
+            rotationIntervalSeconds: r.integer(
+                "rotationIntervalSeconds", default: defaults.rotationIntervalSeconds, in: Self.lifetimeRange),
             cookieName: r.string(
-                "cookieName", default: defaults.cookieName, expectation: "a cookie name", validate: ConfigValidators.cookieNameProblem))
-        if r.log.allValid(r.keyPath("absoluteLifetimeSeconds"), r.keyPath("idleTimeoutSeconds")), idleTimeoutSeconds > absoluteLifetimeSeconds {
+                "cookieName", default: defaults.cookieName, expectation: "a cookie name",
+                validate: ConfigValidators.cookieNameProblem))
+        if r.log.allValid(r.keyPath("absoluteLifetimeSeconds"), r.keyPath("idleTimeoutSeconds")),
+            idleTimeoutSeconds > absoluteLifetimeSeconds
+        {
             r.log.add(
                 .conflict, r.keyPath("idleTimeoutSeconds"),
-                "must not exceed sessions.absoluteLifetimeSeconds (\(absoluteLifetimeSeconds)), got \(idleTimeoutSeconds)")
+                "must not exceed sessions.absoluteLifetimeSeconds (\(absoluteLifetimeSeconds)), got \(idleTimeoutSeconds)"
+            )
         }
         // Browsers drop __Host- and __Secure- cookies that are not Secure, i.e. on http.
         if !secure, publicURLValid, r.log.allValid(r.keyPath("cookieName")),
@@ -256,7 +297,9 @@ extension PortvaktConfiguration.AdminSettings {
     init(reading r: ConfigReader, environment: [String: String]) {
         r.forbid(
             "token", code: .secretInFile,
-            message: "the admin token is never read from the file; remove it and set the environment variable \(PortvaktConfiguration.EnvironmentVariable.adminToken)")
+            message:
+                "the admin token is never read from the file; remove it and set the environment variable \(PortvaktConfiguration.EnvironmentVariable.adminToken)"
+        )
         let enabled = r.bool("enabled", default: true)
         let expectToken = r.bool("tokenFromEnvironment")
         let name = PortvaktConfiguration.EnvironmentVariable.adminToken
@@ -267,7 +310,8 @@ extension PortvaktConfiguration.AdminSettings {
             if value.count < PortvaktConfiguration.minimumAdminTokenLength {
                 r.log.add(
                     .invalidEnvironment, name,
-                    "must be at least \(PortvaktConfiguration.minimumAdminTokenLength) characters, got \(value.count)")
+                    "must be at least \(PortvaktConfiguration.minimumAdminTokenLength) characters, got \(value.count)"
+                )
             } else if !visibleASCII {
                 r.log.add(.invalidEnvironment, name, "must be visible ASCII characters without spaces")
             } else {
@@ -287,6 +331,8 @@ extension PortvaktConfiguration.AdminSettings {
 extension PortvaktConfiguration.LoggingSettings {
     init(reading r: ConfigReader) {
         let defaults = Self()
-        self.init(level: r.choice("level", default: defaults.level), accessLog: r.bool("accessLog", default: defaults.accessLog))
+        self.init(
+            level: r.choice("level", default: defaults.level),
+            accessLog: r.bool("accessLog", default: defaults.accessLog))
     }
 }

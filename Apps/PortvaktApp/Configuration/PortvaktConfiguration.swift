@@ -47,9 +47,11 @@ public struct PortvaktConfiguration: Sendable, Equatable {
         self.listen = listen
         self.http = http
         self.rateLimits = rateLimits
-        self.storage = storage ?? StorageSettings(path: StorageSettings.defaultPath(dataDirectory: dataDirectory))
+        self.storage =
+            storage ?? StorageSettings(path: StorageSettings.defaultPath(dataDirectory: dataDirectory))
         self.sessions =
-            sessions ?? SessionSettings(cookieName: SessionSettings.defaultCookieName(secure: Self.isHTTPS(publicURL)))
+            sessions
+            ?? SessionSettings(cookieName: SessionSettings.defaultCookieName(secure: Self.isHTTPS(publicURL)))
         self.admin = admin
         self.logging = logging
     }
@@ -65,18 +67,26 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     /// The session cookie's name, resolved at load (`__Host-portvakt_session` when https).
     public var sessionCookieName: String { sessions.cookieName }
 
+    /// The origin browsers send for pages under ``publicURL``: the URL itself, which the checker
+    /// keeps to exactly `scheme://host[:port]` (lowercase, no path, no default port).
+    public var publicOrigin: String { publicURL }
+
+    /// The admin token from `PORTVAKT_ADMIN_TOKEN`, or nil; a secret: hash or compare it, never
+    /// log or show it.
+    public var adminToken: String? { admin.token?.value }
+
     static func isHTTPS(_ url: String) -> Bool { url.hasPrefix("https://") }
 }
 
 extension PortvaktConfiguration {
-    /// A listening address.
-    public struct Endpoint: Sendable, Equatable {
+    /// A listener's address.
+    public struct Listener: Sendable, Equatable {
         /// An IPv4 or IPv6 address literal (IPv6 without brackets); `0.0.0.0` or `::` for all.
         public var host: String
         /// The TCP port, 0 to 65535; 0 lets the system choose (for tests).
         public var port: Int
 
-        /// Creates an endpoint.
+        /// Creates a listener address.
         public init(host: String, port: Int) {
             self.host = host
             self.port = port
@@ -86,14 +96,14 @@ extension PortvaktConfiguration {
     /// The public and admin listeners; both stay on loopback unless configured otherwise.
     public struct ListenSettings: Sendable, Equatable {
         /// The public API (default 127.0.0.1:8080).
-        public var `public`: Endpoint
+        public var `public`: Listener
         /// The admin API (default 127.0.0.1:8081); never public by default.
-        public var admin: Endpoint
+        public var admin: Listener
 
         /// Creates listener settings with loopback defaults.
         public init(
-            public: Endpoint = Endpoint(host: "127.0.0.1", port: 8080),
-            admin: Endpoint = Endpoint(host: "127.0.0.1", port: 8081)
+            public: Listener = Listener(host: "127.0.0.1", port: 8080),
+            admin: Listener = Listener(host: "127.0.0.1", port: 8081)
         ) {
             self.public = `public`
             self.admin = admin
@@ -194,6 +204,16 @@ extension PortvaktConfiguration {
             self.admin = admin
         }
 
+        /// Each class's limit transformed, keyed by class name (`"default"`, `"auth"`, `"admin"`),
+        /// the form the HTTP front takes.
+        public func mapValues<T>(_ transform: (RateLimit) throws -> T) rethrows -> [String: T] {
+            var result: [String: T] = [:]
+            for routeClass in RouteClass.allCases {
+                result[routeClass.rawValue] = try transform(self[routeClass])
+            }
+            return result
+        }
+
         /// The limit of one route class.
         public subscript(routeClass: RouteClass) -> RateLimit {
             get {
@@ -233,7 +253,10 @@ extension PortvaktConfiguration {
         public var readers: Int
 
         /// Creates storage settings for the database at `path`.
-        public init(path: String, busyTimeoutMilliseconds: Int = 5000, synchronous: SynchronousMode = .normal, readers: Int = 4) {
+        public init(
+            path: String, busyTimeoutMilliseconds: Int = 5000, synchronous: SynchronousMode = .normal,
+            readers: Int = 4
+        ) {
             self.path = path
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.synchronous = synchronous
@@ -242,7 +265,8 @@ extension PortvaktConfiguration {
 
         /// The database file Portvakt uses in `dataDirectory` when `storage.path` is not given.
         public static func defaultPath(dataDirectory: String) -> String {
-            dataDirectory.hasSuffix("/") ? dataDirectory + "portvakt.sqlite" : dataDirectory + "/portvakt.sqlite"
+            dataDirectory.hasSuffix("/")
+                ? dataDirectory + "portvakt.sqlite" : dataDirectory + "/portvakt.sqlite"
         }
     }
 
@@ -319,7 +343,9 @@ extension PortvaktConfiguration {
 
     /// A secret string that does not print itself: `description`, `debugDescription` and `dump`
     /// show `<redacted>`, and `==` compares in constant time.
-    public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
         /// The secret itself; read it only where it is used, never to log or show.
         public let value: String
 
