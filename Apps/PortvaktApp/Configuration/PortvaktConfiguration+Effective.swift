@@ -1,0 +1,104 @@
+extension PortvaktConfiguration {
+    /// The configuration in force as pretty JSON with sorted keys, every key with its value.
+    ///
+    /// This is what `portvakt config show` prints and `/admin/v1/config` returns. Resolved defaults
+    /// appear as values (`storage.path`, `sessions.cookieName`); the admin token never appears, only
+    /// `admin.tokenFromEnvironment: true` when `PORTVAKT_ADMIN_TOKEN` supplied one. Parsing the
+    /// redacted output with the same environment gives an equal configuration.
+    ///
+    /// - Parameter redacted: Keep secrets out (the default). `false` adds `admin.token` with the
+    ///   secret itself, for a caller that must hand it on; such output is not a valid configuration
+    ///   file (the checker refuses secrets in files) and must never be logged or served.
+    /// - Returns: The JSON text, ending in a newline.
+    public func effectiveJSON(redacted: Bool = true) -> String {
+        var adminMembers: [(String, ConfigJSON)] = [("enabled", .bool(admin.enabled))]
+        // Absent rather than false when there is no token, so the output asserts nothing about an
+        // environment that may legitimately gain a token later.
+        if let token = admin.token {
+            adminMembers.append(("tokenFromEnvironment", .bool(true)))
+            if !redacted { adminMembers.append(("token", .string(token.value))) }
+        }
+        let document = ConfigJSON.object([
+            ("publicURL", .string(publicURL)),
+            ("dataDirectory", .string(dataDirectory)),
+            (
+                "listen",
+                .object([
+                    ("public", Self.json(listen.public)),
+                    ("admin", Self.json(listen.admin)),
+                ])
+            ),
+            (
+                "http",
+                .object([
+                    ("threads", .integer(http.threads)),
+                    ("connectionTimeoutSeconds", .integer(http.connectionTimeoutSeconds)),
+                    ("connectionLimit", .integer(http.connectionLimit)),
+                    ("maxBodyBytes", .integer(http.maxBodyBytes)),
+                    ("maxTrackedClients", .integer(http.maxTrackedClients)),
+                    ("trustedProxies", .array(http.trustedProxies.map { .string($0) })),
+                    (
+                        "cors",
+                        .object([
+                            ("allowedOrigins", .array(http.cors.allowedOrigins.map { .string($0) })),
+                            ("allowCredentials", .bool(http.cors.allowCredentials)),
+                            ("maxAgeSeconds", .integer(http.cors.maxAgeSeconds)),
+                        ])
+                    ),
+                ])
+            ),
+            (
+                "rateLimits",
+                .object(
+                    RouteClass.allCases.map { routeClass in
+                        let limit = rateLimits[routeClass]
+                        return (
+                            routeClass.rawValue,
+                            .object([
+                                ("burst", .integer(limit.burst)),
+                                ("perSecond", .number(limit.perSecond, text: limit.perSecond.description)),
+                            ])
+                        )
+                    })
+            ),
+            (
+                "storage",
+                .object([
+                    ("path", .string(storage.path)),
+                    ("busyTimeoutMilliseconds", .integer(storage.busyTimeoutMilliseconds)),
+                    ("synchronous", .string(storage.synchronous.rawValue)),
+                    ("readers", .integer(storage.readers)),
+                ])
+            ),
+            (
+                "sessions",
+                .object([
+                    ("absoluteLifetimeSeconds", .integer(sessions.absoluteLifetimeSeconds)),
+                    ("idleTimeoutSeconds", .integer(sessions.idleTimeoutSeconds)),
+                    ("rotationIntervalSeconds", .integer(sessions.rotationIntervalSeconds)),
+                    ("cookieName", .string(sessions.cookieName)),
+                ])
+            ),
+            ("admin", .object(adminMembers)),
+            (
+                "logging",
+                .object([
+                    ("level", .string(logging.level.rawValue)),
+                    ("accessLog", .bool(logging.accessLog)),
+                ])
+            ),
+        ])
+        return ConfigJSONWriter.render(document)
+    }
+
+    private static func json(_ listener: Listener) -> ConfigJSON {
+        .object([("host", .string(listener.host)), ("port", .integer(listener.port))])
+    }
+}
+
+extension ConfigJSON {
+    /// An object from key-value pairs, for building output.
+    static func object(_ pairs: [(String, ConfigJSON)]) -> ConfigJSON {
+        .object(ConfigJSONObject(members: pairs.map { .init(key: $0.0, value: $0.1, line: 0) }))
+    }
+}
