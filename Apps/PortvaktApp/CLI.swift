@@ -84,7 +84,7 @@ public enum PortvaktCLI {
         case "show":
             let options = try Options.parse(rest, command: "config show", flags: ["--config"])
             let configuration = try PortvaktConfiguration.load(path: options["--config"], environment: environment)
-            print(configuration.effectiveJSON(redacted: true))
+            print(configuration.effectiveJSON())
             return 0
         case let other?:
             throw UsageError("unknown config command '\(other)' (expected check or show)")

@@ -35,7 +35,7 @@ public final class PortvaktServer: Sendable {
             path: configuration.storagePath,
             options: SQLiteDatabase.Options(
                 busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds,
-                synchronous: configuration.storage.synchronous == "full" ? .full : .normal,
+                synchronous: configuration.storage.synchronous == .full ? .full : .normal,
                 readers: configuration.storage.readers))
         store = SQLiteStore(database: database)
         sessions = SessionService(
@@ -70,7 +70,7 @@ public final class PortvaktServer: Sendable {
 
         if configuration.admin.enabled {
             let adminRouter = Router()
-            let effective = Array(configuration.effectiveJSON(redacted: true).utf8)
+            let effective = Array(configuration.effectiveJSON().utf8)
             AdminAPI(
                 authenticator: AdminAuthenticator(tokenHash: adminToken.hash),
                 effectiveConfiguration: { effective }, readiness: readiness

@@ -4,19 +4,16 @@ extension PortvaktConfiguration {
     /// This is what `portvakt config show` prints and `/admin/v1/config` returns. Resolved defaults
     /// appear as values (`storage.path`, `sessions.cookieName`); the admin token never appears, only
     /// `admin.tokenFromEnvironment: true` when `PORTVAKT_ADMIN_TOKEN` supplied one. Parsing the
-    /// redacted output with the same environment gives an equal configuration.
+    /// output with the same environment gives an equal configuration. There is deliberately no
+    /// way to render secrets: whatever prints or serves this can never leak one.
     ///
-    /// - Parameter redacted: Keep secrets out (the default). `false` adds `admin.token` with the
-    ///   secret itself, for a caller that must hand it on; such output is not a valid configuration
-    ///   file (the checker refuses secrets in files) and must never be logged or served.
     /// - Returns: The JSON text, ending in a newline.
-    public func effectiveJSON(redacted: Bool = true) -> String {
+    public func effectiveJSON() -> String {
         var adminMembers: [(String, ConfigJSON)] = [("enabled", .bool(admin.enabled))]
         // Absent rather than false when there is no token, so the output asserts nothing about an
         // environment that may legitimately gain a token later.
-        if let token = admin.token {
+        if admin.token != nil {
             adminMembers.append(("tokenFromEnvironment", .bool(true)))
-            if !redacted { adminMembers.append(("token", .string(token.value))) }
         }
         let document = ConfigJSON.object([
             ("publicURL", .string(publicURL)),

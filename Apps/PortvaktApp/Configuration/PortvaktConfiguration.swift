@@ -3,7 +3,7 @@
 /// Every key has a safe default, so `{}` (or no file at all) gives ``embeddedDefault``: a server for
 /// http://localhost with local data. Load it with ``load(path:environment:)`` or
 /// ``parse(json:environment:)``, which check every key and report every problem at once; show it
-/// with ``effectiveJSON(redacted:)``. Values that depend on others (the database path, the cookie
+/// with ``effectiveJSON()``. Values that depend on others (the database path, the cookie
 /// name) are resolved at load, so a loaded configuration states exactly what will run.
 /// Docs/configuration.md is the reference for each key.
 public struct PortvaktConfiguration: Sendable, Equatable {
