@@ -1,27 +1,13 @@
 import Foundation
 import Synchronization
 
-/// Severity of a log line.
-public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
-    case debug, info, warning, error
+/// Severity of a log line: the configuration's `logging.level` values, in order.
+public typealias LogLevel = PortvaktConfiguration.LogLevel
 
-    /// The name used in configuration and in each line's "level" field.
-    public var name: String {
-        switch self {
-        case .debug: "debug"
-        case .info: "info"
-        case .warning: "warning"
-        case .error: "error"
-        }
-    }
+extension PortvaktConfiguration.LogLevel: Comparable {
+    private var rank: Int { Self.allCases.firstIndex(of: self) ?? 0 }
 
-    /// The level with this name, if any.
-    public init?(name: String) {
-        guard let level = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = level
-    }
-
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
 }
 
 /// Writes one JSON object per line to standard error. Callers pass only non-secret fields:
@@ -40,7 +26,7 @@ public final class Logger: Sendable {
         guard level >= minimum else { return }
         var object: [String: String] = fields
         object["ts"] = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        object["level"] = level.name
+        object["level"] = level.rawValue
         object["msg"] = message
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
             return

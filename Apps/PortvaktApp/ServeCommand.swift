@@ -5,7 +5,7 @@ import Foundation
 enum ServeCommand {
     static func run(configPath: String?, environment: [String: String]) throws -> Int32 {
         let configuration = try PortvaktConfiguration.load(path: configPath, environment: environment)
-        let logger = Logger(minimum: LogLevel(name: configuration.logging.level.rawValue) ?? .info)
+        let logger = Logger(minimum: configuration.logging.level)
         let server = try PortvaktServer(configuration: configuration, logger: logger)
         try server.start()
         if let token = server.createdAdminToken {
