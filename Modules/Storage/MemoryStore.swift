@@ -256,13 +256,11 @@ extension User {
 extension Session {
     /// This session with times at the precision SQLite keeps.
     fileprivate var normalised: Session {
-        var session = Session(
+        Session(
             id: id, userID: userID, tokenHash: tokenHash, clientKind: clientKind,
             authMethod: authMethod, createdAt: createdAt.storagePrecision,
             lastSeenAt: lastSeenAt.storagePrecision, expiresAt: expiresAt.storagePrecision,
             revokedAt: revokedAt?.storagePrecision, userAgent: userAgent, ipAddress: ipAddress)
-        session.revokedAt = revokedAt?.storagePrecision
-        return session
     }
 
     /// Neither revoked nor past its absolute expiry at `instant` (the end itself is over).

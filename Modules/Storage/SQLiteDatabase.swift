@@ -223,7 +223,16 @@ public final class SQLiteDatabase: Sendable {
         // O_EXCL also closes the race with anything creating the same path meanwhile.
         try Self.createFile(at: destination, exclusive: true)
         do {
-            try read { connection in
+            // A short-lived connection of its own: VACUUM INTO only reads this database (so
+            // writers carry on), but the pooled readers are query_only, which refuses it because it
+            // writes the other file. Holding a reader slot meanwhile keeps backups within the
+            // connection budget and makes a backup after close() fail with `.closed`.
+            try read { _ in
+                let connection = try Connection(
+                    path: path, flags: [.readWrite],
+                    busyTimeoutMilliseconds: Int32(configuration.busyTimeoutMilliseconds))
+                defer { connection.close() }
+                try Self.configureCommon(connection)
                 try connection.execute("VACUUM INTO ?1", [destination])
             }
         } catch {

@@ -94,10 +94,16 @@ extension SQLiteStore: UserStore {
     public func users(afterID: String?, limit: Int) throws -> [User] {
         // SQLite reads a negative LIMIT as "no limit"; a non-positive page is simply empty.
         guard limit > 0 else { return [] }
+        // Two fixed statements rather than "?1 IS NULL OR id > ?1", which keeps SQLite from
+        // seeking the primary key and would make every page a scan of the whole table.
         return try database.read { connection in
-            try connection.query(
-                "SELECT \(Self.userColumns) FROM users WHERE ?1 IS NULL OR id > ?1 ORDER BY id LIMIT ?2",
-                [afterID, limit], Self.user)
+            if let afterID {
+                return try connection.query(
+                    "SELECT \(Self.userColumns) FROM users WHERE id > ?1 ORDER BY id LIMIT ?2",
+                    [afterID, limit], Self.user)
+            }
+            return try connection.query(
+                "SELECT \(Self.userColumns) FROM users ORDER BY id LIMIT ?1", [limit], Self.user)
         }
     }
 
@@ -213,14 +219,26 @@ extension SQLiteStore: AuditStore {
 
     public func auditEvents(userID: String?, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {
         guard limit > 0 else { return [] }
+        // One fixed statement per combination of filters (four at most, each cached), so each can
+        // seek an index: the primary key, or (user_id, id).
+        var conditions: [String] = []
+        var arguments: [any SQLiteBindable] = []
+        if let userID {
+            arguments.append(userID)
+            conditions.append("user_id = ?\(arguments.count)")
+        }
+        if let beforeID {
+            arguments.append(beforeID)
+            conditions.append("id < ?\(arguments.count)")
+        }
+        arguments.append(limit)
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = """
+            SELECT id, at, action, actor, user_id, request_id, ip_address, details FROM audit_events
+            \(filter) ORDER BY id DESC LIMIT ?\(arguments.count)
+            """
         return try database.read { connection in
-            try connection.query(
-                """
-                SELECT id, at, action, actor, user_id, request_id, ip_address, details FROM audit_events
-                WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR id < ?2)
-                ORDER BY id DESC LIMIT ?3
-                """, [userID, beforeID, limit]
-            ) { row in
+            try connection.query(sql, arguments) { row in
                 AuditEvent(
                     id: row.int64(0), at: row.date(1), action: row.string(2), actor: row.string(3),
                     userID: row.optionalString(4), requestID: row.optionalString(5),
