@@ -21,7 +21,8 @@ public final class MemoryStore: Sendable {
             guard users[session.userID] != nil else {
                 throw StorageError(.constraint, "FOREIGN KEY constraint failed")
             }
-            guard sessions[session.id] == nil, sessionIDsByTokenHash[session.tokenHash] == nil else {
+            guard sessions[session.id] == nil, sessionIDsByTokenHash[session.tokenHash] == nil
+            else {
                 throw StorageError(.conflict, "a session with this id or token hash already exists")
             }
             sessions[session.id] = session.normalised
@@ -69,7 +70,8 @@ extension MemoryStore: UserStore {
             guard var stored = state.users[user.id] else {
                 throw StorageError(.notFound, "no such user")
             }
-            if let username = user.username, let owner = state.usernames[username], owner != user.id {
+            if let username = user.username, let owner = state.usernames[username], owner != user.id
+            {
                 throw StorageError(.conflict, "a user with this username already exists")
             }
             if let old = stored.username { state.usernames[old] = nil }
@@ -117,7 +119,9 @@ extension MemoryStore: SessionRepository {
     }
 
     public func session(tokenHash: [UInt8]) throws -> Session? {
-        state.withLock { state in state.sessionIDsByTokenHash[tokenHash].flatMap { state.sessions[$0] } }
+        state.withLock { state in
+            state.sessionIDsByTokenHash[tokenHash].flatMap { state.sessions[$0] }
+        }
     }
 
     public func session(id: String) throws -> Session? {

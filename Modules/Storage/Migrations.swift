@@ -94,7 +94,9 @@ extension Migration {
     static func validate(_ migrations: [Migration]) throws(StorageError) {
         for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
             throw StorageError(
-                .migration, "migration versions must run 1, 2, 3, … without gaps; found \(migration.version) at position \(offset + 1)")
+                .migration,
+                "migration versions must run 1, 2, 3, … without gaps; found \(migration.version) at position \(offset + 1)"
+            )
         }
     }
 }

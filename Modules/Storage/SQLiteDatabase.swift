@@ -282,31 +282,37 @@ public final class SQLiteDatabase: Sendable {
 
     /// Creates the bookkeeping table and refuses a database newer than `migrations`, or one whose
     /// recorded history disagrees with this binary's.
-    private static func bootstrap(_ connection: Connection, knowing migrations: [Migration]) throws {
+    private static func bootstrap(_ connection: Connection, knowing migrations: [Migration]) throws
+    {
         try connection.exec(Migration.bookkeepingSQL)
-        let recorded = try connection.query("SELECT version, name FROM schema_migrations ORDER BY version") {
+        let recorded = try connection.query(
+            "SELECT version, name FROM schema_migrations ORDER BY version"
+        ) {
             (version: Int($0.int64(0)), name: $0.string(1))
         }
         let known = migrations.last?.version ?? 0
         if let newest = recorded.last, newest.version > known {
             throw StorageError(
                 .migration,
-                "the database is at schema version \(newest.version) but this Portvakt knows only up to \(known); use a newer Portvakt or restore a backup")
+                "the database is at schema version \(newest.version) but this Portvakt knows only up to \(known); use a newer Portvakt or restore a backup"
+            )
         }
         for entry in recorded {
             guard entry.version >= 1, migrations[entry.version - 1].name == entry.name else {
                 throw StorageError(
                     .migration,
-                    "schema version \(entry.version) in the database is not the one this Portvakt knows")
+                    "schema version \(entry.version) in the database is not the one this Portvakt knows"
+                )
             }
         }
     }
 
     /// The highest recorded version, or 0.
     private static func currentVersion(_ connection: Connection) throws -> Int {
-        Int(try connection.queryFirst("SELECT coalesce(max(version), 0) FROM schema_migrations") {
-            $0.int64(0)
-        } ?? 0)
+        Int(
+            try connection.queryFirst("SELECT coalesce(max(version), 0) FROM schema_migrations") {
+                $0.int64(0)
+            } ?? 0)
     }
 
     /// Creates the parent directories (0700) and, when missing, the file itself (0600).
@@ -328,10 +334,13 @@ public final class SQLiteDatabase: Sendable {
         guard descriptor >= 0 else {
             let number = errno
             if number == EEXIST {
-                if exclusive { throw StorageError(.conflict, "the backup destination already exists") }
+                if exclusive {
+                    throw StorageError(.conflict, "the backup destination already exists")
+                }
                 return
             }
-            throw StorageError(.io, "could not create the file: \(String(cString: strerror(number)))")
+            throw StorageError(
+                .io, "could not create the file: \(String(cString: strerror(number)))")
         }
         Glibc.close(descriptor)
     }

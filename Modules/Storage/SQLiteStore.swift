@@ -36,7 +36,8 @@ public final class SQLiteStore: Sendable {
         return Session(
             id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), clientKind: kind,
             authMethod: row.string(4), createdAt: row.date(5), lastSeenAt: row.date(6),
-            expiresAt: row.date(7), revokedAt: row.optionalDate(8), userAgent: row.optionalString(9),
+            expiresAt: row.date(7), revokedAt: row.optionalDate(8),
+            userAgent: row.optionalString(9),
             ipAddress: row.optionalString(10))
     }
 
@@ -145,7 +146,8 @@ extension SQLiteStore: SessionRepository {
     public func revokeSession(id: String, at: Date) throws -> Bool {
         try database.write { connection in
             try connection.execute(
-                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", [id, at])
+                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                [id, at])
             return connection.changes > 0
         }
     }
@@ -179,11 +181,14 @@ extension SQLiteStore: SessionRepository {
     public func rotateSession(oldID: String, replacement: Session, at: Date) throws {
         try database.write { connection in
             try connection.execute(
-                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", [oldID, at])
+                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                [oldID, at])
             if connection.changes == 0 {
                 // Tell the two failures apart only on the slow path.
-                let exists = try connection.queryFirst(
-                    "SELECT 1 FROM sessions WHERE id = ?1", [oldID]) { _ in true } ?? false
+                let exists =
+                    try connection.queryFirst(
+                        "SELECT 1 FROM sessions WHERE id = ?1", [oldID]
+                    ) { _ in true } ?? false
                 throw exists
                     ? StorageError(.conflict, "the session was already revoked")
                     : StorageError(.notFound, "no such session")
@@ -212,7 +217,10 @@ extension SQLiteStore: AuditStore {
                 INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 """,
-                [event.at, event.action, event.actor, event.userID, event.requestID, event.ipAddress, details])
+                [
+                    event.at, event.action, event.actor, event.userID, event.requestID,
+                    event.ipAddress, details,
+                ])
             return connection.lastInsertRowID
         }
     }
@@ -242,7 +250,8 @@ extension SQLiteStore: AuditStore {
                 AuditEvent(
                     id: row.int64(0), at: row.date(1), action: row.string(2), actor: row.string(3),
                     userID: row.optionalString(4), requestID: row.optionalString(5),
-                    ipAddress: row.optionalString(6), details: try AuditDetails.decode(row.string(7)))
+                    ipAddress: row.optionalString(6),
+                    details: try AuditDetails.decode(row.string(7)))
             }
         }
     }
@@ -251,7 +260,9 @@ extension SQLiteStore: AuditStore {
 extension SQLiteStore: SettingsStore {
     public func setting(_ key: String) throws -> [UInt8]? {
         try database.read { connection in
-            try connection.queryFirst("SELECT value FROM settings WHERE key = ?1", [key]) { $0.blob(0) }
+            try connection.queryFirst("SELECT value FROM settings WHERE key = ?1", [key]) {
+                $0.blob(0)
+            }
         }
     }
 
@@ -289,7 +300,8 @@ enum AuditDetails {
     }
 
     static func decode(_ text: String) throws -> [String: String] {
-        guard let details = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else {
+        guard let details = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+        else {
             throw StorageError(.corrupt, "stored audit details are not a JSON object of strings")
         }
         return details

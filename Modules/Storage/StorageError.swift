@@ -53,7 +53,9 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        if let sqliteResultCode { return "\(code.rawValue): \(message) (SQLite \(sqliteResultCode))" }
+        if let sqliteResultCode {
+            return "\(code.rawValue): \(message) (SQLite \(sqliteResultCode))"
+        }
         return "\(code.rawValue): \(message)"
     }
 

@@ -1,14 +1,15 @@
 import Foundation
 import SessionCore
-import Synchronization
 import Storage
+import Synchronization
 import Testing
 
 /// AuditStore and SettingsStore behaviour, identical for SQLiteStore and MemoryStore.
 @Suite("Audit and settings stores")
 struct AuditAndSettingsTests {
-    @Test("audit events get increasing ids and read back newest first with every field",
-          arguments: StoreKind.allCases)
+    @Test(
+        "audit events get increasing ids and read back newest first with every field",
+        arguments: StoreKind.allCases)
     func appendAndRead(kind: StoreKind) throws {
         let fixture = try kind.make()
         let first = AuditEvent(
@@ -23,7 +24,10 @@ struct AuditAndSettingsTests {
         expectedFirst.id = firstID
         var expectedSecond = second
         expectedSecond.id = secondID
-        #expect(try fixture.store.auditEvents(userID: nil, beforeID: nil, limit: 10) == [expectedSecond, expectedFirst])
+        #expect(
+            try fixture.store.auditEvents(userID: nil, beforeID: nil, limit: 10) == [
+                expectedSecond, expectedFirst,
+            ])
     }
 
     @Test("audit pages by id and filters by user", arguments: StoreKind.allCases)
@@ -31,13 +35,16 @@ struct AuditAndSettingsTests {
         let fixture = try kind.make()
         var ids: [Int64] = []
         for index in 0..<7 {
-            ids.append(try fixture.store.appendAudit(AuditEvent(
-                at: at(Double(index)), action: "session.created", actor: "system",
-                userID: index.isMultiple(of: 2) ? "even" : "odd")))
+            ids.append(
+                try fixture.store.appendAudit(
+                    AuditEvent(
+                        at: at(Double(index)), action: "session.created", actor: "system",
+                        userID: index.isMultiple(of: 2) ? "even" : "odd")))
         }
         let firstPage = try fixture.store.auditEvents(userID: nil, beforeID: nil, limit: 3)
         #expect(firstPage.compactMap(\.id) == Array(ids.reversed().prefix(3)))
-        let secondPage = try fixture.store.auditEvents(userID: nil, beforeID: firstPage.last?.id, limit: 3)
+        let secondPage = try fixture.store.auditEvents(
+            userID: nil, beforeID: firstPage.last?.id, limit: 3)
         #expect(secondPage.compactMap(\.id) == Array(ids.reversed().dropFirst(3).prefix(3)))
 
         let even = try fixture.store.auditEvents(userID: "even", beforeID: nil, limit: 10)
@@ -50,7 +57,8 @@ struct AuditAndSettingsTests {
     func auditOutlivesUser(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
-        _ = try fixture.store.appendAudit(AuditEvent(at: epoch, action: "user.deleted", actor: "admin", userID: "u1"))
+        _ = try fixture.store.appendAudit(
+            AuditEvent(at: epoch, action: "user.deleted", actor: "admin", userID: "u1"))
         #expect(try fixture.store.deleteUser(id: "u1"))
         #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
     }
@@ -80,13 +88,16 @@ struct AuditAndSettingsTests {
         #expect(try fixture.store.setting("admin.token_hash") == [1])
     }
 
-    @Test("insert-if-absent lets exactly one of many racing threads win", arguments: StoreKind.allCases)
+    @Test(
+        "insert-if-absent lets exactly one of many racing threads win",
+        arguments: StoreKind.allCases)
     func insertIfAbsentRace(kind: StoreKind) throws {
         let fixture = try kind.make()
         let store = fixture.store
         let wins = Wins()
         onThreads(8) { index in
-            if (try? store.insertSettingIfAbsent("admin.token_hash", value: [UInt8(index)])) == true {
+            if (try? store.insertSettingIfAbsent("admin.token_hash", value: [UInt8(index)])) == true
+            {
                 wins.add(index)
             }
         }

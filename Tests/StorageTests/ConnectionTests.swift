@@ -12,8 +12,10 @@ struct ConnectionTests {
     init() throws {
         directory = try TemporaryDirectory()
         connection = try Connection(
-            path: directory.path("wrapper.sqlite"), flags: [.readWrite, .create], busyTimeoutMilliseconds: 100)
-        try connection.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, text TEXT, bytes BLOB, real REAL)")
+            path: directory.path("wrapper.sqlite"), flags: [.readWrite, .create],
+            busyTimeoutMilliseconds: 100)
+        try connection.exec(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, text TEXT, bytes BLOB, real REAL)")
     }
 
     @Test("a statement is prepared once and reused with fresh bindings each time")
@@ -22,7 +24,9 @@ struct ConnectionTests {
             try connection.execute("INSERT INTO t (id, text) VALUES (?1, ?2)", [id, "row \(id)"])
         }
         for id in 1...10 {
-            let text = try connection.queryFirst("SELECT text FROM t WHERE id = ?1", [id]) { $0.string(0) }
+            let text = try connection.queryFirst("SELECT text FROM t WHERE id = ?1", [id]) {
+                $0.string(0)
+            }
             #expect(text == "row \(id)")
         }
         #expect(connection.prepareCount == 2)
@@ -58,10 +62,16 @@ struct ConnectionTests {
         ]
         for row in rows {
             try connection.execute(
-                "INSERT INTO t (id, text, bytes, real) VALUES (?1, ?2, ?3, ?4)", [row.0, row.1, row.2, row.3])
+                "INSERT INTO t (id, text, bytes, real) VALUES (?1, ?2, ?3, ?4)",
+                [row.0, row.1, row.2, row.3])
         }
-        let read = try connection.query("SELECT text, bytes, real, typeof(text), typeof(bytes) FROM t ORDER BY id") {
-            ($0.optionalString(0), $0.optionalBlob(1), $0.isNull(2) ? nil : $0.double(2), $0.string(3), $0.string(4))
+        let read = try connection.query(
+            "SELECT text, bytes, real, typeof(text), typeof(bytes) FROM t ORDER BY id"
+        ) {
+            (
+                $0.optionalString(0), $0.optionalBlob(1), $0.isNull(2) ? nil : $0.double(2),
+                $0.string(3), $0.string(4)
+            )
         }
         #expect(read.map(\.0) == rows.map(\.1))
         #expect(read.map(\.1) == rows.map(\.2))
@@ -73,7 +83,8 @@ struct ConnectionTests {
     @Test("dates round-trip through integer milliseconds")
     func dates() throws {
         let instant = Date(timeIntervalSince1970: 1_790_000_000.987)
-        try connection.execute("INSERT INTO t (id, real) VALUES (?1, ?2)", [1, instant.millisecondsSince1970])
+        try connection.execute(
+            "INSERT INTO t (id, real) VALUES (?1, ?2)", [1, instant.millisecondsSince1970])
         let stored = try connection.queryFirst("SELECT real FROM t WHERE id = 1") { $0.int64(0) }
         #expect(stored == 1_790_000_000_987)
         #expect(Date(millisecondsSince1970: 1_790_000_000_987) == instant.storagePrecision)
@@ -104,7 +115,8 @@ struct ConnectionTests {
         #expect(Connection.storageCode(for: 1) == .internal)
     }
 
-    @Test("a syntax error is an internal error carrying SQLite's code, not the statement's literals")
+    @Test(
+        "a syntax error is an internal error carrying SQLite's code, not the statement's literals")
     func syntaxError() throws {
         do {
             try connection.exec("SELEC 'hunter2'")
@@ -118,7 +130,9 @@ struct ConnectionTests {
 
     @Test("errors are equal when their codes are")
     func errorEquality() {
-        #expect(StorageError(.conflict, "one") == StorageError(.conflict, "two", sqliteResultCode: 2067))
+        #expect(
+            StorageError(.conflict, "one") == StorageError(.conflict, "two", sqliteResultCode: 2067)
+        )
         #expect(StorageError(.conflict, "one") != StorageError(.notFound, "one"))
         #expect(StorageError(.busy, "locked").description == "storage.busy: locked")
     }

@@ -29,7 +29,9 @@ final class StoreFixture {
     private let database: SQLiteDatabase?
     private let directory: TemporaryDirectory?
 
-    init(store: any AllStores, database: SQLiteDatabase? = nil, directory: TemporaryDirectory? = nil) {
+    init(
+        store: any AllStores, database: SQLiteDatabase? = nil, directory: TemporaryDirectory? = nil
+    ) {
         self.store = store
         self.database = database
         self.directory = directory
@@ -52,7 +54,8 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
         case .sqlite:
             let directory = try TemporaryDirectory()
             let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
-            return StoreFixture(store: SQLiteStore(database: database), database: database, directory: directory)
+            return StoreFixture(
+                store: SQLiteStore(database: database), database: database, directory: directory)
         }
     }
 }

@@ -17,11 +17,15 @@ struct SQLiteDatabaseTests {
 
     /// A second migration for tests of stepwise upgrades.
     static let notesMigration = Migration(
-        version: 2, name: "notes", sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;")
+        version: 2, name: "notes",
+        sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;")
 
     func tableNames(_ database: SQLiteDatabase) throws -> Set<String> {
         try database.read { connection in
-            Set(try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.string(0) })
+            Set(
+                try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table'") {
+                    $0.string(0)
+                })
         }
     }
 
@@ -34,10 +38,14 @@ struct SQLiteDatabaseTests {
         defer { database.close() }
         #expect(try database.schemaVersion == 1)
         #expect(SQLiteDatabase.supportedSchemaVersion == 1)
-        #expect(try database.appliedMigrations() == [
-            AppliedMigration(version: 1, name: Migration.all[0].name, appliedAt: at(0.5))
-        ])
-        #expect(try tableNames(database).isSuperset(of: ["users", "sessions", "audit_events", "settings", "schema_migrations"]))
+        #expect(
+            try database.appliedMigrations() == [
+                AppliedMigration(version: 1, name: Migration.all[0].name, appliedAt: at(0.5))
+            ])
+        #expect(
+            try tableNames(database).isSuperset(of: [
+                "users", "sessions", "audit_events", "settings", "schema_migrations",
+            ]))
         #expect(try database.migrate().isEmpty, "nothing is left to apply")
     }
 
@@ -55,7 +63,8 @@ struct SQLiteDatabaseTests {
     @Test("with migrate-on-open off, migrate() applies and reports the pending steps")
     func explicitMigrate() throws {
         let database = try SQLiteDatabase(
-            path: path, configuration: .init(migrateOnOpen: false), clock: FixedClock(instant: epoch))
+            path: path, configuration: .init(migrateOnOpen: false),
+            clock: FixedClock(instant: epoch))
         defer { database.close() }
         #expect(try database.schemaVersion == 0)
         let applied = try database.migrate()
@@ -92,7 +101,8 @@ struct SQLiteDatabaseTests {
 
     @Test("a database whose recorded history differs from this binary's is refused")
     func foreignHistoryIsRefused() throws {
-        let renamed = Migration(version: 1, name: "something else", sql: "CREATE TABLE other (x INTEGER) STRICT;")
+        let renamed = Migration(
+            version: 1, name: "something else", sql: "CREATE TABLE other (x INTEGER) STRICT;")
         try SQLiteDatabase(
             path: path, configuration: .init(), clock: SystemClock(), migrations: [renamed]
         ).close()
@@ -103,31 +113,39 @@ struct SQLiteDatabaseTests {
     func failingMigrationRollsBack() throws {
         try SQLiteDatabase(path: path).close()
         let broken = Migration(
-            version: 2, name: "broken", sql: "CREATE TABLE half (x INTEGER) STRICT; CREATE TABLE users (y INTEGER);")
+            version: 2, name: "broken",
+            sql: "CREATE TABLE half (x INTEGER) STRICT; CREATE TABLE users (y INTEGER);")
         let database = try SQLiteDatabase(
             path: path, configuration: .init(migrateOnOpen: false), clock: SystemClock(),
             migrations: Migration.all + [broken])
         defer { database.close() }
         #expect(throws: StorageError(.migration, "")) { try database.migrate() }
         #expect(try database.schemaVersion == 1)
-        #expect(try tableNames(database).contains("half") == false, "the first statement was undone too")
+        #expect(
+            try tableNames(database).contains("half") == false, "the first statement was undone too"
+        )
     }
 
     @Test("a migration list with a gap is refused")
     func gapInMigrations() throws {
         let gap = Migration(version: 3, name: "gap", sql: "SELECT 1;")
         #expect(throws: StorageError(.migration, "")) {
-            try SQLiteDatabase(path: path, configuration: .init(), clock: SystemClock(), migrations: Migration.all + [gap])
+            try SQLiteDatabase(
+                path: path, configuration: .init(), clock: SystemClock(),
+                migrations: Migration.all + [gap])
         }
     }
 
     // MARK: Opening
 
-    @Test("WAL, foreign keys and the busy timeout are on for the writer and every reader",
-          arguments: SQLiteDatabase.Synchronous.allCases)
+    @Test(
+        "WAL, foreign keys and the busy timeout are on for the writer and every reader",
+        arguments: SQLiteDatabase.Synchronous.allCases)
     func pragmas(synchronous: SQLiteDatabase.Synchronous) throws {
         let database = try SQLiteDatabase(
-            path: path, configuration: .init(busyTimeoutMilliseconds: 1234, synchronous: synchronous, readerCount: 2))
+            path: path,
+            configuration: .init(
+                busyTimeoutMilliseconds: 1234, synchronous: synchronous, readerCount: 2))
         defer { database.close() }
         func pragma(_ name: String, on connection: Connection) throws -> String? {
             try connection.queryFirst("PRAGMA \(name)") { $0.string(0) }
@@ -140,7 +158,9 @@ struct SQLiteDatabaseTests {
         // Hold both readers at once so each one is checked, not the same one twice.
         let readers = try database.read { first in
             try database.read { second in
-                try [first, second].map { reader in try names.dropLast(2).map { try pragma($0, on: reader) } }
+                try [first, second].map { reader in
+                    try names.dropLast(2).map { try pragma($0, on: reader) }
+                }
                     + [[try pragma("query_only", on: first), try pragma("query_only", on: second)]]
             }
         }
@@ -152,12 +172,17 @@ struct SQLiteDatabaseTests {
         let nested = directory.path("a/b/portvakt.sqlite")
         let database = try SQLiteDatabase(path: nested)
         defer { database.close() }
-        let fileMode = try FileManager.default.attributesOfItem(atPath: nested)[.posixPermissions] as? Int
-        let directoryMode = try FileManager.default.attributesOfItem(atPath: directory.path("a/b"))[.posixPermissions] as? Int
+        let fileMode =
+            try FileManager.default.attributesOfItem(atPath: nested)[.posixPermissions] as? Int
+        let directoryMode =
+            try FileManager.default.attributesOfItem(atPath: directory.path("a/b"))[
+                .posixPermissions] as? Int
         #expect(fileMode.map { $0 & 0o777 } == 0o600)
         #expect(directoryMode.map { $0 & 0o777 } == 0o700)
         // SQLite gives the WAL the main file's mode.
-        let walMode = try FileManager.default.attributesOfItem(atPath: nested + "-wal")[.posixPermissions] as? Int
+        let walMode =
+            try FileManager.default.attributesOfItem(atPath: nested + "-wal")[.posixPermissions]
+            as? Int
         #expect(walMode.map { $0 & 0o777 } == 0o600)
     }
 
@@ -190,7 +215,8 @@ struct SQLiteDatabaseTests {
         #expect(throws: Abort.self) {
             try database.write { connection in
                 try connection.execute(
-                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)", ["u1", "One", epoch])
+                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    ["u1", "One", epoch])
                 throw Abort()
             }
         }
@@ -207,7 +233,8 @@ struct SQLiteDatabaseTests {
         #expect(throws: StorageError(.readOnly, "")) {
             try database.read { connection in
                 try connection.execute(
-                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)", ["u1", "One", epoch])
+                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    ["u1", "One", epoch])
             }
         }
     }
@@ -223,7 +250,8 @@ struct SQLiteDatabaseTests {
         let writer = Thread {
             _ = try? database.write { connection in
                 try connection.execute(
-                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)", ["u1", "One", epoch])
+                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    ["u1", "One", epoch])
                 inside.signal()
                 // Hold the transaction open until the reads are done (bounded, so a bug cannot hang).
                 _ = release.wait(timeout: .now() + 10)
@@ -252,7 +280,8 @@ struct SQLiteDatabaseTests {
         onThreads(8) { thread in
             for index in 0..<200 {
                 do {
-                    try store.insertUser(makeUser("t\(thread)-\(index)", username: "name-\(thread)-\(index)"))
+                    try store.insertUser(
+                        makeUser("t\(thread)-\(index)", username: "name-\(thread)-\(index)"))
                     // Readers keep working alongside.
                     if index.isMultiple(of: 50) { _ = try store.userCount() }
                 } catch {
@@ -284,11 +313,13 @@ struct SQLiteDatabaseTests {
         try store.insertUser(makeUser("u1", username: "alice"))
         try store.insertSession(makeSession("s1", userID: "u1"))
         try store.setSetting("admin.token_hash", value: [1, 2, 3])
-        let eventID = try store.appendAudit(AuditEvent(at: epoch, action: "user.created", actor: "admin", userID: "u1"))
+        let eventID = try store.appendAudit(
+            AuditEvent(at: epoch, action: "user.created", actor: "admin", userID: "u1"))
 
         let destination = directory.path("backups/portvakt-backup.sqlite")
         try database.backup(to: destination)
-        let mode = try FileManager.default.attributesOfItem(atPath: destination)[.posixPermissions] as? Int
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: destination)[.posixPermissions] as? Int
         #expect(mode.map { $0 & 0o777 } == 0o600)
 
         let copy = try SQLiteDatabase(path: destination)
@@ -297,7 +328,8 @@ struct SQLiteDatabaseTests {
         #expect(try restored.user(id: "u1") == store.user(id: "u1"))
         #expect(try restored.session(id: "s1") == store.session(id: "s1"))
         #expect(try restored.setting("admin.token_hash") == [1, 2, 3])
-        #expect(try restored.auditEvents(userID: nil, beforeID: nil, limit: 5).map(\.id) == [eventID])
+        #expect(
+            try restored.auditEvents(userID: nil, beforeID: nil, limit: 5).map(\.id) == [eventID])
         #expect(try copy.schemaVersion == 1)
         #expect(try copy.integrityCheck() == "ok")
     }
@@ -323,7 +355,8 @@ struct SQLiteDatabaseTests {
         #expect(throws: StorageError(.closed, "")) { try database.checkHealth() }
         let destination = directory.path("after-close.sqlite")
         #expect(throws: StorageError(.closed, "")) { try database.backup(to: destination) }
-        #expect(!FileManager.default.fileExists(atPath: destination), "no empty backup is left behind")
+        #expect(
+            !FileManager.default.fileExists(atPath: destination), "no empty backup is left behind")
     }
 
     // MARK: Statements
@@ -336,7 +369,8 @@ struct SQLiteDatabaseTests {
         try store.insertUser(makeUser("u0"))
         let before = try database.write { $0.prepareCount }
         for index in 1...20 { try store.insertUser(makeUser("u\(index)")) }
-        #expect(try database.write { $0.prepareCount } == before, "no insert compiled its SQL again")
+        #expect(
+            try database.write { $0.prepareCount } == before, "no insert compiled its SQL again")
     }
 
     @Test("bound values never appear in error messages")

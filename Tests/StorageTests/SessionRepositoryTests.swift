@@ -7,7 +7,9 @@ import Testing
 /// SessionRepository behaviour, identical for SQLiteStore and MemoryStore.
 @Suite("Session repository")
 struct SessionRepositoryTests {
-    @Test("a session reads back by token hash and by id with every field", arguments: StoreKind.allCases)
+    @Test(
+        "a session reads back by token hash and by id with every field",
+        arguments: StoreKind.allCases)
     func insertAndRead(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -60,20 +62,23 @@ struct SessionRepositoryTests {
         try fixture.store.touchSession(id: "gone", at: at(60))
     }
 
-    @Test("revoking succeeds once; again, or for a missing id, it reports false",
-          arguments: StoreKind.allCases)
+    @Test(
+        "revoking succeeds once; again, or for a missing id, it reports false",
+        arguments: StoreKind.allCases)
     func revoke(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
         try fixture.store.insertSession(makeSession("s1", userID: "u1"))
         #expect(try fixture.store.revokeSession(id: "s1", at: at(10)))
         #expect(try fixture.store.revokeSession(id: "s1", at: at(20)) == false)
-        #expect(try fixture.store.session(id: "s1")?.revokedAt == at(10), "the first revocation stands")
+        #expect(
+            try fixture.store.session(id: "s1")?.revokedAt == at(10), "the first revocation stands")
         #expect(try fixture.store.revokeSession(id: "missing", at: at(10)) == false)
     }
 
-    @Test("revoking all of a user's sessions spares the kept one, other users and ended ones",
-          arguments: StoreKind.allCases)
+    @Test(
+        "revoking all of a user's sessions spares the kept one, other users and ended ones",
+        arguments: StoreKind.allCases)
     func revokeAll(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -96,8 +101,9 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.session(id: "keep")?.revokedAt == at(200))
     }
 
-    @Test("live sessions leave out revoked and expired ones and come newest first",
-          arguments: StoreKind.allCases)
+    @Test(
+        "live sessions leave out revoked and expired ones and come newest first",
+        arguments: StoreKind.allCases)
     func liveSessions(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -107,9 +113,11 @@ struct SessionRepositoryTests {
         try fixture.store.insertSession(makeSession("mid", userID: "u1", createdAt: at(2)))
         // Ties on creation time fall back to the id, descending, so the order is total.
         try fixture.store.insertSession(makeSession("mid2", userID: "u1", createdAt: at(2)))
-        try fixture.store.insertSession(makeSession("revoked", userID: "u1", createdAt: at(4), revokedAt: at(5)))
+        try fixture.store.insertSession(
+            makeSession("revoked", userID: "u1", createdAt: at(4), revokedAt: at(5)))
         // Ends exactly at `now`: over, as SessionPolicy judges it.
-        try fixture.store.insertSession(makeSession("ending", userID: "u1", createdAt: at(4), expiresAt: at(100)))
+        try fixture.store.insertSession(
+            makeSession("ending", userID: "u1", createdAt: at(4), expiresAt: at(100)))
         try fixture.store.insertSession(makeSession("theirs", userID: "u2", createdAt: at(4)))
 
         let live = try fixture.store.sessions(userID: "u1", liveAt: at(100))
@@ -117,7 +125,9 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.sessions(userID: "nobody", liveAt: at(100)).isEmpty)
     }
 
-    @Test("rotation revokes the old session and stores the replacement", arguments: StoreKind.allCases)
+    @Test(
+        "rotation revokes the old session and stores the replacement", arguments: StoreKind.allCases
+    )
     func rotate(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -140,7 +150,8 @@ struct SessionRepositoryTests {
         #expect(throws: StorageError(.conflict, "")) {
             try fixture.store.rotateSession(oldID: "old", replacement: clash, at: at(30))
         }
-        #expect(try fixture.store.session(id: "old")?.revokedAt == nil, "the revoke was rolled back")
+        #expect(
+            try fixture.store.session(id: "old")?.revokedAt == nil, "the revoke was rolled back")
         #expect(try fixture.store.session(id: "new") == nil)
         // A replacement for a user that does not exist fails the same way.
         #expect(throws: StorageError(.constraint, "")) {
@@ -150,32 +161,38 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.session(id: "old")?.revokedAt == nil)
     }
 
-    @Test("rotating a revoked session is a conflict and a missing one is not found",
-          arguments: StoreKind.allCases)
+    @Test(
+        "rotating a revoked session is a conflict and a missing one is not found",
+        arguments: StoreKind.allCases)
     func rotateRevokedOrMissing(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
         try fixture.store.insertSession(makeSession("old", userID: "u1", revokedAt: at(1)))
         // A second rotation of the same token must lose, or one token would fork into two sessions.
         #expect(throws: StorageError(.conflict, "")) {
-            try fixture.store.rotateSession(oldID: "old", replacement: makeSession("n1", userID: "u1"), at: at(2))
+            try fixture.store.rotateSession(
+                oldID: "old", replacement: makeSession("n1", userID: "u1"), at: at(2))
         }
         #expect(throws: StorageError(.notFound, "")) {
-            try fixture.store.rotateSession(oldID: "nope", replacement: makeSession("n2", userID: "u1"), at: at(2))
+            try fixture.store.rotateSession(
+                oldID: "nope", replacement: makeSession("n2", userID: "u1"), at: at(2))
         }
         #expect(try fixture.store.session(id: "n1") == nil)
         #expect(try fixture.store.session(id: "n2") == nil)
     }
 
-    @Test("purge deletes sessions that expired or were revoked before the cutoff",
-          arguments: StoreKind.allCases)
+    @Test(
+        "purge deletes sessions that expired or were revoked before the cutoff",
+        arguments: StoreKind.allCases)
     func purge(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
         try fixture.store.insertSession(makeSession("expired", userID: "u1", expiresAt: at(10)))
         try fixture.store.insertSession(makeSession("revoked", userID: "u1", revokedAt: at(20)))
-        try fixture.store.insertSession(makeSession("endsAtCutoff", userID: "u1", expiresAt: at(50)))
-        try fixture.store.insertSession(makeSession("revokedLater", userID: "u1", revokedAt: at(60)))
+        try fixture.store.insertSession(
+            makeSession("endsAtCutoff", userID: "u1", expiresAt: at(50)))
+        try fixture.store.insertSession(
+            makeSession("revokedLater", userID: "u1", revokedAt: at(60)))
         try fixture.store.insertSession(makeSession("live", userID: "u1"))
 
         #expect(try fixture.store.purgeSessions(endedBefore: at(50)) == 2)
@@ -187,8 +204,9 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.purgeSessions(endedBefore: at(50)) == 0)
     }
 
-    @Test("SessionService issues, authenticates, rotates and revokes over the store",
-          arguments: StoreKind.allCases)
+    @Test(
+        "SessionService issues, authenticates, rotates and revokes over the store",
+        arguments: StoreKind.allCases)
     func sessionService(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -198,7 +216,9 @@ struct SessionRepositoryTests {
         let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: "passkey")
         #expect(try service.authenticate(token: issued.token).id == issued.session.id)
         let rotated = try service.rotate(token: issued.token)
-        #expect(throws: SessionError(.revoked, "")) { try service.authenticate(token: issued.token) }
+        #expect(throws: SessionError(.revoked, "")) {
+            try service.authenticate(token: issued.token)
+        }
         #expect(try service.list(userID: "u1").map(\.id) == [rotated.session.id])
         try service.revoke(sessionID: rotated.session.id, ofUser: "u1")
         #expect(try service.list(userID: "u1").isEmpty)
@@ -212,7 +232,9 @@ struct AnyRepository: SessionRepository {
     func session(tokenHash: [UInt8]) throws -> Session? { try base.session(tokenHash: tokenHash) }
     func session(id: String) throws -> Session? { try base.session(id: id) }
     func touchSession(id: String, at: Date) throws { try base.touchSession(id: id, at: at) }
-    func revokeSession(id: String, at: Date) throws -> Bool { try base.revokeSession(id: id, at: at) }
+    func revokeSession(id: String, at: Date) throws -> Bool {
+        try base.revokeSession(id: id, at: at)
+    }
     func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
         try base.revokeSessions(userID: userID, exceptID: exceptID, at: at)
     }

@@ -46,13 +46,15 @@ struct UserStoreTests {
         #expect(try fixture.store.userCount() == 3)
     }
 
-    @Test("an update changes username, display name and disabled time, never the creation time",
-          arguments: StoreKind.allCases)
+    @Test(
+        "an update changes username, display name and disabled time, never the creation time",
+        arguments: StoreKind.allCases)
     func update(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1", username: "alice", createdAt: at(0)))
         var changed = User(
-            id: "u1", username: "alicia", displayName: "Alicia", createdAt: at(500), disabledAt: at(7))
+            id: "u1", username: "alicia", displayName: "Alicia", createdAt: at(500),
+            disabledAt: at(7))
         try fixture.store.updateUser(changed)
         changed.createdAt = at(0)
         #expect(try fixture.store.user(id: "u1") == changed)
@@ -71,8 +73,9 @@ struct UserStoreTests {
         #expect(try fixture.store.userCount() == 0)
     }
 
-    @Test("renaming to another user's username is a conflict and changes nothing",
-          arguments: StoreKind.allCases)
+    @Test(
+        "renaming to another user's username is a conflict and changes nothing",
+        arguments: StoreKind.allCases)
     func updateConflict(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1", username: "alice"))
@@ -84,7 +87,9 @@ struct UserStoreTests {
         #expect(try fixture.store.user(username: "alice")?.id == "u1")
     }
 
-    @Test("deleting a user cascades to their sessions and no one else's", arguments: StoreKind.allCases)
+    @Test(
+        "deleting a user cascades to their sessions and no one else's",
+        arguments: StoreKind.allCases)
     func deleteCascades(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1", username: "alice"))
@@ -97,7 +102,8 @@ struct UserStoreTests {
         #expect(try fixture.store.user(id: "u1") == nil)
         #expect(try fixture.store.user(username: "alice") == nil)
         #expect(try fixture.store.session(id: "s1") == nil)
-        #expect(try fixture.store.session(tokenHash: makeSession("s2", userID: "u1").tokenHash) == nil)
+        #expect(
+            try fixture.store.session(tokenHash: makeSession("s2", userID: "u1").tokenHash) == nil)
         #expect(try fixture.store.session(id: "s3") != nil)
         #expect(try fixture.store.deleteUser(id: "u1") == false, "a second delete finds nothing")
         // The token hash is free again once its session is gone.
@@ -137,7 +143,9 @@ struct UserStoreTests {
         #expect(try fixture.store.auditEvents(userID: nil, beforeID: nil, limit: 0).isEmpty)
     }
 
-    @Test("times are kept to the millisecond, the same way in both stores", arguments: StoreKind.allCases)
+    @Test(
+        "times are kept to the millisecond, the same way in both stores",
+        arguments: StoreKind.allCases)
     func millisecondPrecision(kind: StoreKind) throws {
         let fixture = try kind.make()
         // 0.1234567 s after a whole second: stored as 123 ms.

@@ -72,7 +72,9 @@ final class Connection: @unchecked Sendable {
     func configure(option: Int32, value: Int32) throws(StorageError) -> Int32 {
         var result: Int32 = -1
         let rc = csqlite_db_config_int(rawHandle, option, value, &result)
-        guard rc == SQLITE_OK else { throw failure(rc, context: "could not configure the connection") }
+        guard rc == SQLITE_OK else {
+            throw failure(rc, context: "could not configure the connection")
+        }
         return result
     }
 
