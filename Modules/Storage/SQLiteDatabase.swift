@@ -97,7 +97,9 @@ public final class SQLiteDatabase: Sendable {
         let writerConnection = try Connection(
             path: path, flags: [.readWrite, .create], busyTimeoutMilliseconds: timeout)
         try Self.prepareWriter(writerConnection, synchronous: configuration.synchronous)
-        try Self.bootstrap(writerConnection, knowing: migrations)
+        try Self.immediateTransaction(on: writerConnection) {
+            try Self.bootstrap($0, knowing: migrations)
+        }
         writer = ConnectionPool([writerConnection])
 
         var readerConnections: [Connection] = []
@@ -122,17 +124,23 @@ public final class SQLiteDatabase: Sendable {
     /// IMMEDIATE takes the write lock up front, so a transaction never fails half-way with
     /// SQLITE_BUSY when it upgrades from reading to writing. Do not nest `write` calls.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try writer.withConnection { connection in
-            try connection.exec("BEGIN IMMEDIATE")
-            do {
-                let value = try body(connection)
-                try connection.exec("COMMIT")
-                return value
-            } catch {
-                // COMMIT itself may have failed and left the transaction open; either way undo it.
-                if connection.isInTransaction { try? connection.exec("ROLLBACK") }
-                throw error
-            }
+        try writer.withConnection { try Self.immediateTransaction(on: $0, body) }
+    }
+
+    /// `BEGIN IMMEDIATE`, `body`, `COMMIT`; `ROLLBACK` when anything throws.
+    private static func immediateTransaction<T>(
+        on connection: Connection, _ body: (Connection) throws -> T
+    ) throws -> T {
+        // Through the statement cache, like everything else: these three run on every write.
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body(connection)
+            try connection.execute("COMMIT")
+            return value
+        } catch {
+            // COMMIT itself may have failed and left the transaction open; either way undo it.
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            throw error
         }
     }
 
@@ -281,7 +289,8 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Creates the bookkeeping table and refuses a database newer than `migrations`, or one whose
-    /// recorded history disagrees with this binary's.
+    /// recorded history disagrees with this binary's. Runs in a write transaction, so another
+    /// process migrating the same file at the same moment is waited for, not half-seen.
     private static func bootstrap(_ connection: Connection, knowing migrations: [Migration]) throws
     {
         try connection.exec(Migration.bookkeepingSQL)
