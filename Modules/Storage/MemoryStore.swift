@@ -1,0 +1,274 @@
+public import Foundation
+public import SessionCore
+import Synchronization
+
+/// All four stores in memory, with the same semantics as `SQLiteStore` (conflicts, the cascade
+/// from users to sessions, ordering, millisecond times), for tests of the layers above Storage.
+public final class MemoryStore: Sendable {
+    private struct State {
+        var users: [String: User] = [:]
+        /// username → user id, the UNIQUE index.
+        var usernames: [String: String] = [:]
+        var sessions: [String: Session] = [:]
+        /// token hash → session id, the UNIQUE index.
+        var sessionIDsByTokenHash: [[UInt8]: String] = [:]
+        var audit: [AuditEvent] = []
+        /// Like AUTOINCREMENT: ids only grow and are never reused.
+        var lastAuditID: Int64 = 0
+        var settings: [String: [UInt8]] = [:]
+
+        mutating func insertSession(_ session: Session) throws(StorageError) {
+            guard users[session.userID] != nil else {
+                throw StorageError(.constraint, "FOREIGN KEY constraint failed")
+            }
+            guard sessions[session.id] == nil, sessionIDsByTokenHash[session.tokenHash] == nil
+            else {
+                throw StorageError(.conflict, "a session with this id or token hash already exists")
+            }
+            sessions[session.id] = session.normalised
+            sessionIDsByTokenHash[session.tokenHash] = session.id
+        }
+
+        mutating func removeSession(id: String) {
+            guard let session = sessions.removeValue(forKey: id) else { return }
+            sessionIDsByTokenHash[session.tokenHash] = nil
+        }
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store.
+    public init() {}
+}
+
+extension MemoryStore: UserStore {
+    public func insertUser(_ user: User) throws {
+        try state.withLock { state throws(StorageError) in
+            guard state.users[user.id] == nil else {
+                throw StorageError(.conflict, "a user with this id already exists")
+            }
+            if let username = user.username {
+                guard state.usernames[username] == nil else {
+                    throw StorageError(.conflict, "a user with this username already exists")
+                }
+                state.usernames[username] = user.id
+            }
+            state.users[user.id] = user.normalised
+        }
+    }
+
+    public func user(id: String) throws -> User? {
+        state.withLock { $0.users[id] }
+    }
+
+    public func user(username: String) throws -> User? {
+        state.withLock { state in state.usernames[username].flatMap { state.users[$0] } }
+    }
+
+    public func updateUser(_ user: User) throws {
+        try state.withLock { state throws(StorageError) in
+            guard var stored = state.users[user.id] else {
+                throw StorageError(.notFound, "no such user")
+            }
+            if let username = user.username, let owner = state.usernames[username], owner != user.id
+            {
+                throw StorageError(.conflict, "a user with this username already exists")
+            }
+            if let old = stored.username { state.usernames[old] = nil }
+            if let new = user.username { state.usernames[new] = user.id }
+            // The creation time is not the caller's to change, as in SQLiteStore.
+            stored.username = user.username
+            stored.displayName = user.displayName
+            stored.disabledAt = user.disabledAt?.storagePrecision
+            state.users[user.id] = stored
+        }
+    }
+
+    public func deleteUser(id: String) throws -> Bool {
+        state.withLock { state in
+            guard let user = state.users.removeValue(forKey: id) else { return false }
+            if let username = user.username { state.usernames[username] = nil }
+            // The cascade SQLite performs through ON DELETE CASCADE.
+            for session in state.sessions.values where session.userID == id {
+                state.removeSession(id: session.id)
+            }
+            return true
+        }
+    }
+
+    public func users(afterID: String?, limit: Int) throws -> [User] {
+        guard limit > 0 else { return [] }
+        return state.withLock { state in
+            // Byte order, which is what SQLite's BINARY collation sorts by.
+            state.users.values
+                .filter { user in afterID.map { bytewiseLess($0, user.id) } ?? true }
+                .sorted { bytewiseLess($0.id, $1.id) }
+                .prefix(limit)
+                .map { $0 }
+        }
+    }
+
+    public func userCount() throws -> Int {
+        state.withLock { $0.users.count }
+    }
+}
+
+extension MemoryStore: SessionRepository {
+    public func insertSession(_ session: Session) throws {
+        try state.withLock { state throws(StorageError) in try state.insertSession(session) }
+    }
+
+    public func session(tokenHash: [UInt8]) throws -> Session? {
+        state.withLock { state in
+            state.sessionIDsByTokenHash[tokenHash].flatMap { state.sessions[$0] }
+        }
+    }
+
+    public func session(id: String) throws -> Session? {
+        state.withLock { $0.sessions[id] }
+    }
+
+    public func touchSession(id: String, at: Date) throws {
+        let at = at.storagePrecision
+        state.withLock { state in
+            guard let session = state.sessions[id] else { return }
+            state.sessions[id]?.lastSeenAt = max(session.lastSeenAt, at)
+        }
+    }
+
+    public func revokeSession(id: String, at: Date) throws -> Bool {
+        let at = at.storagePrecision
+        return state.withLock { state in
+            guard let session = state.sessions[id], session.revokedAt == nil else { return false }
+            state.sessions[id]?.revokedAt = at
+            return true
+        }
+    }
+
+    public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
+        let at = at.storagePrecision
+        return state.withLock { state in
+            let ids = state.sessions.values
+                .filter { $0.userID == userID && $0.id != exceptID && $0.isLive(at: at) }
+                .map(\.id)
+            for id in ids { state.sessions[id]?.revokedAt = at }
+            return ids.count
+        }
+    }
+
+    public func sessions(userID: String, liveAt now: Date) throws -> [Session] {
+        let now = now.storagePrecision
+        return state.withLock { state in
+            state.sessions.values
+                .filter { $0.userID == userID && $0.isLive(at: now) }
+                .sorted {
+                    $0.createdAt != $1.createdAt
+                        ? $0.createdAt > $1.createdAt : bytewiseLess($1.id, $0.id)
+                }
+        }
+    }
+
+    public func rotateSession(oldID: String, replacement: Session, at: Date) throws {
+        let at = at.storagePrecision
+        try state.withLock { state throws(StorageError) in
+            guard let old = state.sessions[oldID] else {
+                throw StorageError(.notFound, "no such session")
+            }
+            guard old.revokedAt == nil else {
+                throw StorageError(.conflict, "the session was already revoked")
+            }
+            // Insert first: if the replacement is refused, the old session must stay as it was.
+            try state.insertSession(replacement)
+            state.sessions[oldID]?.revokedAt = at
+        }
+    }
+
+    public func purgeSessions(endedBefore cutoff: Date) throws -> Int {
+        let cutoff = cutoff.storagePrecision
+        return state.withLock { state in
+            let ids = state.sessions.values.filter { session in
+                session.expiresAt < cutoff || session.revokedAt.map { $0 < cutoff } ?? false
+            }.map(\.id)
+            for id in ids { state.removeSession(id: id) }
+            return ids.count
+        }
+    }
+}
+
+extension MemoryStore: AuditStore {
+    public func appendAudit(_ event: AuditEvent) throws -> Int64 {
+        state.withLock { state in
+            state.lastAuditID += 1
+            var stored = event
+            stored.id = state.lastAuditID
+            stored.at = event.at.storagePrecision
+            state.audit.append(stored)
+            return state.lastAuditID
+        }
+    }
+
+    public func auditEvents(userID: String?, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {
+        guard limit > 0 else { return [] }
+        return state.withLock { state in
+            // Appended in id order, so walking backwards is newest first.
+            var page: [AuditEvent] = []
+            for event in state.audit.reversed() {
+                if let beforeID, let id = event.id, id >= beforeID { continue }
+                if let userID, event.userID != userID { continue }
+                page.append(event)
+                if page.count == limit { break }
+            }
+            return page
+        }
+    }
+}
+
+extension MemoryStore: SettingsStore {
+    public func setting(_ key: String) throws -> [UInt8]? {
+        state.withLock { $0.settings[key] }
+    }
+
+    public func setSetting(_ key: String, value: [UInt8]) throws {
+        state.withLock { $0.settings[key] = value }
+    }
+
+    public func insertSettingIfAbsent(_ key: String, value: [UInt8]) throws -> Bool {
+        state.withLock { state in
+            guard state.settings[key] == nil else { return false }
+            state.settings[key] = value
+            return true
+        }
+    }
+}
+
+/// Whether `lhs` sorts before `rhs` byte by byte in UTF-8, as SQLite's BINARY collation does
+/// (Swift's `<` on String follows Unicode ordering, which differs outside ASCII).
+func bytewiseLess(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+}
+
+extension User {
+    /// This user with times at the precision SQLite keeps.
+    fileprivate var normalised: User {
+        var user = self
+        user.createdAt = createdAt.storagePrecision
+        user.disabledAt = disabledAt?.storagePrecision
+        return user
+    }
+}
+
+extension Session {
+    /// This session with times at the precision SQLite keeps.
+    fileprivate var normalised: Session {
+        Session(
+            id: id, userID: userID, tokenHash: tokenHash, clientKind: clientKind,
+            authMethod: authMethod, createdAt: createdAt.storagePrecision,
+            lastSeenAt: lastSeenAt.storagePrecision, expiresAt: expiresAt.storagePrecision,
+            revokedAt: revokedAt?.storagePrecision, userAgent: userAgent, ipAddress: ipAddress)
+    }
+
+    /// Neither revoked nor past its absolute expiry at `instant` (the end itself is over).
+    fileprivate func isLive(at instant: Date) -> Bool {
+        revokedAt == nil && expiresAt > instant
+    }
+}

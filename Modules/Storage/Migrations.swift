@@ -1,0 +1,102 @@
+public import Foundation
+
+/// One step of the schema: applied once, in its own transaction, and recorded in
+/// `schema_migrations`. Steps are never edited once released; a change is a new step.
+struct Migration: Sendable {
+    /// Position in the sequence, starting at 1 with no gaps.
+    let version: Int
+    /// A short description, recorded beside the version and checked on every open.
+    let name: String
+    /// The DDL, possibly several statements.
+    let sql: String
+}
+
+/// A migration as recorded in the database.
+public struct AppliedMigration: Sendable, Equatable {
+    /// The schema version the migration brought the database to.
+    public let version: Int
+    /// The migration's short description.
+    public let name: String
+    /// When it was applied.
+    public let appliedAt: Date
+
+    /// Creates a record; `SQLiteDatabase.migrate()` is the usual way to get one.
+    public init(version: Int, name: String, appliedAt: Date) {
+        self.version = version
+        self.name = name
+        self.appliedAt = appliedAt
+    }
+}
+
+extension Migration {
+    /// The bookkeeping table; created before anything else so the version can always be read.
+    static let bookkeepingSQL = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version INTEGER PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL,
+            applied_at INTEGER NOT NULL
+        ) STRICT;
+        """
+
+    /// Every migration this binary knows, in order. Times are integer milliseconds since 1970.
+    /// Tables are STRICT (SQLite 3.37+) so a type mistake fails loudly instead of being stored.
+    static let all: [Migration] = [
+        Migration(
+            version: 1, name: "users, sessions, audit events, settings",
+            sql: """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    username TEXT UNIQUE,
+                    display_name TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    disabled_at INTEGER
+                ) STRICT;
+
+                CREATE TABLE sessions (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    token_hash BLOB NOT NULL UNIQUE,
+                    client_kind TEXT NOT NULL,
+                    auth_method TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    last_seen_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    revoked_at INTEGER,
+                    user_agent TEXT,
+                    ip_address TEXT
+                ) STRICT;
+                -- Listing and revoking a user's sessions, and the cascade on user deletion.
+                CREATE INDEX sessions_user_id ON sessions(user_id);
+
+                -- No foreign key on user_id: the audit trail must outlive the users it mentions.
+                CREATE TABLE audit_events (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    at INTEGER NOT NULL,
+                    action TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    user_id TEXT,
+                    request_id TEXT,
+                    ip_address TEXT,
+                    details TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details))
+                ) STRICT;
+                -- The admin API pages one user's trail newest first.
+                CREATE INDEX audit_events_user_id ON audit_events(user_id, id);
+
+                CREATE TABLE settings (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value BLOB NOT NULL,
+                    updated_at INTEGER NOT NULL
+                ) STRICT;
+                """)
+    ]
+
+    /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.
+    static func validate(_ migrations: [Migration]) throws(StorageError) {
+        for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
+            throw StorageError(
+                .migration,
+                "migration versions must run 1, 2, 3, … without gaps; found \(migration.version) at position \(offset + 1)"
+            )
+        }
+    }
+}

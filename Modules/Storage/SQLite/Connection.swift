@@ -1,0 +1,220 @@
+import CSQLite
+
+/// One SQLite connection. It owns the `sqlite3` handle and its prepared statements and frees them
+/// when closed or deinitialised.
+///
+/// A connection is not thread-safe by itself (it is opened with `SQLITE_OPEN_NOMUTEX`); it is
+/// `@unchecked Sendable` because `ConnectionPool` hands it to exactly one thread at a time.
+final class Connection: @unchecked Sendable {
+    /// How a connection is opened.
+    struct OpenFlags: OptionSet, Sendable {
+        let rawValue: Int32
+        /// Open for reading and writing.
+        static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        /// Create the file when it is missing.
+        static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        /// Open read-only.
+        static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+    }
+
+    /// Statements kept for reuse; bounded because a runaway caller building SQL dynamically would
+    /// otherwise grow it forever.
+    static let statementCacheLimit = 64
+
+    private var handle: OpaquePointer?
+    private var cache: [String: Statement] = [:]
+    /// How many times this connection compiled SQL with `sqlite3_prepare_v3` (tests use it to
+    /// prove statements are reused).
+    private(set) var prepareCount = 0
+
+    /// Opens the database at `path`.
+    /// - Throws: `StorageError` translated from SQLite's open result.
+    init(path: String, flags: OpenFlags, busyTimeoutMilliseconds: Int32) throws(StorageError) {
+        var db: OpaquePointer?
+        // NOMUTEX: the pool serialises use, so SQLite's per-call mutex would be pure overhead.
+        // EXRESCODE: extended codes let the wrapper tell a UNIQUE failure from a foreign-key one.
+        let rc = sqlite3_open_v2(
+            path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
+        // SQLite hands back a handle even when opening fails; it must be closed either way.
+        handle = db
+        guard rc == SQLITE_OK, db != nil else {
+            let error = Connection.error(rc, db, context: "could not open the database")
+            close()
+            throw error
+        }
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+    }
+
+    deinit { close() }
+
+    /// The raw handle; only the wrapper types in this folder touch it.
+    var rawHandle: OpaquePointer {
+        guard let handle else { preconditionFailure("use of a closed SQLite connection") }
+        return handle
+    }
+
+    /// Whether the connection is open.
+    var isOpen: Bool { handle != nil }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes64(rawHandle)) }
+
+    /// The rowid of the most recent successful INSERT.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(rawHandle) }
+
+    /// Whether a transaction is open (SQLite is outside autocommit mode).
+    var isInTransaction: Bool { sqlite3_get_autocommit(rawHandle) == 0 }
+
+    /// How many statements the cache holds now.
+    var cachedStatementCount: Int { cache.count }
+
+    /// Sets an integer `sqlite3_db_config` option and returns the value SQLite reports back.
+    func configure(option: Int32, value: Int32) throws(StorageError) -> Int32 {
+        var result: Int32 = -1
+        let rc = csqlite_db_config_int(rawHandle, option, value, &result)
+        guard rc == SQLITE_OK else {
+            throw failure(rc, context: "could not configure the connection")
+        }
+        return result
+    }
+
+    /// Runs one or more SQL statements that take no parameters (pragmas, DDL, BEGIN/COMMIT).
+    /// The SQL is not cached: these run rarely, and DDL would invalidate cached plans anyway.
+    func exec(_ sql: String) throws(StorageError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(rawHandle, sql, nil, nil, &errorMessage)
+        // sqlite3_exec allocates the message; free it whether or not we use it.
+        let text = errorMessage.map { String(cString: $0) }
+        sqlite3_free(errorMessage)
+        guard rc == SQLITE_OK else {
+            throw Connection.error(rc, handle, context: "statement failed", detail: text)
+        }
+    }
+
+    /// Runs `body` with the cached statement for `sql` (compiling it on first use), then resets it
+    /// and clears its bindings so no value outlives the call.
+    func withStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
+        // Take the statement out while it is in use, so a nested use of the same SQL compiles its
+        // own copy instead of resetting a statement that is mid-iteration.
+        let statement: Statement
+        if let cached = cache.removeValue(forKey: sql) {
+            statement = cached
+        } else {
+            statement = try prepare(sql)
+        }
+        defer {
+            statement.reset()
+            if cache[sql] == nil, cache.count < Connection.statementCacheLimit {
+                cache[sql] = statement
+            }
+        }
+        return try body(statement)
+    }
+
+    /// Runs a statement that returns no rows, with `arguments` bound to `?1`, `?2`, ….
+    func execute(_ sql: String, _ arguments: [any SQLiteBindable] = []) throws {
+        try withStatement(sql) { statement in
+            try statement.bind(arguments)
+            while try statement.step() {}
+        }
+    }
+
+    /// Runs a query and maps every row with `transform`.
+    func query<T>(
+        _ sql: String, _ arguments: [any SQLiteBindable] = [], _ transform: (Row) throws -> T
+    ) throws -> [T] {
+        try withStatement(sql) { statement in
+            try statement.bind(arguments)
+            var rows: [T] = []
+            while try statement.step() {
+                rows.append(try transform(Row(statement: statement.rawHandle)))
+            }
+            return rows
+        }
+    }
+
+    /// Runs a query and maps its first row, or returns nil when it has none.
+    func queryFirst<T>(
+        _ sql: String, _ arguments: [any SQLiteBindable] = [], _ transform: (Row) throws -> T
+    ) throws -> T? {
+        try withStatement(sql) { statement in
+            try statement.bind(arguments)
+            guard try statement.step() else { return nil }
+            return try transform(Row(statement: statement.rawHandle))
+        }
+    }
+
+    /// Finalises every cached statement and closes the handle. Safe to call twice.
+    func close() {
+        for statement in cache.values { statement.finalize() }
+        cache.removeAll()
+        guard let handle else { return }
+        // Every statement this connection made is finalised above or by its own deinit, so
+        // sqlite3_close cannot report SQLITE_BUSY; close_v2 is the belt to those braces.
+        sqlite3_close_v2(handle)
+        self.handle = nil
+    }
+
+    /// Compiles `sql`; the statement is marked persistent because the cache keeps it.
+    private func prepare(_ sql: String) throws(StorageError) -> Statement {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(
+            rawHandle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            throw failure(rc, context: "could not prepare a statement")
+        }
+        prepareCount += 1
+        return Statement(handle: statement, connection: rawHandle)
+    }
+
+    /// The error for `rc` on this connection.
+    func failure(_ rc: Int32, context: String, file: String = #fileID, line: Int = #line)
+        -> StorageError
+    {
+        Connection.error(rc, handle, context: context, file: file, line: line)
+    }
+
+    /// Translates a SQLite result code into a `StorageError`.
+    ///
+    /// SQLite's own messages name tables, columns and constraints but never bound values, so they
+    /// are safe to keep; the SQL text is left out because it is noise in an operator's log.
+    static func error(
+        _ rc: Int32, _ db: OpaquePointer?, context: String, detail: String? = nil,
+        file: String = #fileID, line: Int = #line
+    ) -> StorageError {
+        let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
+        // Prefer the code we were handed: the connection's last error may be from another call.
+        let code = (rc & 0xff) == (extended & 0xff) ? extended : rc
+        let sqliteMessage = detail ?? db.map { String(cString: sqlite3_errmsg($0)) }
+        let message = sqliteMessage.map { "\(context): \($0)" } ?? context
+        return StorageError(
+            storageCode(for: code), message, sqliteResultCode: code, file: file, line: line)
+    }
+
+    // Extended codes are macros built with shifts, which Swift does not import; these are their
+    // values from sqlite3.h (part of SQLite's stable ABI).
+    private static let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+    private static let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+    private static let constraintRowID: Int32 = SQLITE_CONSTRAINT | (10 << 8)
+
+    /// The stable code for a SQLite (extended) result code.
+    static func storageCode(for rc: Int32) -> StorageError.Code {
+        switch rc {
+        // Unique and primary-key failures are a duplicate, which callers treat as a conflict;
+        // the other constraint kinds (NOT NULL, CHECK, foreign key) point at invalid data.
+        case constraintUnique, constraintPrimaryKey, constraintRowID:
+            return .conflict
+        default:
+            break
+        }
+        switch rc & 0xff {
+        case SQLITE_CONSTRAINT: return .constraint
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_FULL, SQLITE_PERM, SQLITE_PROTOCOL: return .io
+        case SQLITE_READONLY: return .readOnly
+        default: return .internal
+        }
+    }
+}

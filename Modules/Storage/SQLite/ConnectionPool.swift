@@ -1,0 +1,63 @@
+import Dispatch
+import Synchronization
+
+/// A fixed set of connections handed out one thread at a time.
+///
+/// The writer is a pool of one, which is what serialises writes; the readers are a pool of
+/// several, so reads proceed in parallel with each other and, thanks to WAL, with the writer.
+final class ConnectionPool: Sendable {
+    private struct State {
+        var idle: [Connection]
+        var closed = false
+    }
+
+    private let state: Mutex<State>
+    /// Counts idle connections, so a caller waits without spinning when all are busy.
+    private let available: DispatchSemaphore
+
+    /// Creates a pool owning `connections`.
+    init(_ connections: [Connection]) {
+        state = Mutex(State(idle: connections))
+        available = DispatchSemaphore(value: connections.count)
+    }
+
+    /// Runs `body` with a connection nobody else is using, waiting for one if all are busy.
+    ///
+    /// Blocking: call it from a thread that may wait (not from a cooperative-pool task holding
+    /// other work up), and never from inside another `withConnection` on the same pool, which
+    /// would wait for itself.
+    /// - Throws: `StorageError(.closed)` once the pool is closed, or whatever `body` throws.
+    func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+        available.wait()
+        let connection = state.withLock { state -> Connection? in
+            state.closed ? nil : state.idle.popLast()
+        }
+        guard let connection else {
+            // Pass the wake-up on, so every waiter learns the pool is closed.
+            available.signal()
+            throw StorageError(.closed, "the database is closed")
+        }
+        defer { checkIn(connection) }
+        return try body(connection)
+    }
+
+    /// Closes idle connections now and busy ones when they come back; later calls throw `.closed`.
+    func close() {
+        let idle = state.withLock { state -> [Connection] in
+            state.closed = true
+            defer { state.idle.removeAll() }
+            return state.idle
+        }
+        for connection in idle { connection.close() }
+        available.signal()
+    }
+
+    private func checkIn(_ connection: Connection) {
+        let closed = state.withLock { state -> Bool in
+            if !state.closed { state.idle.append(connection) }
+            return state.closed
+        }
+        if closed { connection.close() }
+        available.signal()
+    }
+}

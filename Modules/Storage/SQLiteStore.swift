@@ -1,0 +1,309 @@
+public import CryptoCore
+public import Foundation
+public import SessionCore
+
+/// The stores over a `SQLiteDatabase`: every write is one transaction on the writer, every
+/// read runs on a reader.
+public final class SQLiteStore: Sendable {
+    /// The database the store reads and writes.
+    public let database: SQLiteDatabase
+    private let clock: any WallClock
+
+    /// Creates a store over an open database; `clock` stamps settings' update times.
+    public init(database: SQLiteDatabase, clock: any WallClock = SystemClock()) {
+        self.database = database
+        self.clock = clock
+    }
+
+    fileprivate static let userColumns = "id, username, display_name, created_at, disabled_at"
+
+    fileprivate static func user(_ row: Row) -> User {
+        User(
+            id: row.string(0), username: row.optionalString(1), displayName: row.string(2),
+            createdAt: row.date(3), disabledAt: row.optionalDate(4))
+    }
+
+    fileprivate static let sessionColumns = """
+        id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at, expires_at, \
+        revoked_at, user_agent, ip_address
+        """
+
+    fileprivate static func session(_ row: Row) throws -> Session {
+        guard let kind = ClientKind(rawValue: row.string(3)) else {
+            // Only this code writes the column, so an unknown kind means the file was altered.
+            throw StorageError(.corrupt, "a session has an unknown client kind")
+        }
+        return Session(
+            id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), clientKind: kind,
+            authMethod: row.string(4), createdAt: row.date(5), lastSeenAt: row.date(6),
+            expiresAt: row.date(7), revokedAt: row.optionalDate(8),
+            userAgent: row.optionalString(9),
+            ipAddress: row.optionalString(10))
+    }
+
+    fileprivate static func insert(_ session: Session, on connection: Connection) throws {
+        try connection.execute(
+            "INSERT INTO sessions (\(sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            [
+                session.id, session.userID, session.tokenHash, session.clientKind.rawValue,
+                session.authMethod, session.createdAt, session.lastSeenAt, session.expiresAt,
+                session.revokedAt, session.userAgent, session.ipAddress,
+            ])
+    }
+}
+
+extension SQLiteStore: UserStore {
+    public func insertUser(_ user: User) throws {
+        try database.write { connection in
+            try connection.execute(
+                "INSERT INTO users (\(Self.userColumns)) VALUES (?1, ?2, ?3, ?4, ?5)",
+                [user.id, user.username, user.displayName, user.createdAt, user.disabledAt])
+        }
+    }
+
+    public func user(id: String) throws -> User? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.userColumns) FROM users WHERE id = ?1", [id], Self.user)
+        }
+    }
+
+    public func user(username: String) throws -> User? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.userColumns) FROM users WHERE username = ?1", [username], Self.user)
+        }
+    }
+
+    public func updateUser(_ user: User) throws {
+        try database.write { connection in
+            try connection.execute(
+                "UPDATE users SET username = ?2, display_name = ?3, disabled_at = ?4 WHERE id = ?1",
+                [user.id, user.username, user.displayName, user.disabledAt])
+            guard connection.changes > 0 else { throw StorageError(.notFound, "no such user") }
+        }
+    }
+
+    public func deleteUser(id: String) throws -> Bool {
+        // The sessions go with the user through ON DELETE CASCADE, in the same transaction.
+        try database.write { connection in
+            try connection.execute("DELETE FROM users WHERE id = ?1", [id])
+            return connection.changes > 0
+        }
+    }
+
+    public func users(afterID: String?, limit: Int) throws -> [User] {
+        // SQLite reads a negative LIMIT as "no limit"; a non-positive page is simply empty.
+        guard limit > 0 else { return [] }
+        // Two fixed statements rather than "?1 IS NULL OR id > ?1", which keeps SQLite from
+        // seeking the primary key and would make every page a scan of the whole table.
+        return try database.read { connection in
+            if let afterID {
+                return try connection.query(
+                    "SELECT \(Self.userColumns) FROM users WHERE id > ?1 ORDER BY id LIMIT ?2",
+                    [afterID, limit], Self.user)
+            }
+            return try connection.query(
+                "SELECT \(Self.userColumns) FROM users ORDER BY id LIMIT ?1", [limit], Self.user)
+        }
+    }
+
+    public func userCount() throws -> Int {
+        try database.read { connection in
+            Int(try connection.queryFirst("SELECT count(*) FROM users") { $0.int64(0) } ?? 0)
+        }
+    }
+}
+
+extension SQLiteStore: SessionRepository {
+    public func insertSession(_ session: Session) throws {
+        try database.write { try Self.insert(session, on: $0) }
+    }
+
+    public func session(tokenHash: [UInt8]) throws -> Session? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.sessionColumns) FROM sessions WHERE token_hash = ?1", [tokenHash],
+                Self.session)
+        }
+    }
+
+    public func session(id: String) throws -> Session? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?1", [id], Self.session)
+        }
+    }
+
+    public func touchSession(id: String, at: Date) throws {
+        // max(): touches racing from two requests must not move the activity time backwards.
+        try database.write { connection in
+            try connection.execute(
+                "UPDATE sessions SET last_seen_at = max(last_seen_at, ?2) WHERE id = ?1", [id, at])
+        }
+    }
+
+    public func revokeSession(id: String, at: Date) throws -> Bool {
+        try database.write { connection in
+            try connection.execute(
+                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                [id, at])
+            return connection.changes > 0
+        }
+    }
+
+    public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
+        // Live means not revoked and not past its absolute expiry at `at`, as in `sessions`.
+        try database.write { connection in
+            try connection.execute(
+                """
+                UPDATE sessions SET revoked_at = ?3
+                WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?3
+                  AND (?2 IS NULL OR id <> ?2)
+                """, [userID, exceptID, at])
+            return connection.changes
+        }
+    }
+
+    public func sessions(userID: String, liveAt now: Date) throws -> [Session] {
+        try database.read { connection in
+            try connection.query(
+                """
+                SELECT \(Self.sessionColumns) FROM sessions
+                WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2
+                ORDER BY created_at DESC, id DESC
+                """, [userID, now], Self.session)
+        }
+    }
+
+    /// - Throws: `StorageError(.notFound)` when `oldID` does not exist, `.conflict` when it was
+    ///   already revoked (another rotation won) or the replacement collides; nothing changes then.
+    public func rotateSession(oldID: String, replacement: Session, at: Date) throws {
+        try database.write { connection in
+            try connection.execute(
+                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                [oldID, at])
+            if connection.changes == 0 {
+                // Tell the two failures apart only on the slow path.
+                let exists =
+                    try connection.queryFirst(
+                        "SELECT 1 FROM sessions WHERE id = ?1", [oldID]
+                    ) { _ in true } ?? false
+                throw exists
+                    ? StorageError(.conflict, "the session was already revoked")
+                    : StorageError(.notFound, "no such session")
+            }
+            try Self.insert(replacement, on: connection)
+        }
+    }
+
+    public func purgeSessions(endedBefore cutoff: Date) throws -> Int {
+        // A session ends at the earlier of its expiry and its revocation.
+        try database.write { connection in
+            try connection.execute(
+                "DELETE FROM sessions WHERE expires_at < ?1 OR (revoked_at IS NOT NULL AND revoked_at < ?1)",
+                [cutoff])
+            return connection.changes
+        }
+    }
+}
+
+extension SQLiteStore: AuditStore {
+    public func appendAudit(_ event: AuditEvent) throws -> Int64 {
+        let details = try AuditDetails.encode(event.details)
+        return try database.write { connection in
+            try connection.execute(
+                """
+                INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                """,
+                [
+                    event.at, event.action, event.actor, event.userID, event.requestID,
+                    event.ipAddress, details,
+                ])
+            return connection.lastInsertRowID
+        }
+    }
+
+    public func auditEvents(userID: String?, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {
+        guard limit > 0 else { return [] }
+        // One fixed statement per combination of filters (four at most, each cached), so each can
+        // seek an index: the primary key, or (user_id, id).
+        var conditions: [String] = []
+        var arguments: [any SQLiteBindable] = []
+        if let userID {
+            arguments.append(userID)
+            conditions.append("user_id = ?\(arguments.count)")
+        }
+        if let beforeID {
+            arguments.append(beforeID)
+            conditions.append("id < ?\(arguments.count)")
+        }
+        arguments.append(limit)
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = """
+            SELECT id, at, action, actor, user_id, request_id, ip_address, details FROM audit_events
+            \(filter) ORDER BY id DESC LIMIT ?\(arguments.count)
+            """
+        return try database.read { connection in
+            try connection.query(sql, arguments) { row in
+                AuditEvent(
+                    id: row.int64(0), at: row.date(1), action: row.string(2), actor: row.string(3),
+                    userID: row.optionalString(4), requestID: row.optionalString(5),
+                    ipAddress: row.optionalString(6),
+                    details: try AuditDetails.decode(row.string(7)))
+            }
+        }
+    }
+}
+
+extension SQLiteStore: SettingsStore {
+    public func setting(_ key: String) throws -> [UInt8]? {
+        try database.read { connection in
+            try connection.queryFirst("SELECT value FROM settings WHERE key = ?1", [key]) {
+                $0.blob(0)
+            }
+        }
+    }
+
+    public func setSetting(_ key: String, value: [UInt8]) throws {
+        let now = clock.now()
+        try database.write { connection in
+            try connection.execute(
+                """
+                INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                """, [key, value, now])
+        }
+    }
+
+    public func insertSettingIfAbsent(_ key: String, value: [UInt8]) throws -> Bool {
+        let now = clock.now()
+        return try database.write { connection in
+            try connection.execute(
+                "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING",
+                [key, value, now])
+            return connection.changes > 0
+        }
+    }
+}
+
+/// The JSON form of audit details: a flat object with sorted keys, so equal details store equal text.
+enum AuditDetails {
+    static func encode(_ details: [String: String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(details) else {
+            throw StorageError(.invalidArgument, "audit details could not be encoded as JSON")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decode(_ text: String) throws -> [String: String] {
+        guard let details = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+        else {
+            throw StorageError(.corrupt, "stored audit details are not a JSON object of strings")
+        }
+        return details
+    }
+}

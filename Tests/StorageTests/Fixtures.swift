@@ -1,0 +1,100 @@
+import CryptoCore
+import Dispatch
+import Foundation
+import SessionCore
+import Storage
+
+/// Every store protocol at once: what both implementations provide.
+typealias AllStores = AuditStore & SessionRepository & SettingsStore & UserStore
+
+/// A directory under the system temp folder, removed with everything in it on deinit.
+final class TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("portvakt-storage-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// The path of `name` inside the directory (not created).
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// A store under test, keeping its database file alive as long as the fixture lives.
+final class StoreFixture {
+    let store: any AllStores
+    private let database: SQLiteDatabase?
+    private let directory: TemporaryDirectory?
+
+    init(
+        store: any AllStores, database: SQLiteDatabase? = nil, directory: TemporaryDirectory? = nil
+    ) {
+        self.store = store
+        self.database = database
+        self.directory = directory
+    }
+
+    deinit { database?.close() }
+}
+
+/// The implementations every behavioural test runs against.
+enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite
+    case memory
+
+    var description: String { rawValue }
+
+    func make() throws -> StoreFixture {
+        switch self {
+        case .memory:
+            return StoreFixture(store: MemoryStore())
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
+            return StoreFixture(
+                store: SQLiteStore(database: database), database: database, directory: directory)
+        }
+    }
+}
+
+/// A clock that stays where it is put.
+struct FixedClock: WallClock {
+    let instant: Date
+    func now() -> Date { instant }
+}
+
+/// A whole-millisecond instant near the present, so round trips compare exactly.
+let epoch = Date(timeIntervalSince1970: 1_790_000_000)
+
+func at(_ seconds: TimeInterval) -> Date { epoch.addingTimeInterval(seconds) }
+
+func makeUser(_ id: String, username: String? = nil, createdAt: Date = epoch) -> User {
+    User(id: id, username: username, displayName: "User \(id)", createdAt: createdAt)
+}
+
+func makeSession(
+    _ id: String, userID: String, createdAt: Date = epoch, expiresAt: Date = at(86_400),
+    revokedAt: Date? = nil, token: String? = nil
+) -> Session {
+    Session(
+        id: id, userID: userID, tokenHash: Digest.sha256(token ?? "token-\(id)"), clientKind: .web,
+        authMethod: "passkey", createdAt: createdAt, lastSeenAt: createdAt, expiresAt: expiresAt,
+        revokedAt: revokedAt, userAgent: "TestAgent/1.0", ipAddress: "192.0.2.1")
+}
+
+/// Runs `body` once on each of `count` threads at the same time and waits for all of them.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        let thread = Thread {
+            body(index)
+            group.leave()
+        }
+        group.enter()
+        thread.start()
+    }
+    group.wait()
+}

@@ -1,0 +1,394 @@
+import CryptoCore
+import Dispatch
+import Foundation
+import SessionCore
+import Testing
+
+@testable import Storage
+
+/// The SQLite database itself: opening, pragmas, migrations, transactions, concurrency, operations.
+@Suite("SQLite database")
+struct SQLiteDatabaseTests {
+    let directory: TemporaryDirectory
+
+    init() throws { directory = try TemporaryDirectory() }
+
+    var path: String { directory.path("portvakt.sqlite") }
+
+    /// A second migration for tests of stepwise upgrades.
+    static let notesMigration = Migration(
+        version: 2, name: "notes",
+        sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;")
+
+    func tableNames(_ database: SQLiteDatabase) throws -> Set<String> {
+        try database.read { connection in
+            Set(
+                try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table'") {
+                    $0.string(0)
+                })
+        }
+    }
+
+    // MARK: Migrations
+
+    @Test("migrations apply once at open and are recorded")
+    func migrationsApplyAndAreRecorded() throws {
+        let database = try SQLiteDatabase(
+            path: path, clock: FixedClock(instant: at(0.5)))
+        defer { database.close() }
+        #expect(try database.schemaVersion == 1)
+        #expect(SQLiteDatabase.supportedSchemaVersion == 1)
+        #expect(
+            try database.appliedMigrations() == [
+                AppliedMigration(version: 1, name: Migration.all[0].name, appliedAt: at(0.5))
+            ])
+        #expect(
+            try tableNames(database).isSuperset(of: [
+                "users", "sessions", "audit_events", "settings", "schema_migrations",
+            ]))
+        #expect(try database.migrate().isEmpty, "nothing is left to apply")
+    }
+
+    @Test("reopening a database does not reapply its migrations")
+    func reopeningDoesNotReapply() throws {
+        try SQLiteDatabase(path: path, clock: FixedClock(instant: at(1))).close()
+        let reopened = try SQLiteDatabase(path: path, clock: FixedClock(instant: at(2)))
+        defer { reopened.close() }
+        let applied = try reopened.appliedMigrations()
+        #expect(applied.count == 1)
+        #expect(applied.first?.appliedAt == at(1), "the record is from the first open")
+        #expect(try reopened.migrate().isEmpty)
+    }
+
+    @Test("with migrate-on-open off, migrate() applies and reports the pending steps")
+    func explicitMigrate() throws {
+        let database = try SQLiteDatabase(
+            path: path, configuration: .init(migrateOnOpen: false),
+            clock: FixedClock(instant: epoch))
+        defer { database.close() }
+        #expect(try database.schemaVersion == 0)
+        let applied = try database.migrate()
+        #expect(applied.map(\.version) == [1])
+        #expect(applied.first?.appliedAt == epoch)
+        #expect(try database.schemaVersion == 1)
+    }
+
+    @Test("a later migration is applied on its own to an older database")
+    func stepwiseUpgrade() throws {
+        try SQLiteDatabase(path: path).close()
+        let upgraded = try SQLiteDatabase(
+            path: path, configuration: .init(migrateOnOpen: false), clock: SystemClock(),
+            migrations: Migration.all + [Self.notesMigration])
+        defer { upgraded.close() }
+        #expect(try upgraded.migrate().map(\.version) == [2])
+        #expect(try upgraded.schemaVersion == 2)
+        #expect(try tableNames(upgraded).contains("notes"))
+    }
+
+    @Test("a database from a newer version is refused")
+    func newerDatabaseIsRefused() throws {
+        let newer = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Migration.all + [Self.notesMigration])
+        newer.close()
+        #expect(throws: StorageError(.migration, "")) { try SQLiteDatabase(path: path) }
+        do {
+            _ = try SQLiteDatabase(path: path)
+        } catch let error as StorageError {
+            #expect(error.message.contains("schema version 2"))
+        }
+    }
+
+    @Test("a database whose recorded history differs from this binary's is refused")
+    func foreignHistoryIsRefused() throws {
+        let renamed = Migration(
+            version: 1, name: "something else", sql: "CREATE TABLE other (x INTEGER) STRICT;")
+        try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(), migrations: [renamed]
+        ).close()
+        #expect(throws: StorageError(.migration, "")) { try SQLiteDatabase(path: path) }
+    }
+
+    @Test("a failing migration is rolled back and reported")
+    func failingMigrationRollsBack() throws {
+        try SQLiteDatabase(path: path).close()
+        let broken = Migration(
+            version: 2, name: "broken",
+            sql: "CREATE TABLE half (x INTEGER) STRICT; CREATE TABLE users (y INTEGER);")
+        let database = try SQLiteDatabase(
+            path: path, configuration: .init(migrateOnOpen: false), clock: SystemClock(),
+            migrations: Migration.all + [broken])
+        defer { database.close() }
+        #expect(throws: StorageError(.migration, "")) { try database.migrate() }
+        #expect(try database.schemaVersion == 1)
+        #expect(
+            try tableNames(database).contains("half") == false, "the first statement was undone too"
+        )
+    }
+
+    @Test("a migration list with a gap is refused")
+    func gapInMigrations() throws {
+        let gap = Migration(version: 3, name: "gap", sql: "SELECT 1;")
+        #expect(throws: StorageError(.migration, "")) {
+            try SQLiteDatabase(
+                path: path, configuration: .init(), clock: SystemClock(),
+                migrations: Migration.all + [gap])
+        }
+    }
+
+    // MARK: Opening
+
+    @Test(
+        "WAL, foreign keys and the busy timeout are on for the writer and every reader",
+        arguments: SQLiteDatabase.Synchronous.allCases)
+    func pragmas(synchronous: SQLiteDatabase.Synchronous) throws {
+        let database = try SQLiteDatabase(
+            path: path,
+            configuration: .init(
+                busyTimeoutMilliseconds: 1234, synchronous: synchronous, readerCount: 2))
+        defer { database.close() }
+        func pragma(_ name: String, on connection: Connection) throws -> String? {
+            try connection.queryFirst("PRAGMA \(name)") { $0.string(0) }
+        }
+        let names = ["journal_mode", "foreign_keys", "busy_timeout", "synchronous", "query_only"]
+        let writer = try database.write { connection in
+            try names.map { try pragma($0, on: connection) }
+        }
+        #expect(writer == ["wal", "1", "1234", synchronous == .normal ? "1" : "2", "0"])
+        // Hold both readers at once so each one is checked, not the same one twice.
+        let readers = try database.read { first in
+            try database.read { second in
+                try [first, second].map { reader in
+                    try names.dropLast(2).map { try pragma($0, on: reader) }
+                }
+                    + [[try pragma("query_only", on: first), try pragma("query_only", on: second)]]
+            }
+        }
+        #expect(readers == [["wal", "1", "1234"], ["wal", "1", "1234"], ["1", "1"]])
+    }
+
+    @Test("missing directories are created 0700 and the file 0600")
+    func fileModes() throws {
+        let nested = directory.path("a/b/portvakt.sqlite")
+        let database = try SQLiteDatabase(path: nested)
+        defer { database.close() }
+        let fileMode =
+            try FileManager.default.attributesOfItem(atPath: nested)[.posixPermissions] as? Int
+        let directoryMode =
+            try FileManager.default.attributesOfItem(atPath: directory.path("a/b"))[
+                .posixPermissions] as? Int
+        #expect(fileMode.map { $0 & 0o777 } == 0o600)
+        #expect(directoryMode.map { $0 & 0o777 } == 0o700)
+        // SQLite gives the WAL the main file's mode.
+        let walMode =
+            try FileManager.default.attributesOfItem(atPath: nested + "-wal")[.posixPermissions]
+            as? Int
+        #expect(walMode.map { $0 & 0o777 } == 0o600)
+    }
+
+    @Test("a file that is not a database is reported as corrupt")
+    func notADatabase() throws {
+        try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect(throws: StorageError(.corrupt, "")) { try SQLiteDatabase(path: path) }
+    }
+
+    @Test("a bad configuration or path is an invalid argument")
+    func invalidArguments() throws {
+        #expect(throws: StorageError(.invalidArgument, "")) {
+            try SQLiteDatabase(path: path, configuration: .init(readerCount: 0))
+        }
+        #expect(throws: StorageError(.invalidArgument, "")) {
+            try SQLiteDatabase(path: path, configuration: .init(busyTimeoutMilliseconds: -1))
+        }
+        #expect(throws: StorageError(.invalidArgument, "")) { try SQLiteDatabase(path: "") }
+        #expect(throws: StorageError(.invalidArgument, "")) { try SQLiteDatabase(path: ":memory:") }
+    }
+
+    // MARK: Transactions
+
+    @Test("a thrown error rolls the transaction back and leaves nothing behind")
+    func rollbackOnThrow() throws {
+        struct Abort: Error {}
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        #expect(throws: Abort.self) {
+            try database.write { connection in
+                try connection.execute(
+                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    ["u1", "One", epoch])
+                throw Abort()
+            }
+        }
+        #expect(try store.user(id: "u1") == nil)
+        #expect(try database.write { $0.isInTransaction } == true, "the next write starts cleanly")
+        try store.insertUser(makeUser("u2"))
+        #expect(try store.userCount() == 1)
+    }
+
+    @Test("readers refuse to write")
+    func readersAreQueryOnly() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        #expect(throws: StorageError(.readOnly, "")) {
+            try database.read { connection in
+                try connection.execute(
+                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    ["u1", "One", epoch])
+            }
+        }
+    }
+
+    @Test("readers run while a write transaction is open and see only committed rows")
+    func readersDuringWrite() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            _ = try? database.write { connection in
+                try connection.execute(
+                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    ["u1", "One", epoch])
+                inside.signal()
+                // Hold the transaction open until the reads are done (bounded, so a bug cannot hang).
+                _ = release.wait(timeout: .now() + 10)
+            }
+            finished.signal()
+        }
+        writer.start()
+        #expect(inside.wait(timeout: .now() + 10) == .success)
+
+        let started = Date()
+        #expect(try store.userCount() == 0, "the uncommitted row is invisible")
+        #expect(try store.user(id: "u1") == nil)
+        #expect(Date().timeIntervalSince(started) < 2, "reads did not wait for the writer")
+
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(try store.user(id: "u1") != nil, "committed rows are visible to the next read")
+    }
+
+    @Test("8 threads × 200 inserts from concurrent writers all land")
+    func concurrentWriters() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        let failures = Wins()
+        onThreads(8) { thread in
+            for index in 0..<200 {
+                do {
+                    try store.insertUser(
+                        makeUser("t\(thread)-\(index)", username: "name-\(thread)-\(index)"))
+                    // Readers keep working alongside.
+                    if index.isMultiple(of: 50) { _ = try store.userCount() }
+                } catch {
+                    failures.add(thread)
+                }
+            }
+        }
+        #expect(failures.all.isEmpty)
+        #expect(try store.userCount() == 1600)
+        #expect(try database.integrityCheck() == "ok")
+    }
+
+    // MARK: Operations
+
+    @Test("the integrity check reports ok and the health check passes")
+    func integrityAndHealth() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        try SQLiteStore(database: database).insertUser(makeUser("u1"))
+        #expect(try database.integrityCheck() == "ok")
+        try database.checkHealth()
+    }
+
+    @Test("a backup is a 0600 file that opens with the same rows")
+    func backup() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        try store.insertUser(makeUser("u1", username: "alice"))
+        try store.insertSession(makeSession("s1", userID: "u1"))
+        try store.setSetting("admin.token_hash", value: [1, 2, 3])
+        let eventID = try store.appendAudit(
+            AuditEvent(at: epoch, action: "user.created", actor: "admin", userID: "u1"))
+
+        let destination = directory.path("backups/portvakt-backup.sqlite")
+        try database.backup(to: destination)
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: destination)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o777 } == 0o600)
+
+        let copy = try SQLiteDatabase(path: destination)
+        defer { copy.close() }
+        let restored = SQLiteStore(database: copy)
+        #expect(try restored.user(id: "u1") == store.user(id: "u1"))
+        #expect(try restored.session(id: "s1") == store.session(id: "s1"))
+        #expect(try restored.setting("admin.token_hash") == [1, 2, 3])
+        #expect(
+            try restored.auditEvents(userID: nil, beforeID: nil, limit: 5).map(\.id) == [eventID])
+        #expect(try copy.schemaVersion == 1)
+        #expect(try copy.integrityCheck() == "ok")
+    }
+
+    @Test("a backup never overwrites an existing file")
+    func backupRefusesExisting() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let destination = directory.path("existing.sqlite")
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: destination))
+        #expect(throws: StorageError(.conflict, "")) { try database.backup(to: destination) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data("keep me".utf8))
+    }
+
+    @Test("a closed database refuses work, and closing twice is harmless")
+    func closed() throws {
+        let database = try SQLiteDatabase(path: path)
+        let store = SQLiteStore(database: database)
+        database.close()
+        database.close()
+        #expect(throws: StorageError(.closed, "")) { try store.user(id: "u1") }
+        #expect(throws: StorageError(.closed, "")) { try store.insertUser(makeUser("u1")) }
+        #expect(throws: StorageError(.closed, "")) { try database.checkHealth() }
+        let destination = directory.path("after-close.sqlite")
+        #expect(throws: StorageError(.closed, "")) { try database.backup(to: destination) }
+        #expect(
+            !FileManager.default.fileExists(atPath: destination), "no empty backup is left behind")
+    }
+
+    // MARK: Statements
+
+    @Test("the writer reuses its prepared statements across transactions")
+    func writerReusesStatements() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        try store.insertUser(makeUser("u0"))
+        let before = try database.write { $0.prepareCount }
+        for index in 1...20 { try store.insertUser(makeUser("u\(index)")) }
+        #expect(
+            try database.write { $0.prepareCount } == before, "no insert compiled its SQL again")
+    }
+
+    @Test("bound values never appear in error messages")
+    func noValuesInErrors() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        let secret = "secret-username-4711"
+        try store.insertUser(makeUser("u1", username: secret))
+        do {
+            try store.insertUser(makeUser("u2", username: secret))
+            Issue.record("a duplicate username was accepted")
+        } catch let error as StorageError {
+            #expect(error.code == .conflict)
+            #expect(!error.description.contains(secret))
+            #expect(!error.message.contains("u2"))
+            // SQLITE_CONSTRAINT_UNIQUE, kept for operators.
+            #expect(error.sqliteResultCode == 2067)
+        }
+    }
+}
