@@ -97,12 +97,12 @@ public enum PortvaktCLI {
         let configuration = try PortvaktConfiguration.load(path: configPath, environment: environment)
         let database = try SQLiteDatabase(
             path: configuration.storagePath,
-            options: SQLiteDatabase.Options(
+            configuration: SQLiteDatabase.Configuration(
                 busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds, migrateOnOpen: false))
         defer { database.close() }
         let applied = try database.migrate()
         if applied.isEmpty {
-            print("database is up to date (schema version \(try database.schemaVersion()))")
+            print("database is up to date (schema version \(try database.schemaVersion))")
         } else {
             for migration in applied { print("applied migration \(migration.version): \(migration.name)") }
         }

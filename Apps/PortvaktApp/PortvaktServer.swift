@@ -33,11 +33,12 @@ public final class PortvaktServer: Sendable {
         self.logger = logger
         database = try SQLiteDatabase(
             path: configuration.storagePath,
-            options: SQLiteDatabase.Options(
+            configuration: SQLiteDatabase.Configuration(
                 busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds,
                 synchronous: configuration.storage.synchronous == .full ? .full : .normal,
-                readers: configuration.storage.readers))
-        store = SQLiteStore(database: database)
+                readerCount: configuration.storage.readers),
+            clock: clock)
+        store = SQLiteStore(database: database, clock: clock)
         sessions = SessionService(
             repository: store,
             policy: SessionPolicy(

@@ -11,8 +11,8 @@ public final class TestServer: Sendable {
     public let server: PortvaktServer
     /// The fixed clock every service uses.
     public let clock: FixedClock
-    /// The temporary data directory.
-    public let directory: URL
+    /// The temporary data directory, removed when the server value goes away.
+    public let directory: TemporaryDirectory
     /// http://127.0.0.1:PORT of the public listener.
     public let publicURL: String
     /// http://127.0.0.1:PORT of the admin listener.
@@ -23,7 +23,7 @@ public final class TestServer: Sendable {
     /// Starts a server. `configure` receives a JSON object of configuration keys to merge over the
     /// test defaults (ports 0, quiet logging).
     public init(configuration json: [String: Any] = [:], clock: FixedClock = FixedClock()) throws {
-        directory = try TemporaryDirectory.make()
+        directory = try TemporaryDirectory()
         self.clock = clock
         var object: [String: Any] = [
             "listen": ["public": ["port": 0], "admin": ["port": 0]],
@@ -40,10 +40,9 @@ public final class TestServer: Sendable {
         adminToken = server.createdAdminToken ?? ""
     }
 
-    /// Stops the server and removes its data.
+    /// Stops the server.
     public func stop() {
         server.shutdown(grace: 2)
-        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Creates a user directly in storage, as later login methods will.
@@ -62,13 +61,24 @@ public final class TestServer: Sendable {
     }
 }
 
-/// Fresh directories under the system temporary directory.
-public enum TemporaryDirectory {
-    /// Creates and returns a new empty directory.
-    public static func make(prefix: String = "portvakt-test") throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+/// A fresh directory under the system temporary directory, removed with its contents when the
+/// value goes away.
+public final class TemporaryDirectory: Sendable {
+    /// Where the directory is.
+    public let url: URL
+
+    /// Creates a new empty directory.
+    public init(prefix: String = "portvakt-test") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
             "\(prefix)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
     }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// The directory's path.
+    public var path: String { url.path }
+
+    /// The path of `name` inside the directory (not created).
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 }

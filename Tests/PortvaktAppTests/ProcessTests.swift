@@ -26,18 +26,17 @@ struct ProcessTests {
 
     @Test("config check names the exact key and problem, and exits non-zero")
     func configCheck() throws {
-        let directory = try TemporaryDirectory.make()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let bad = directory.appendingPathComponent("bad.json")
+        let directory = try TemporaryDirectory()
+        let bad = directory.url.appendingPathComponent("bad.json")
         try Data(#"{"http": {"maxBodyBytes": "big"}, "listen": {"public": {"prot": 1}}}"#.utf8).write(to: bad)
         let result = try PortvaktProcess.run(["config", "check", bad.path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("http.maxBodyBytes"))
         #expect(result.stderr.contains("listen.public.prot"))
-        let good = directory.appendingPathComponent("good.json")
+        let good = directory.url.appendingPathComponent("good.json")
         try Data("{}".utf8).write(to: good)
         #expect(try PortvaktProcess.run(["config", "check", good.path]).status == 0)
-        let missing = try PortvaktProcess.run(["config", "check", directory.appendingPathComponent("no.json").path])
+        let missing = try PortvaktProcess.run(["config", "check", directory.path("no.json")])
         #expect(missing.status == 1)
     }
 
@@ -52,8 +51,7 @@ struct ProcessTests {
 
     @Test("the first start prints an admin token once; a restart keeps it and prints none")
     func firstStart() throws {
-        let directory = try TemporaryDirectory.make()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
         let config = try Self.writeConfig(in: directory)
         let environment = ["PORTVAKT_DATA": directory.path]
         let first = try PortvaktProcess(["serve", "--config", config], environment: environment)
@@ -79,8 +77,7 @@ struct ProcessTests {
 
     @Test("SIGTERM lets a request in flight finish, then the process exits 0")
     func gracefulShutdown() throws {
-        let directory = try TemporaryDirectory.make()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
         let config = try Self.writeConfig(in: directory)
         let server = try PortvaktProcess(["serve", "--config", config], environment: ["PORTVAKT_DATA": directory.path])
         let port = try server.waitForPort(listener: "public")
@@ -104,10 +101,9 @@ struct ProcessTests {
 
     @Test("a committed write survives SIGKILL, and the database passes integrity_check")
     func crashSafety() throws {
-        let directory = try TemporaryDirectory.make()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
         let config = try Self.writeConfig(in: directory)
-        let databasePath = directory.appendingPathComponent("portvakt.sqlite").path
+        let databasePath = directory.path("portvakt.sqlite")
 
         // Arrange a user and two sessions through the library API, as login methods will.
         let setup = try SQLiteDatabase(path: databasePath)
@@ -145,8 +141,8 @@ struct ProcessTests {
     }
 
     /// A configuration on free ports with the data in `directory`.
-    static func writeConfig(in directory: URL) throws -> String {
-        let url = directory.appendingPathComponent("portvakt.json")
+    static func writeConfig(in directory: TemporaryDirectory) throws -> String {
+        let url = directory.url.appendingPathComponent("portvakt.json")
         let json = #"{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "logging": {"accessLog": true}}"#
         try Data(json.utf8).write(to: url)
         return url.path

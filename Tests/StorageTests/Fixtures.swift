@@ -3,25 +3,10 @@ import Dispatch
 import Foundation
 import SessionCore
 import Storage
+import TestSupport
 
 /// Every store protocol at once: what both implementations provide.
 typealias AllStores = AuditStore & SessionRepository & SettingsStore & UserStore
-
-/// A directory under the system temp folder, removed with everything in it on deinit.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("portvakt-storage-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// The path of `name` inside the directory (not created).
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
 
 /// A store under test, keeping its database file alive as long as the fixture lives.
 final class StoreFixture {
@@ -58,12 +43,6 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
                 store: SQLiteStore(database: database), database: database, directory: directory)
         }
     }
-}
-
-/// A clock that stays where it is put.
-struct FixedClock: WallClock {
-    let instant: Date
-    func now() -> Date { instant }
 }
 
 /// A whole-millisecond instant near the present, so round trips compare exactly.

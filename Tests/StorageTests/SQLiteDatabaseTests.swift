@@ -34,7 +34,7 @@ struct SQLiteDatabaseTests {
     @Test("migrations apply once at open and are recorded")
     func migrationsApplyAndAreRecorded() throws {
         let database = try SQLiteDatabase(
-            path: path, clock: FixedClock(instant: at(0.5)))
+            path: path, clock: FixedClock(at(0.5)))
         defer { database.close() }
         #expect(try database.schemaVersion == 1)
         #expect(SQLiteDatabase.supportedSchemaVersion == 1)
@@ -51,8 +51,8 @@ struct SQLiteDatabaseTests {
 
     @Test("reopening a database does not reapply its migrations")
     func reopeningDoesNotReapply() throws {
-        try SQLiteDatabase(path: path, clock: FixedClock(instant: at(1))).close()
-        let reopened = try SQLiteDatabase(path: path, clock: FixedClock(instant: at(2)))
+        try SQLiteDatabase(path: path, clock: FixedClock(at(1))).close()
+        let reopened = try SQLiteDatabase(path: path, clock: FixedClock(at(2)))
         defer { reopened.close() }
         let applied = try reopened.appliedMigrations()
         #expect(applied.count == 1)
@@ -64,7 +64,7 @@ struct SQLiteDatabaseTests {
     func explicitMigrate() throws {
         let database = try SQLiteDatabase(
             path: path, configuration: .init(migrateOnOpen: false),
-            clock: FixedClock(instant: epoch))
+            clock: FixedClock(epoch))
         defer { database.close() }
         #expect(try database.schemaVersion == 0)
         let applied = try database.migrate()

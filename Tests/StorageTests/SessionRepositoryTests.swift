@@ -212,7 +212,7 @@ struct SessionRepositoryTests {
         try fixture.store.insertUser(makeUser("u1"))
         let service = SessionService(
             repository: AnyRepository(base: fixture.store), policy: SessionPolicy(),
-            clock: FixedClock(instant: epoch))
+            clock: FixedClock(epoch))
         let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: "passkey")
         #expect(try service.authenticate(token: issued.token).id == issued.session.id)
         let rotated = try service.rotate(token: issued.token)
