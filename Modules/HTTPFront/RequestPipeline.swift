@@ -67,10 +67,10 @@ final class RequestPipeline: Sendable {
                 routePattern = match.route.description.pattern
                 response = invoke(match, method: method ?? .GET, incoming: incoming, client: client, requestID: requestID)
             case .methodNotAllowed(let allowed):
-                // A token we do not know at all is 501; a known method this path lacks is 405.
-                response = .error(method == nil && !Self.isStandardMethod(incoming.methodToken)
-                    ? HTTPError.methodNotImplemented() : HTTPError.methodNotAllowed(allowed: allowed))
+                // The resource exists: whatever the token, `Allow` tells the client what works.
+                response = .error(HTTPError.methodNotAllowed(allowed: allowed))
             case .notFound:
+                // No resource and a token no HTTP specification defines: 501 (RFC 9110 §15.6.2).
                 response = .error(method == nil && !Self.isStandardMethod(incoming.methodToken)
                     ? HTTPError.methodNotImplemented() : HTTPError.notFound())
             }

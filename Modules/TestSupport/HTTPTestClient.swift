@@ -14,6 +14,12 @@ public struct HTTPTestClientError: Error, CustomStringConvertible {
     /// Whether the exchange ran past the client's timeout.
     public var isTimeout: Bool { curlCode == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
 
+    /// Creates an error from curl's code and message.
+    public init(curlCode: Int, message: String) {
+        self.curlCode = curlCode
+        self.message = message
+    }
+
     /// The code and message.
     public var description: String { "curl error \(curlCode): \(message)" }
 }
