@@ -19,7 +19,13 @@ enum BareServer {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 cmhd_start(
                     flags, socketAddress,
-                    { _, connection, _, _, _, _, uploadDataSize, _ in
+                    { _, connection, _, _, _, _, uploadDataSize, requestSlot in
+                        // The first call only marks the request as seen: answering on it would make
+                        // MHD close the connection and lose keep-alive (HTTPFront does the same).
+                        if let requestSlot, requestSlot.pointee == nil {
+                            requestSlot.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+                            return .YES
+                        }
                         // Consume any body, then answer (MHD calls again with size 0).
                         if let uploadDataSize, uploadDataSize.pointee > 0 {
                             uploadDataSize.pointee = 0

@@ -46,17 +46,18 @@ final class ConnectionHandler: Sendable {
             let context = RequestContext(startNanoseconds: pipeline.clock.nanoseconds())
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.add(1, ordering: .relaxed)
-            let contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
-            let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
-            if let contentLength, let length = Int(String(cString: contentLength)), length > maxBodyBytes {
+            if let contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+                let length = Int(String(cString: contentLength)), length > maxBodyBytes
+            {
                 // Refuse before reading a byte: MHD skips the body and closes after the 413
                 // (and never sends `100 Continue`).
                 context.bodyTooLarge = true
                 return answer(connection: connection, url: url, method: method, context: context)
             }
-            let hasBody = chunked || (contentLength.map { String(cString: $0) != "0" } ?? false)
-            // Without a body there is nothing more to wait for: answering now saves MHD a round.
-            return hasBody ? .YES : answer(connection: connection, url: url, method: method, context: context)
+            // Everything else is answered on a later call: a response queued on this first call
+            // makes MHD close the connection (it cannot know the body was read), which would
+            // cost every client its keep-alive.
+            return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
         let size = uploadDataSize.pointee

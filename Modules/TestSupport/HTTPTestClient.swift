@@ -32,6 +32,8 @@ public struct TestResponse: Sendable {
     public let headers: HTTPHeaders
     /// The body bytes.
     public let body: [UInt8]
+    /// Connections curl opened for this exchange: 0 when a kept-alive one was reused.
+    public let newConnections: Int
 
     /// The body as UTF-8 text.
     public var text: String { String(decoding: body, as: UTF8.self) }
@@ -148,7 +150,9 @@ public final class HTTPTestClient {
         }
         var status = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return TestResponse(status: status, headers: sink.headers, body: sink.body)
+        var connects = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
+        return TestResponse(status: status, headers: sink.headers, body: sink.body, newConnections: connects)
     }
 
     /// Sends a JSON body with `Content-Type: application/json`.

@@ -384,10 +384,16 @@ struct HTTPServerTests {
     func keepAlive() throws {
         try withServer { base, _, _ in
             let client = HTTPTestClient()
+            var connections = 0
             for index in 0..<20 {
                 let response = try client.send(url: base + "/v1/items/\(index)")
                 #expect(response.status == 200)
+                connections += response.newConnections
             }
+            let posted = try client.sendJSON(url: base + "/v1/echo", json: #"{"name":"k","count":1}"#)
+            #expect(posted.status == 201)
+            connections += posted.newConnections
+            #expect(connections == 1)
         }
     }
 }
