@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// A request as read off the wire, before routing.
 struct IncomingRequest {
@@ -135,21 +136,34 @@ final class RequestPipeline: Sendable {
 
     /// Adds the headers every response carries, without overriding a handler's CSP or caching.
     private func finalize(_ response: inout HTTPResponse, requestID: String, corsOrigin: String?, closeConnection: Bool) {
+        // One scan for the fields a handler might have set, instead of a scan per header added:
+        // this runs on every response.
+        var hasCSP = false
+        var hasCacheControl = false
+        var hasAllowOrigin = false
+        var hasFixed = false
+        for field in response.headers {
+            let name = field.name
+            if HTTPHeaders.equalIgnoringCase(name, "Content-Security-Policy") { hasCSP = true }
+            else if HTTPHeaders.equalIgnoringCase(name, "Cache-Control") { hasCacheControl = true }
+            else if HTTPHeaders.equalIgnoringCase(name, "Access-Control-Allow-Origin") { hasAllowOrigin = true }
+            else if Self.fixedHeaderNames.contains(where: { HTTPHeaders.equalIgnoringCase(name, $0) }) { hasFixed = true }
+        }
         var headers = response.headers
-        headers.set("X-Request-Id", requestID)
-        headers.set("X-Content-Type-Options", "nosniff")
-        headers.set("X-Frame-Options", "DENY")
-        headers.set("Referrer-Policy", "no-referrer")
-        if !headers.contains("Content-Security-Policy") {
-            headers.add("Content-Security-Policy", "frame-ancestors 'none'")
+        if hasFixed {
+            // The request id and the security headers are the server's, not the handler's.
+            for name in Self.fixedHeaderNames { headers.remove(name) }
         }
-        if !headers.contains("Cache-Control") {
-            headers.add("Cache-Control", configuration.apiCacheControl)
-        }
+        headers.add("X-Request-Id", requestID)
+        headers.add("X-Content-Type-Options", "nosniff")
+        headers.add("X-Frame-Options", "DENY")
+        headers.add("Referrer-Policy", "no-referrer")
+        if !hasCSP { headers.add("Content-Security-Policy", "frame-ancestors 'none'") }
+        if !hasCacheControl { headers.add("Cache-Control", configuration.apiCacheControl) }
         if !allowedOrigins.isEmpty {
             // Answers differ by Origin whenever CORS is on, so shared caches must key on it.
             headers.add("Vary", "Origin")
-            if let corsOrigin, !headers.contains("Access-Control-Allow-Origin") {
+            if let corsOrigin, !hasAllowOrigin {
                 headers.add("Access-Control-Allow-Origin", corsOrigin)
                 headers.add("Access-Control-Expose-Headers", corsExposeHeaders)
                 if configuration.cors.allowCredentials {
@@ -161,11 +175,12 @@ final class RequestPipeline: Sendable {
         response.headers = headers
     }
 
+    private static let fixedHeaderNames = ["X-Request-Id", "X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"]
+
     /// One JSON line per request: the route pattern, never the raw path, query, headers or body,
     /// so ids, tokens and personal data in URLs stay out of logs.
     private func logRequest(method: String, route: String?, status: Int, start: UInt64, requestID: String, client: IPAddress) {
         let elapsed = clock.nanoseconds() &- start
-        let milliseconds = Double(elapsed / 1_000) / 1_000
         // An unknown method token is client-chosen text: bound it before it reaches the log.
         let methodText = method.utf8.count <= 16 ? method : String(method.prefix(16))
         var line = "{\"ts\":\""
@@ -178,7 +193,7 @@ final class RequestPipeline: Sendable {
         line += ",\"status\":"
         line += String(status)
         line += ",\"durationMs\":"
-        line += String(milliseconds)
+        line += Self.milliseconds(elapsed)
         line += ",\"requestId\":"
         line += Self.jsonString(requestID)
         line += ",\"clientIp\":\""
@@ -189,6 +204,10 @@ final class RequestPipeline: Sendable {
 
     /// A JSON string literal with quotes, backslashes and control characters escaped.
     static func jsonString(_ text: String) -> String {
+        // Route patterns, ids and addresses are plain ASCII: skip the per-scalar loop for them.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -216,14 +235,32 @@ final class RequestPipeline: Sendable {
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let milliseconds = Int(now.tv_nsec / 1_000_000)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        let fields: [(Int, Int)] = [
+            (Int(parts.tm_year) + 1900, 4), (Int(parts.tm_mon) + 1, 2), (Int(parts.tm_mday), 2),
+            (Int(parts.tm_hour), 2), (Int(parts.tm_min), 2), (Int(parts.tm_sec), 2), (Int(now.tv_nsec / 1_000_000), 3),
+        ]
+        let separators: [UInt8] = Array("--T::.Z".utf8)
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            var index = 0
+            for (position, (value, width)) in fields.enumerated() {
+                var remaining = value
+                for digit in stride(from: width - 1, through: 0, by: -1) {
+                    buffer[index + digit] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                    remaining /= 10
+                }
+                index += width
+                buffer[index] = separators[position]
+                index += 1
+            }
+            return index
         }
-        return pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2)
-            + "T" + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2)
-            + "." + pad(milliseconds, 3) + "Z"
+    }
+
+    /// Nanoseconds as milliseconds with three decimals, without going through Double formatting.
+    static func milliseconds(_ nanoseconds: UInt64) -> String {
+        let micros = nanoseconds / 1_000
+        let fraction = String(micros % 1_000)
+        return String(micros / 1_000) + "." + String(repeating: "0", count: 3 - fraction.utf8.count) + fraction
     }
 }
 
@@ -248,12 +285,21 @@ enum RequestID {
 
     private static let digits = Array("0123456789abcdef".utf8)
 
-    /// 128 random bits as 32 lowercase hex digits. Ids need uniqueness, not secrecy, but the
-    /// system generator (getrandom) is cheap and gives both.
+    /// Random per process, so ids from different instances and restarts do not collide.
+    private static let processPrefix: UInt64 = UInt64.random(in: .min ... .max)
+    private static let seed: UInt64 = UInt64.random(in: .min ... .max)
+    private static let counter = Atomic<UInt64>(0)
+
+    /// 32 lowercase hex digits: a random per-process prefix, then a counter scrambled by the
+    /// SplitMix64 finaliser. The finaliser is a bijection, so ids never repeat within a process,
+    /// and there is no getrandom system call per request. Ids need uniqueness, not secrecy.
     static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next()
-        let low = generator.next()
+        var mixed = counter.add(1, ordering: .relaxed).newValue &+ seed
+        mixed = (mixed ^ (mixed >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94d0_49bb_1331_11eb
+        mixed ^= mixed >> 31
+        let high = processPrefix
+        let low = mixed
         return String(unsafeUninitializedCapacity: 32) { buffer in
             for index in 0..<16 {
                 let word = index < 8 ? high : low
