@@ -7,7 +7,16 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <string.h>
 #include <microhttpd.h>
+
+/// MHD's default unescaper percent-decodes the path before routing, which turns `%2F` into a
+/// segment separator; this identity unescaper keeps path and query raw so Swift decodes per segment.
+static inline size_t cmhd_unescape_identity(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
 
 /// MHD_start_daemon is variadic; this fixes the options Portvakt uses.
 /// `address` is a sockaddr_in or sockaddr_in6 (its family decides MHD_USE_IPv6),
@@ -35,6 +44,7 @@ static inline struct MHD_Daemon *cmhd_start(
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+        MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
         MHD_OPTION_END);
 }
 

@@ -1,0 +1,93 @@
+/// How the HTTP server listens and defends itself; every default is the strict choice.
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to bind: an IPv4 or IPv6 literal. Loopback unless deliberately exposed.
+    public var host: String
+    /// The port to bind; 0 asks the system for a free one (see `HTTPServer.start()`).
+    public var port: Int
+    /// Worker threads, each with its own epoll set; handlers run on these.
+    public var threads: Int
+    /// Seconds a connection may stay idle (including mid-request) before it is closed,
+    /// so slow-loris clients cannot hold connections.
+    public var connectionTimeoutSeconds: Int
+    /// Simultaneous connections accepted; more are refused at accept.
+    public var connectionLimit: Int
+    /// The largest request body accepted; larger ones get 413, whether announced by
+    /// Content-Length or discovered while reading a chunked body.
+    public var maxBodyBytes: Int
+    /// Proxies (IP addresses or CIDR blocks, IPv4 and IPv6) whose forwarding headers are believed.
+    public var trustedProxies: [String]
+    /// Which browser origins may call the API.
+    public var cors: CORSPolicy
+    /// Token buckets per route class; a class without an entry is not limited.
+    public var rateLimits: [String: RateLimit]
+    /// How many (route class, client) buckets the rate limiter keeps at most: its memory bound.
+    public var maxTrackedClients: Int
+    /// The `Cache-Control` added to responses whose handler did not set one.
+    public var apiCacheControl: String
+
+    /// Creates a configuration; every parameter has the strict default.
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, threads: Int = 4, connectionTimeoutSeconds: Int = 30,
+        connectionLimit: Int = 1024, maxBodyBytes: Int = 64 * 1024, trustedProxies: [String] = [],
+        cors: CORSPolicy = CORSPolicy(), rateLimits: [String: RateLimit] = [:],
+        maxTrackedClients: Int = 100_000, apiCacheControl: String = "no-store"
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.connectionLimit = connectionLimit
+        self.maxBodyBytes = maxBodyBytes
+        self.trustedProxies = trustedProxies
+        self.cors = cors
+        self.rateLimits = rateLimits
+        self.maxTrackedClients = maxTrackedClients
+        self.apiCacheControl = apiCacheControl
+    }
+}
+
+/// Cross-origin access for browsers: only exactly listed origins get CORS headers.
+public struct CORSPolicy: Sendable {
+    /// Origins allowed to call the API, compared exactly (scheme, host and port), e.g.
+    /// `https://app.example.com`. Empty means no cross-origin access.
+    public var allowedOrigins: [String]
+    /// Whether cross-origin requests may carry cookies (`Access-Control-Allow-Credentials`).
+    public var allowCredentials: Bool
+    /// Seconds a browser may cache a preflight answer.
+    public var maxAgeSeconds: Int
+    /// Request headers a cross-origin request may send.
+    public var allowedHeaders: [String]
+    /// Response headers a cross-origin script may read.
+    public var exposedHeaders: [String]
+
+    /// Creates a policy; by default no origin is allowed.
+    public init(
+        allowedOrigins: [String] = [], allowCredentials: Bool = false, maxAgeSeconds: Int = 600,
+        allowedHeaders: [String] = ["Content-Type", "Authorization", "X-Request-Id"],
+        exposedHeaders: [String] = ["X-Request-Id", "Retry-After"]
+    ) {
+        self.allowedOrigins = allowedOrigins
+        self.allowCredentials = allowCredentials
+        self.maxAgeSeconds = maxAgeSeconds
+        self.allowedHeaders = allowedHeaders
+        self.exposedHeaders = exposedHeaders
+    }
+}
+
+/// A token bucket: `burst` requests at once, refilled at `perSecond`.
+public struct RateLimit: Sendable, Hashable {
+    /// The bucket's size: how many requests may arrive back to back.
+    public var burst: Int
+    /// Tokens added per second.
+    public var perSecond: Double
+
+    /// Creates a limit.
+    /// - Parameters:
+    ///   - burst: the bucket size, at least 1.
+    ///   - perSecond: the refill rate, greater than 0.
+    public init(burst: Int, perSecond: Double) {
+        precondition(burst >= 1 && perSecond > 0, "a rate limit needs burst >= 1 and perSecond > 0")
+        self.burst = burst
+        self.perSecond = perSecond
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The one encoder and decoder the front uses: configured once, shared by every request thread.
+///
+/// Foundation's coders are safe to share once configured (their options are only read while
+/// coding), and building one per request would cost an allocation and option setup each time.
+enum JSONCoding {
+    /// Compact output, ISO 8601 dates, and `/` left unescaped so URLs stay readable.
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    /// Sorted keys, for documents whose bytes should not change between runs (OpenAPI).
+    static let stableEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        return encoder
+    }()
+
+    /// ISO 8601 dates, matching the encoder.
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}

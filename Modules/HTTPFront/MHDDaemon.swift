@@ -1,0 +1,245 @@
+import CMicroHTTPD
+import Glibc
+import Synchronization
+
+/// One request's state between libmicrohttpd's calls: MHD calls the access handler once when
+/// the headers are in, again for each piece of body, and a last time when the body is complete.
+/// It lives in MHD's `req_cls` slot and is released in the completion callback, which MHD calls
+/// for every request it started, including aborted uploads and timed-out connections.
+final class RequestContext {
+    var body: [UInt8] = []
+    var bodyTooLarge = false
+    var discardedBytes = 0
+    var answered = false
+    let startNanoseconds: UInt64
+
+    init(startNanoseconds: UInt64) {
+        self.startNanoseconds = startNanoseconds
+    }
+}
+
+/// The state the C callbacks reach through their `cls` pointer: the pipeline, the body limit,
+/// and the count of requests between first call and completion, which shutdown waits on.
+final class ConnectionHandler: Sendable {
+    let pipeline: RequestPipeline
+    let maxBodyBytes: Int
+    /// Past this much discarded body we stop draining an oversized upload and drop the
+    /// connection: the 413 is owed to honest clients, not to an endless stream.
+    let discardLimit: Int
+    let inFlight = Atomic<Int>(0)
+    let draining = Atomic<Bool>(false)
+
+    init(pipeline: RequestPipeline) {
+        self.pipeline = pipeline
+        self.maxBodyBytes = pipeline.configuration.maxBodyBytes
+        self.discardLimit = max(1 << 20, pipeline.configuration.maxBodyBytes * 16)
+    }
+
+    /// The access handler (MHD_AccessHandlerCallback), called on an MHD worker thread.
+    func handle(
+        connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+        uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
+        requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let existing = requestSlot.pointee else {
+            // First call: headers only. Track the request before anything can fail.
+            let context = RequestContext(startNanoseconds: pipeline.clock.nanoseconds())
+            requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
+            inFlight.add(1, ordering: .relaxed)
+            if let contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+                let length = Int(String(cString: contentLength)), length > maxBodyBytes
+            {
+                // Refuse before reading a byte: MHD skips the body and closes after the 413
+                // (and never sends `100 Continue`).
+                context.bodyTooLarge = true
+                return answer(connection: connection, url: url, method: method, context: context)
+            }
+            // Everything else is answered on a later call: a response queued on this first call
+            // makes MHD close the connection (it cannot know the body was read), which would
+            // cost every client its keep-alive.
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+        let size = uploadDataSize.pointee
+        if size > 0 {
+            // Every byte MHD offers must be consumed (size set to 0), or it calls again forever.
+            uploadDataSize.pointee = 0
+            if context.answered { return .YES }
+            if context.bodyTooLarge || context.body.count + size > maxBodyBytes {
+                // A chunked body has no length up front: it is found too large while streaming.
+                // Keep reading (and dropping) so the 413 can be sent once it ends.
+                context.bodyTooLarge = true
+                context.body = []
+                context.discardedBytes += size
+                return context.discardedBytes > discardLimit ? .NO : .YES
+            }
+            if let uploadData {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
+                    context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+                }
+            }
+            return .YES
+        }
+        if context.answered { return .YES }
+        return answer(connection: connection, url: url, method: method, context: context)
+    }
+
+    /// The completion callback (MHD_RequestCompletedCallback): frees the request's state.
+    func completed(requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        guard let requestSlot, let existing = requestSlot.pointee else { return }
+        Unmanaged<RequestContext>.fromOpaque(existing).release()
+        requestSlot.pointee = nil
+        inFlight.subtract(1, ordering: .relaxed)
+    }
+
+    private func answer(
+        connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>, context: RequestContext
+    ) -> MHD_Result {
+        context.answered = true
+        var headers = HTTPHeaders()
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                    headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                    return .YES
+                }, pointer)
+        }
+        var query: [String: String] = [:]
+        withUnsafeMutablePointer(to: &query) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .GET_ARGUMENT_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    // The shim keeps arguments raw (see cmhd_unescape_identity); decode here.
+                    guard let name = PercentDecoding.decode(String(cString: key), plusAsSpace: true) else { return .YES }
+                    let decoded = value.flatMap { PercentDecoding.decode(String(cString: $0), plusAsSpace: true) } ?? ""
+                    let query = cls.assumingMemoryBound(to: [String: String].self)
+                    if query.pointee[name] == nil { query.pointee[name] = decoded }
+                    return .YES
+                }, pointer)
+        }
+        let peer = cmhd_client_address(connection).flatMap { IPAddress(socketAddress: $0) } ?? IPAddress(ipv4: 0)
+        let incoming = IncomingRequest(
+            methodToken: String(cString: method), path: String(cString: url), query: query, headers: headers,
+            body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
+            startNanoseconds: context.startNanoseconds)
+        context.body = []
+        let response = pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed))
+        return Self.queue(response, on: connection)
+    }
+
+    /// Hands a response to MHD, which copies the body and sends it (no body for HEAD).
+    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        let created = response.body.withUnsafeBytes { raw in
+            MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse = created else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for field in response.headers {
+            // MHD refuses fields with CR/LF, so a handler cannot split the response.
+            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+        }
+        return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    }
+}
+
+/// Owns the `MHD_Daemon`: started in `init`, stopped in `deinit` (which waits for MHD's threads).
+final class MHDDaemon: @unchecked Sendable {
+    // @unchecked: the pointer is only used by `quiesce` and `deinit`, which HTTPServer
+    // serialises under its lock; MHD's own threads never see this object.
+    private let daemon: OpaquePointer
+    private let retainedHandler: Unmanaged<ConnectionHandler>
+    /// The port bound, which differs from the one asked for when that was 0.
+    let port: Int
+    private var listenSocket: Int32 = -1
+
+    init(configuration: HTTPServerConfiguration, handler: ConnectionHandler) throws(HTTPServerError) {
+        let retained = Unmanaged.passRetained(handler)
+        var storage = sockaddr_storage()
+        try Self.fill(&storage, host: configuration.host, port: configuration.port)
+        // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers; EPOLL with a thread pool gives
+        // each worker its own epoll set.
+        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue)
+        let started = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                cmhd_start(
+                    flags, address,
+                    { cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
+                        guard let cls, let connection, let url, let method, let uploadDataSize, let requestSlot else {
+                            return .NO
+                        }
+                        return Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().handle(
+                            connection: connection, url: url, method: method, uploadData: uploadData,
+                            uploadDataSize: uploadDataSize, requestSlot: requestSlot)
+                    }, retained.toOpaque(),
+                    { cls, _, requestSlot, _ in
+                        guard let cls else { return }
+                        Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().completed(requestSlot: requestSlot)
+                    }, retained.toOpaque(),
+                    UInt32(configuration.threads), UInt32(configuration.connectionTimeoutSeconds),
+                    UInt32(configuration.connectionLimit), 32 * 1024)
+            }
+        }
+        guard let started else {
+            retained.release()
+            throw HTTPServerError(
+                .startFailed, "libmicrohttpd could not listen on \(configuration.host):\(configuration.port) (errno \(errno))")
+        }
+        daemon = started
+        retainedHandler = retained
+        port = Int(cmhd_bound_port(started))
+    }
+
+    /// Stops accepting: MHD drops the listening socket from its epoll sets and we close it, so
+    /// new connections are refused while open ones finish.
+    func quiesce() {
+        guard listenSocket == -1 else { return }
+        let socket = MHD_quiesce_daemon(daemon)
+        if socket >= 0 {
+            // MHD hands the socket back to us to close: closing it makes connect() fail at once.
+            close(socket)
+            listenSocket = socket
+        }
+    }
+
+    deinit {
+        MHD_stop_daemon(daemon)
+        // Only after MHD's threads are gone can no callback reach the handler.
+        retainedHandler.release()
+    }
+
+    /// Fills a sockaddr_in or sockaddr_in6 from an IP literal; a name like "localhost" is refused
+    /// so the bind address is never decided by a resolver.
+    private static func fill(_ storage: inout sockaddr_storage, host: String, port: Int) throws(HTTPServerError) {
+        guard (0...65_535).contains(port) else {
+            throw HTTPServerError(.invalidConfiguration, "port out of range: \(port)")
+        }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                address.sin_addr = v4
+                raw.storeBytes(of: address, as: sockaddr_in.self)
+            }
+            return
+        }
+        var literal = host
+        if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, literal, &v6) == 1 else {
+            throw HTTPServerError(.invalidConfiguration, "host must be an IPv4 or IPv6 literal: \(host)")
+        }
+        withUnsafeMutableBytes(of: &storage) { raw in
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(port).bigEndian)
+            address.sin6_addr = v6
+            raw.storeBytes(of: address, as: sockaddr_in6.self)
+        }
+    }
+}

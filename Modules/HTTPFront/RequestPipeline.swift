@@ -1,0 +1,313 @@
+import Glibc
+import Synchronization
+
+/// A request as read off the wire, before routing.
+struct IncomingRequest {
+    let methodToken: String
+    let path: String
+    let query: [String: String]
+    let headers: HTTPHeaders
+    let body: [UInt8]
+    let peer: IPAddress
+    /// Set when the body was (or announced it would be) larger than `maxBodyBytes`.
+    let bodyTooLarge: Bool
+    let startNanoseconds: UInt64
+}
+
+/// Everything between bytes read and bytes written that does not touch libmicrohttpd: request id,
+/// client address, CORS, routing, rate limiting, the handler, error mapping, headers, access log.
+///
+/// Kept apart from the C glue so the policy reads as Swift and the glue stays small.
+final class RequestPipeline: Sendable {
+    let configuration: HTTPServerConfiguration
+    let router: CompiledRouter
+    let resolver: ClientIPResolver
+    let limiter: RateLimiter
+    let clock: any MonotonicClock
+    let accessLog: @Sendable (String) -> Void
+    private let allowedOrigins: Set<String>
+    private let corsAllowHeaders: String
+    private let corsExposeHeaders: String
+    private let corsMaxAge: String
+
+    init(
+        configuration: HTTPServerConfiguration, router: Router, clock: any MonotonicClock,
+        accessLog: @escaping @Sendable (String) -> Void
+    ) throws(HTTPServerError) {
+        self.configuration = configuration
+        self.router = CompiledRouter(router)
+        self.resolver = try ClientIPResolver(trustedProxies: configuration.trustedProxies)
+        self.limiter = RateLimiter(
+            limits: configuration.rateLimits, maxTrackedClients: configuration.maxTrackedClients, clock: clock)
+        self.clock = clock
+        self.accessLog = accessLog
+        allowedOrigins = Set(configuration.cors.allowedOrigins)
+        // Joined once here rather than on every preflight.
+        corsAllowHeaders = configuration.cors.allowedHeaders.joined(separator: ", ")
+        corsExposeHeaders = configuration.cors.exposedHeaders.joined(separator: ", ")
+        corsMaxAge = String(configuration.cors.maxAgeSeconds)
+    }
+
+    /// Answers a request completely (headers included) and writes its access-log line.
+    /// - Parameter closeConnection: adds `Connection: close`, used while draining for shutdown.
+    func respond(to incoming: IncomingRequest, closeConnection: Bool) -> HTTPResponse {
+        let requestID = RequestID.accept(incoming.headers["X-Request-Id"]) ?? RequestID.generate()
+        let client = resolver.resolve(peer: incoming.peer, headers: incoming.headers)
+        let corsOrigin = incoming.headers["Origin"].flatMap { allowedOrigins.contains($0) ? $0 : nil }
+        let method = HTTPMethod(token: incoming.methodToken)
+        var routePattern: String?
+        var response: HTTPResponse
+
+        if incoming.bodyTooLarge {
+            response = .error(HTTPError.bodyTooLarge(limit: configuration.maxBodyBytes))
+        } else if method == .OPTIONS {
+            response = options(path: incoming.path, headers: incoming.headers, corsOrigin: corsOrigin)
+        } else {
+            switch router.route(method, path: incoming.path) {
+            case .matched(let match):
+                routePattern = match.route.description.pattern
+                response = invoke(match, method: method ?? .GET, incoming: incoming, client: client, requestID: requestID)
+            case .methodNotAllowed(let allowed):
+                // The resource exists: whatever the token, `Allow` tells the client what works.
+                response = .error(HTTPError.methodNotAllowed(allowed: allowed))
+            case .notFound:
+                // No resource and a token no HTTP specification defines: 501 (RFC 9110 §15.6.2).
+                response = .error(method == nil && !Self.isStandardMethod(incoming.methodToken)
+                    ? HTTPError.methodNotImplemented() : HTTPError.notFound())
+            }
+        }
+
+        finalize(&response, requestID: requestID, corsOrigin: corsOrigin, closeConnection: closeConnection)
+        logRequest(
+            method: incoming.methodToken, route: routePattern, status: response.status,
+            start: incoming.startNanoseconds, requestID: requestID, client: client)
+        return response
+    }
+
+    /// RFC 9110 methods we do not serve still deserve 405 rather than "not implemented".
+    private static func isStandardMethod(_ token: String) -> Bool {
+        token == "TRACE" || token == "CONNECT"
+    }
+
+    private func invoke(
+        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest, client: IPAddress,
+        requestID: String
+    ) -> HTTPResponse {
+        let route = match.route.description
+        if case .limited(let seconds) = limiter.check(routeClass: route.rateClass, client: client) {
+            return .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
+        }
+        let request = HTTPRequest(
+            method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
+            body: incoming.body, peerAddress: incoming.peer.description, clientIP: client.description,
+            requestID: requestID, pathParameters: match.parameters, route: route.pattern)
+        do {
+            return try match.route.handler(request)
+        } catch let error as any HTTPResponseError {
+            return .error(error)
+        } catch {
+            // Only the type: an error's message can carry request data or secrets.
+            accessLog(
+                "{\"ts\":\"\(Self.timestamp())\",\"level\":\"error\",\"msg\":\"unhandled error\",\"errorType\":"
+                    + "\(Self.jsonString(String(reflecting: type(of: error)))),\"route\":\(Self.jsonString(route.pattern)),"
+                    + "\"requestId\":\(Self.jsonString(requestID))}")
+            return .error(HTTPError.internal())
+        }
+    }
+
+    /// OPTIONS: a CORS preflight from an allowed origin gets the CORS grant; anything else gets
+    /// `Allow` only, which a browser treats as a refused preflight.
+    private func options(path: String, headers: HTTPHeaders, corsOrigin: String?) -> HTTPResponse {
+        guard let allowed = router.allowedMethods(path: path) else { return .error(HTTPError.notFound()) }
+        var response = HTTPResponse.noContent
+        let allow = allowed.map(\.rawValue).joined(separator: ", ")
+        response.headers.add("Allow", allow)
+        if let corsOrigin, headers.contains("Access-Control-Request-Method") {
+            response.headers.add("Access-Control-Allow-Origin", corsOrigin)
+            response.headers.add("Access-Control-Allow-Methods", allow)
+            response.headers.add("Access-Control-Allow-Headers", corsAllowHeaders)
+            response.headers.add("Access-Control-Max-Age", corsMaxAge)
+            if configuration.cors.allowCredentials {
+                response.headers.add("Access-Control-Allow-Credentials", "true")
+            }
+        }
+        return response
+    }
+
+    /// Adds the headers every response carries, without overriding a handler's CSP or caching.
+    private func finalize(_ response: inout HTTPResponse, requestID: String, corsOrigin: String?, closeConnection: Bool) {
+        // One scan for the fields a handler might have set, instead of a scan per header added:
+        // this runs on every response.
+        var hasCSP = false
+        var hasCacheControl = false
+        var hasAllowOrigin = false
+        var hasFixed = false
+        for field in response.headers {
+            let name = field.name
+            if HTTPHeaders.equalIgnoringCase(name, "Content-Security-Policy") { hasCSP = true }
+            else if HTTPHeaders.equalIgnoringCase(name, "Cache-Control") { hasCacheControl = true }
+            else if HTTPHeaders.equalIgnoringCase(name, "Access-Control-Allow-Origin") { hasAllowOrigin = true }
+            else if Self.fixedHeaderNames.contains(where: { HTTPHeaders.equalIgnoringCase(name, $0) }) { hasFixed = true }
+        }
+        var headers = response.headers
+        if hasFixed {
+            // The request id and the security headers are the server's, not the handler's.
+            for name in Self.fixedHeaderNames { headers.remove(name) }
+        }
+        headers.add("X-Request-Id", requestID)
+        headers.add("X-Content-Type-Options", "nosniff")
+        headers.add("X-Frame-Options", "DENY")
+        headers.add("Referrer-Policy", "no-referrer")
+        if !hasCSP { headers.add("Content-Security-Policy", "frame-ancestors 'none'") }
+        if !hasCacheControl { headers.add("Cache-Control", configuration.apiCacheControl) }
+        if !allowedOrigins.isEmpty {
+            // Answers differ by Origin whenever CORS is on, so shared caches must key on it.
+            headers.add("Vary", "Origin")
+            if let corsOrigin, !hasAllowOrigin {
+                headers.add("Access-Control-Allow-Origin", corsOrigin)
+                headers.add("Access-Control-Expose-Headers", corsExposeHeaders)
+                if configuration.cors.allowCredentials {
+                    headers.add("Access-Control-Allow-Credentials", "true")
+                }
+            }
+        }
+        if closeConnection { headers.set("Connection", "close") }
+        response.headers = headers
+    }
+
+    private static let fixedHeaderNames = ["X-Request-Id", "X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"]
+
+    /// One JSON line per request: the route pattern, never the raw path, query, headers or body,
+    /// so ids, tokens and personal data in URLs stay out of logs.
+    private func logRequest(method: String, route: String?, status: Int, start: UInt64, requestID: String, client: IPAddress) {
+        let elapsed = clock.nanoseconds() &- start
+        // An unknown method token is client-chosen text: bound it before it reaches the log.
+        let methodText = method.utf8.count <= 16 ? method : String(method.prefix(16))
+        var line = "{\"ts\":\""
+        line.reserveCapacity(256)
+        line += Self.timestamp()
+        line += "\",\"level\":\"info\",\"msg\":\"request\",\"method\":"
+        line += Self.jsonString(methodText)
+        line += ",\"route\":"
+        line += route.map(Self.jsonString) ?? "null"
+        line += ",\"status\":"
+        line += String(status)
+        line += ",\"durationMs\":"
+        line += Self.milliseconds(elapsed)
+        line += ",\"requestId\":"
+        line += Self.jsonString(requestID)
+        line += ",\"clientIp\":\""
+        line += client.description
+        line += "\"}"
+        accessLog(line)
+    }
+
+    /// A JSON string literal with quotes, backslashes and control characters escaped.
+    static func jsonString(_ text: String) -> String {
+        // Route patterns, ids and addresses are plain ASCII: skip the per-scalar loop for them.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+        return out
+    }
+
+    /// UTC ISO 8601 with milliseconds, formatted by hand: a DateFormatter per request is slow
+    /// and a shared one is not thread-safe.
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let fields: [(Int, Int)] = [
+            (Int(parts.tm_year) + 1900, 4), (Int(parts.tm_mon) + 1, 2), (Int(parts.tm_mday), 2),
+            (Int(parts.tm_hour), 2), (Int(parts.tm_min), 2), (Int(parts.tm_sec), 2), (Int(now.tv_nsec / 1_000_000), 3),
+        ]
+        let separators: [UInt8] = Array("--T::.Z".utf8)
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            var index = 0
+            for (position, (value, width)) in fields.enumerated() {
+                var remaining = value
+                for digit in stride(from: width - 1, through: 0, by: -1) {
+                    buffer[index + digit] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                    remaining /= 10
+                }
+                index += width
+                buffer[index] = separators[position]
+                index += 1
+            }
+            return index
+        }
+    }
+
+    /// Nanoseconds as milliseconds with three decimals, without going through Double formatting.
+    static func milliseconds(_ nanoseconds: UInt64) -> String {
+        let micros = nanoseconds / 1_000
+        let fraction = String(micros % 1_000)
+        return String(micros / 1_000) + "." + String(repeating: "0", count: 3 - fraction.utf8.count) + fraction
+    }
+}
+
+/// Request ids: a client's own id is kept when it is safe to echo and log, otherwise a fresh one.
+enum RequestID {
+    /// The incoming id if it is 1...128 characters of `[A-Za-z0-9._-]`, else nil.
+    static func accept(_ candidate: String?) -> String? {
+        guard let candidate else { return nil }
+        let utf8 = candidate.utf8
+        guard (1...128).contains(utf8.count) else { return nil }
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                continue
+            default:
+                return nil
+            }
+        }
+        return candidate
+    }
+
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Random per process, so ids from different instances and restarts do not collide.
+    private static let processPrefix: UInt64 = UInt64.random(in: .min ... .max)
+    private static let seed: UInt64 = UInt64.random(in: .min ... .max)
+    private static let counter = Atomic<UInt64>(0)
+
+    /// 32 lowercase hex digits: a random per-process prefix, then a counter scrambled by the
+    /// SplitMix64 finaliser. The finaliser is a bijection, so ids never repeat within a process,
+    /// and there is no getrandom system call per request. Ids need uniqueness, not secrecy.
+    static func generate() -> String {
+        var mixed = counter.add(1, ordering: .relaxed).newValue &+ seed
+        mixed = (mixed ^ (mixed >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94d0_49bb_1331_11eb
+        mixed ^= mixed >> 31
+        let high = processPrefix
+        let low = mixed
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            for index in 0..<16 {
+                let word = index < 8 ? high : low
+                let byte = UInt8(truncatingIfNeeded: word >> UInt64((7 - index % 8) * 8))
+                buffer[index * 2] = digits[Int(byte >> 4)]
+                buffer[index * 2 + 1] = digits[Int(byte & 0x0f)]
+            }
+            return 32
+        }
+    }
+}

@@ -1,0 +1,255 @@
+/// A request handler: synchronous, run on one of the server's threads.
+public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
+
+/// What the router knows about one route, for documentation (OpenAPI) and tests.
+public struct RouteDescription: Sendable, Hashable {
+    /// The method.
+    public let method: HTTPMethod
+    /// The pattern, e.g. `/v1/me/sessions/{id}`.
+    public let pattern: String
+    /// A one-line summary for the API document.
+    public let summary: String
+    /// The rate-limit class requests to this route count against.
+    public let rateClass: String
+    /// The names of the pattern's `{name}` segments, in order.
+    public let parameters: [String]
+}
+
+/// The routing table: routes are added before the server starts and never change afterwards
+/// (the server copies this value when it is created).
+public struct Router: Sendable {
+    struct Route: Sendable {
+        let description: RouteDescription
+        let segments: [PatternSegment]
+        let handler: HTTPHandler
+    }
+
+    enum PatternSegment: Sendable, Hashable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    private(set) var table: [Route] = []
+
+    /// Creates an empty router.
+    public init() {}
+
+    /// Every route, in registration order.
+    public var routes: [RouteDescription] { table.map(\.description) }
+
+    /// Registers a route.
+    /// - Parameters:
+    ///   - method: the method; HEAD is served by the GET route and OPTIONS by the router.
+    ///   - pattern: a path starting with `/`; a whole segment `{name}` captures one segment.
+    ///   - rateClass: the rate-limit class, `default` unless given.
+    ///   - summary: a one-line description for the API document.
+    ///   - handler: the handler.
+    /// - Precondition: the pattern is well formed and the method/pattern pair is new; a bad route
+    ///   table is a programming error that must stop the server from starting.
+    public mutating func add(
+        _ method: HTTPMethod, _ pattern: String, rateClass: String = "default", summary: String,
+        handler: @escaping HTTPHandler
+    ) {
+        precondition(method != .HEAD && method != .OPTIONS, "HEAD and OPTIONS are answered by the router")
+        let segments = Self.parsePattern(pattern)
+        precondition(
+            !table.contains { $0.description.method == method && $0.segments == segments },
+            "duplicate route \(method.rawValue) \(pattern)")
+        let parameters = segments.compactMap { segment -> String? in
+            if case .parameter(let name) = segment { name } else { nil }
+        }
+        precondition(Set(parameters).count == parameters.count, "repeated parameter name in \(pattern)")
+        table.append(
+            Route(
+                description: RouteDescription(
+                    method: method, pattern: pattern, summary: summary, rateClass: rateClass,
+                    parameters: parameters),
+                segments: segments, handler: handler))
+    }
+
+    static func parsePattern(_ pattern: String) -> [PatternSegment] {
+        precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
+        return splitPath(pattern).map { segment in
+            if segment.hasPrefix("{") && segment.hasSuffix("}") && segment.count > 2 {
+                let name = String(segment.dropFirst().dropLast())
+                precondition(!name.contains("{") && !name.contains("}"), "bad parameter in \(pattern)")
+                return .parameter(name)
+            }
+            precondition(!segment.contains("{") && !segment.contains("}"), "braces must wrap a whole segment: \(pattern)")
+            return .literal(String(segment))
+        }
+    }
+
+    /// Splits `/a/b` into `["a", "b"]`; `/` is no segments, and a trailing `/` an empty last one,
+    /// so `/a/` and `/a` stay different resources.
+    static func splitPath(_ path: some StringProtocol) -> [Substring] {
+        let body = Substring(path).dropFirst()
+        if body.isEmpty { return [] }
+        return body.split(separator: "/", omittingEmptySubsequences: false)
+    }
+}
+
+/// The router compiled into a segment tree for matching; immutable, shared by all threads.
+final class CompiledRouter: Sendable {
+    /// A route found for a request.
+    struct Match {
+        let route: Router.Route
+        let parameters: [String: String]
+    }
+
+    /// What the router decided for a method and path.
+    enum Outcome {
+        /// A route handles it.
+        case matched(Match)
+        /// The path exists but not with this method; lists the methods it has, for `Allow`.
+        case methodNotAllowed([HTTPMethod])
+        /// No route has this path.
+        case notFound
+    }
+
+    final class Node: Sendable {
+        let literals: [String: Node]
+        let parameter: (name: String, node: Node)?
+        let handlers: [HTTPMethod: Router.Route]
+
+        init(literals: [String: Node], parameter: (name: String, node: Node)?, handlers: [HTTPMethod: Router.Route]) {
+            self.literals = literals
+            self.parameter = parameter
+            self.handlers = handlers
+        }
+    }
+
+    let root: Node
+    let routes: [RouteDescription]
+
+    init(_ router: Router) {
+        routes = router.routes
+        root = Self.build(router.table.map { ($0.segments[...], $0) })
+    }
+
+    private static func build(_ entries: [(ArraySlice<Router.PatternSegment>, Router.Route)]) -> Node {
+        var handlers: [HTTPMethod: Router.Route] = [:]
+        var literalGroups: [String: [(ArraySlice<Router.PatternSegment>, Router.Route)]] = [:]
+        var parameterGroup: [(ArraySlice<Router.PatternSegment>, Router.Route)] = []
+        var parameterName: String?
+        for (segments, route) in entries {
+            guard let first = segments.first else {
+                handlers[route.description.method] = route
+                continue
+            }
+            switch first {
+            case .literal(let text): literalGroups[text, default: []].append((segments.dropFirst(), route))
+            case .parameter(let name):
+                // One parameter child per node: `/a/{id}` and `/a/{key}` would be ambiguous.
+                precondition(parameterName == nil || parameterName == name, "conflicting parameter names at \(route.description.pattern)")
+                parameterName = name
+                parameterGroup.append((segments.dropFirst(), route))
+            }
+        }
+        return Node(
+            literals: literalGroups.mapValues { build($0) },
+            parameter: parameterName.map { ($0, build(parameterGroup)) },
+            handlers: handlers)
+    }
+
+    /// Routes a method and raw (percent-encoded) path. HEAD falls back to GET.
+    func route(_ method: HTTPMethod?, path: String) -> Outcome {
+        let raw = Router.splitPath(path)
+        var decoded: [String] = []
+        decoded.reserveCapacity(raw.count)
+        for segment in raw {
+            guard let text = PercentDecoding.decode(segment, plusAsSpace: false) else { return .notFound }
+            decoded.append(text)
+        }
+        var captured: [String] = []
+        if let method {
+            let lookup: (Node) -> Router.Route? = { node in
+                node.handlers[method] ?? (method == .HEAD ? node.handlers[.GET] : nil)
+            }
+            if let (node, route) = find(root, decoded[...], &captured, accept: lookup) {
+                _ = node
+                var parameters: [String: String] = [:]
+                let names = route.description.parameters
+                for (index, name) in names.enumerated() { parameters[name] = captured[index] }
+                return .matched(Match(route: route, parameters: parameters))
+            }
+        }
+        captured.removeAll()
+        if let (node, _) = find(root, decoded[...], &captured, accept: { $0.handlers.values.first }) {
+            return .methodNotAllowed(Self.allowed(node))
+        }
+        return .notFound
+    }
+
+    /// Every method a path accepts, for `Allow` and preflight answers; nil when no route has it.
+    func allowedMethods(path: String) -> [HTTPMethod]? {
+        if case .methodNotAllowed(let methods) = route(nil, path: path) { return methods }
+        return nil
+    }
+
+    private static func allowed(_ node: Node) -> [HTTPMethod] {
+        var methods = Set(node.handlers.keys)
+        if methods.contains(.GET) { methods.insert(.HEAD) }
+        methods.insert(.OPTIONS)
+        return methods.sorted()
+    }
+
+    /// Depth-first search with literal segments tried before the parameter, backtracking so a
+    /// literal dead end (`/a/b/x` against `/a/b/y` and `/a/{p}/x`) still reaches the parameter.
+    private func find(
+        _ node: Node, _ segments: ArraySlice<String>, _ captured: inout [String],
+        accept: (Node) -> Router.Route?
+    ) -> (Node, Router.Route)? {
+        guard let segment = segments.first else {
+            return accept(node).map { (node, $0) }
+        }
+        let rest = segments.dropFirst()
+        if let child = node.literals[segment], let found = find(child, rest, &captured, accept: accept) {
+            return found
+        }
+        if let (_, child) = node.parameter {
+            captured.append(segment)
+            if let found = find(child, rest, &captured, accept: accept) { return found }
+            captured.removeLast()
+        }
+        return nil
+    }
+}
+
+/// Percent-decoding for path segments and query components.
+enum PercentDecoding {
+    /// Decodes `%XX` escapes (and `+` as space in queries); nil for a broken escape or bad UTF-8.
+    static func decode(_ text: some StringProtocol, plusAsSpace: Bool) -> String? {
+        let utf8 = text.utf8
+        // The common case has nothing to decode: return without building a byte buffer.
+        if !utf8.contains(UInt8(ascii: "%")) && !(plusAsSpace && utf8.contains(UInt8(ascii: "+"))) {
+            return String(text)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+            case UInt8(ascii: "+") where plusAsSpace:
+                bytes.append(UInt8(ascii: " "))
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
