@@ -74,7 +74,7 @@ let package = Package(
             name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
             path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "PortvaktAppTests", dependencies: ["PortvaktApp", "TestSupport", "portvakt"],
+            name: "PortvaktAppTests", dependencies: ["PortvaktApp", "HTTPFront", "TestSupport", "portvakt"],
             path: "Tests/PortvaktAppTests", swiftSettings: strictSettings),
     ]
 )

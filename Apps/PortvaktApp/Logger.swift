@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Severity of a log line: the configuration's `logging.level` values, in order.

@@ -1,8 +1,9 @@
 public import CryptoCore
 public import Foundation
 import HTTPFront
-import SessionCore
+public import SessionCore
 public import Storage
+import Synchronization
 
 /// The whole server, assembled from a configuration: the database, the services, the public and
 /// admin listeners. `portvakt serve` runs one; tests start one in-process on port 0.
@@ -21,7 +22,8 @@ public final class PortvaktServer: Sendable {
     private let publicServer: HTTPServer
     private let adminServer: HTTPServer?
     private let logger: Logger
-    private let maintenance: DispatchSourceTimer
+    /// Hourly upkeep; Mutex makes the non-Sendable timer object safe to hold here.
+    private let maintenance: Mutex<any DispatchSourceTimer>
 
     /// Opens the database, applies migrations, ensures an admin token exists and builds both
     /// listeners. Nothing listens until `start()`.
@@ -53,31 +55,33 @@ public final class PortvaktServer: Sendable {
 
         let database = database
         let readiness: @Sendable () throws -> Void = { try database.checkHealth() }
-        let accessLog: @Sendable (String) -> Void =
-            configuration.logging.accessLog ? { [logger] line in logger.write(line: Data(line.utf8)) } : { _ in }
+        let writeAccessLog = configuration.logging.accessLog
+        let accessLog: @Sendable (String) -> Void = { [logger] line in
+            if writeAccessLog { logger.write(line: Data(line.utf8)) }
+        }
 
-        let publicRouter = Router()
+        var publicRouter = Router()
         PublicAPI(
             sessions: sessions, users: store, audit: store,
             transport: SessionTransport(
                 cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
                 trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins)),
             clock: clock, readiness: readiness
-        ).register(on: publicRouter)
-        Self.registerOpenAPI(on: publicRouter, title: "Portvakt public API")
-        publicServer = HTTPServer(
+        ).register(on: &publicRouter)
+        Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
+        publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
             router: publicRouter, accessLog: accessLog)
 
         if configuration.admin.enabled {
-            let adminRouter = Router()
+            var adminRouter = Router()
             let effective = Array(configuration.effectiveJSON().utf8)
             AdminAPI(
                 authenticator: AdminAuthenticator(tokenHash: adminToken.hash),
                 effectiveConfiguration: { effective }, readiness: readiness
-            ).register(on: adminRouter)
-            Self.registerOpenAPI(on: adminRouter, title: "Portvakt admin API")
-            adminServer = HTTPServer(
+            ).register(on: &adminRouter)
+            Self.registerOpenAPI(on: &adminRouter, title: "Portvakt admin API")
+            adminServer = try HTTPServer(
                 configuration: Self.serverConfiguration(configuration, listener: configuration.listen.admin),
                 router: adminRouter, accessLog: accessLog)
         } else {
@@ -85,10 +89,10 @@ public final class PortvaktServer: Sendable {
         }
 
         // Hourly upkeep off the request threads: ended sessions are deleted a day after they end.
-        maintenance = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "portvakt.maintenance"))
-        maintenance.schedule(deadline: .now() + 60, repeating: 3600, leeway: .seconds(60))
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "portvakt.maintenance"))
+        timer.schedule(deadline: .now() + 60, repeating: 3600, leeway: .seconds(60))
         let sessions = sessions
-        maintenance.setEventHandler { [logger] in
+        timer.setEventHandler { [logger] in
             do {
                 let purged = try sessions.purge()
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
@@ -96,6 +100,7 @@ public final class PortvaktServer: Sendable {
                 logger.log(.error, "session purge failed", ["error": String(describing: type(of: error))])
             }
         }
+        maintenance = Mutex(timer)
     }
 
     /// Starts listening; returns the bound ports (useful when the configuration says port 0).
@@ -111,14 +116,14 @@ public final class PortvaktServer: Sendable {
             adminPort = port
             logger.log(.info, "listening", ["listener": "admin", "address": "\(configuration.listen.admin.host):\(port)"])
         }
-        maintenance.resume()
+        maintenance.withLock { $0.resume() }
         return (publicPort, adminPort)
     }
 
     /// Stops accepting connections, lets in-flight requests finish (up to `grace` seconds), then
     /// closes the database.
     public func shutdown(grace: TimeInterval = 10) {
-        maintenance.cancel()
+        maintenance.withLock { $0.cancel() }
         publicServer.shutdown(grace: grace)
         adminServer?.shutdown(grace: grace)
         database.close()
@@ -140,20 +145,29 @@ public final class PortvaktServer: Sendable {
         server.cors = CORSPolicy(
             allowedOrigins: configuration.http.cors.allowedOrigins,
             allowCredentials: configuration.http.cors.allowCredentials,
-            maxAge: configuration.http.cors.maxAgeSeconds)
+            maxAgeSeconds: configuration.http.cors.maxAgeSeconds)
         server.rateLimits = configuration.rateLimits.mapValues {
             RateLimit(burst: $0.burst, perSecond: $0.perSecond)
         }
         return server
     }
 
-    /// Serves the router's own OpenAPI document, generated once from its routes.
-    private static func registerOpenAPI(on router: Router, title: String) {
-        router.add(.get, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document") {
-            [router] _ in
-            HTTPResponse(
-                status: 200, contentType: "application/json",
-                body: OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))
+    /// Serves the router's own OpenAPI document, generated once, after every route (this one
+    /// included) is in place.
+    private static func registerOpenAPI(on router: inout Router, title: String) {
+        let document = Mutex<[UInt8]>([])
+        let box = DocumentBox(document)
+        router.add(.GET, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document") { _ in
+            HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
         }
+        box.set(OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))
     }
+}
+
+/// Holds a document that is generated after the route serving it was registered.
+private final class DocumentBox: Sendable {
+    private let storage: Mutex<[UInt8]>
+    init(_ storage: consuming Mutex<[UInt8]>) { self.storage = storage }
+    var bytes: [UInt8] { storage.withLock { $0 } }
+    func set(_ bytes: [UInt8]) { storage.withLock { $0 = bytes } }
 }

@@ -10,12 +10,8 @@ enum ServeCommand {
         try server.start()
         if let token = server.createdAdminToken {
             // Shown once, on the terminal that started the first run; only its hash is stored.
-            print(
-                """
-                Admin API token (shown once, store it now; only its hash is kept):
-                  \(token)
-                """)
-            fflush(stdout)
+            FileHandle.standardOutput.write(
+                Data("Admin API token (shown once, store it now; only its hash is kept):\n  \(token)\n".utf8))
         }
         logger.log(.info, "ready", ["publicURL": configuration.publicURL])
 

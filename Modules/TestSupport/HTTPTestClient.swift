@@ -180,3 +180,20 @@ private final class ResponseSink {
         headers.add(name, value)
     }
 }
+
+extension HTTPTestClient {
+    /// Sends a request with headers given as a dictionary: the short form most tests use.
+    public func send(
+        _ method: HTTPMethod, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil
+    ) throws(HTTPTestClientError) -> TestResponse {
+        try send(method: method.rawValue, url: url, headers: headers.map { ($0.key, $0.value) }, body: body)
+    }
+}
+
+extension TestResponse {
+    /// The `code` of a problem+json body; nil when the body is not a problem.
+    public func problemCode() throws -> String? {
+        guard headers["content-type"] == "application/problem+json" else { return nil }
+        return try jsonObject()["code"] as? String
+    }
+}

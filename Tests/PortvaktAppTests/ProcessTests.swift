@@ -1,4 +1,5 @@
 import Foundation
+import HTTPFront
 import SessionCore
 import Storage
 import Testing
@@ -60,7 +61,7 @@ struct ProcessTests {
             .first { $0.hasPrefix("pva_") })
         #expect(!first.stderr.contains(token), "the token must not reach the log")
         let authorized = try client.send(
-            .get, "http://127.0.0.1:\(adminPort)/admin/v1/config", headers: ["Authorization": "Bearer \(token)"])
+            .GET, "http://127.0.0.1:\(adminPort)/admin/v1/config", headers: ["Authorization": "Bearer \(token)"])
         #expect(authorized.status == 200)
         first.send(SIGKILL)
         first.wait()
@@ -69,7 +70,7 @@ struct ProcessTests {
         let secondAdmin = try second.waitForPort(listener: "admin")
         #expect(!second.stdout.contains("pva_"))
         let again = try client.send(
-            .get, "http://127.0.0.1:\(secondAdmin)/admin/v1/config", headers: ["Authorization": "Bearer \(token)"])
+            .GET, "http://127.0.0.1:\(secondAdmin)/admin/v1/config", headers: ["Authorization": "Bearer \(token)"])
         #expect(again.status == 200)
         second.send(SIGTERM)
         #expect(second.wait() == 0)
@@ -83,7 +84,7 @@ struct ProcessTests {
         let port = try server.waitForPort(listener: "public")
 
         // A request whose body is still arriving is in flight when the signal lands.
-        let connection = try RawHTTPConnection(port: port)
+        let connection = try RawSocketClient(port: port)
         let body = #"{"reason":"slow client"}"#
         try connection.send(
             "POST /v1/logout HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -93,7 +94,7 @@ struct ProcessTests {
         Thread.sleep(forTimeInterval: 0.3)
         #expect(server.isRunning, "the server waits for the request in flight")
         try connection.send(String(body.dropFirst(5)))
-        let response = try connection.readResponse()
+        let response = connection.readResponse(timeout: 5)
         #expect(response.hasPrefix("HTTP/1.1 401"), "the in-flight request got its answer")
         #expect(server.wait() == 0)
         #expect(server.stderr.contains("\"msg\":\"stopped\""))
@@ -118,7 +119,7 @@ struct ProcessTests {
         let first = try PortvaktProcess(["serve", "--config", config], environment: environment)
         var port = try first.waitForPort(listener: "public")
         let logout = try client.send(
-            .post, "http://127.0.0.1:\(port)/v1/logout", headers: ["Authorization": "Bearer \(loggedOut.token)"])
+            .POST, "http://127.0.0.1:\(port)/v1/logout", headers: ["Authorization": "Bearer \(loggedOut.token)"])
         #expect(logout.status == 204)
         // The 204 means the revocation committed; the process dies without any chance to flush.
         first.send(SIGKILL)
@@ -127,10 +128,10 @@ struct ProcessTests {
         let second = try PortvaktProcess(["serve", "--config", config], environment: environment)
         port = try second.waitForPort(listener: "public")
         let revoked = try client.send(
-            .get, "http://127.0.0.1:\(port)/v1/me", headers: ["Authorization": "Bearer \(loggedOut.token)"])
+            .GET, "http://127.0.0.1:\(port)/v1/me", headers: ["Authorization": "Bearer \(loggedOut.token)"])
         #expect(try revoked.problemCode() == "session.revoked")
         let alive = try client.send(
-            .get, "http://127.0.0.1:\(port)/v1/me", headers: ["Authorization": "Bearer \(kept.token)"])
+            .GET, "http://127.0.0.1:\(port)/v1/me", headers: ["Authorization": "Bearer \(kept.token)"])
         #expect(alive.status == 200)
         second.send(SIGTERM)
         #expect(second.wait() == 0)

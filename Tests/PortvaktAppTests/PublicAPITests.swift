@@ -1,4 +1,6 @@
 import Foundation
+import HTTPFront
+import PortvaktApp
 import SessionCore
 import Storage
 import Testing
@@ -13,11 +15,11 @@ struct PublicAPITests {
     func health() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let alive = try client.send(.get, "\(server.publicURL)/health/alive")
+        let alive = try client.send(.GET, "\(server.publicURL)/health/alive")
         #expect(alive.status == 200)
         #expect(alive.headers["content-type"]?.hasPrefix("application/json") == true)
         #expect(try alive.jsonObject()["status"] as? String == "alive")
-        let ready = try client.send(.get, "\(server.publicURL)/health/ready")
+        let ready = try client.send(.GET, "\(server.publicURL)/health/ready")
         #expect(ready.status == 200)
         #expect(try ready.jsonObject()["status"] as? String == "ready")
     }
@@ -27,7 +29,7 @@ struct PublicAPITests {
         let server = try TestServer()
         defer { server.stop() }
         server.server.database.close()
-        let ready = try client.send(.get, "\(server.publicURL)/health/ready")
+        let ready = try client.send(.GET, "\(server.publicURL)/health/ready")
         #expect(ready.status == 503)
         #expect(try ready.problemCode() == "health.not_ready")
     }
@@ -36,7 +38,7 @@ struct PublicAPITests {
     func openAPI() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let document = try client.send(.get, "\(server.publicURL)/openapi.json").jsonObject()
+        let document = try client.send(.GET, "\(server.publicURL)/openapi.json").jsonObject()
         #expect(document["openapi"] as? String == "3.1.0")
         let paths = try #require(document["paths"] as? [String: Any])
         for path in [
@@ -51,12 +53,12 @@ struct PublicAPITests {
     func meWithoutSession() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let response = try client.send(.get, "\(server.publicURL)/v1/me")
+        let response = try client.send(.GET, "\(server.publicURL)/v1/me")
         #expect(response.status == 401)
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(try response.problemCode() == "session.missing")
         let garbage = try client.send(
-            .get, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer pvs_nonsense"])
+            .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer pvs_nonsense"])
         #expect(garbage.status == 401)
     }
 
@@ -67,7 +69,7 @@ struct PublicAPITests {
         let user = try server.makeUser(username: "ada", displayName: "Ada Lovelace")
         let native = try server.signIn(user, as: .native)
         let response = try client.send(
-            .get, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(native.token)"])
+            .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(native.token)"])
         #expect(response.status == 200)
         let body = try response.jsonObject()
         let userObject = try #require(body["user"] as? [String: Any])
@@ -78,7 +80,7 @@ struct PublicAPITests {
 
         let web = try server.signIn(user, as: .web)
         let viaCookie = try client.send(
-            .get, "\(server.publicURL)/v1/me", headers: ["Cookie": "portvakt_session=\(web.token)"])
+            .GET, "\(server.publicURL)/v1/me", headers: ["Cookie": "portvakt_session=\(web.token)"])
         #expect(viaCookie.status == 200)
     }
 
@@ -92,9 +94,9 @@ struct PublicAPITests {
         let issued = try server.signIn(user)
         let headers = ["Authorization": "Bearer \(issued.token)"]
         server.clock.advance(by: 3599)
-        #expect(try client.send(.get, "\(server.publicURL)/v1/me", headers: headers).status == 200)
+        #expect(try client.send(.GET, "\(server.publicURL)/v1/me", headers: headers).status == 200)
         server.clock.advance(by: 1)
-        let expired = try client.send(.get, "\(server.publicURL)/v1/me", headers: headers)
+        let expired = try client.send(.GET, "\(server.publicURL)/v1/me", headers: headers)
         #expect(expired.status == 401)
         #expect(try expired.problemCode() == "session.expired")
     }
@@ -109,11 +111,11 @@ struct PublicAPITests {
         for _ in 0..<3 {
             server.clock.advance(by: 300)
             let response = try client.send(
-                .get, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(active.token)"])
+                .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(active.token)"])
             #expect(response.status == 200)
         }
         let response = try client.send(
-            .get, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(idle.token)"])
+            .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(idle.token)"])
         #expect(try response.problemCode() == "session.idle_expired")
     }
 
@@ -124,8 +126,8 @@ struct PublicAPITests {
         let user = try server.makeUser(username: "ada")
         let issued = try server.signIn(user)
         let headers = ["Authorization": "Bearer \(issued.token)"]
-        #expect(try client.send(.post, "\(server.publicURL)/v1/logout", headers: headers).status == 204)
-        let after = try client.send(.get, "\(server.publicURL)/v1/me", headers: headers)
+        #expect(try client.send(.POST, "\(server.publicURL)/v1/logout", headers: headers).status == 204)
+        let after = try client.send(.GET, "\(server.publicURL)/v1/me", headers: headers)
         #expect(after.status == 401)
         #expect(try after.problemCode() == "session.revoked")
         let events = try server.server.store.auditEvents(userID: user.id, beforeID: nil, limit: 10)
@@ -141,13 +143,13 @@ struct PublicAPITests {
         let issued = try server.signIn(user, as: .web)
         let cookie = "portvakt_session=\(issued.token)"
         let foreign = try client.send(
-            .post, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie, "Origin": "https://evil.example"])
+            .POST, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie, "Origin": "https://evil.example"])
         #expect(foreign.status == 403)
         #expect(try foreign.problemCode() == "request.cross_site_refused")
-        let noOrigin = try client.send(.post, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie])
+        let noOrigin = try client.send(.POST, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie])
         #expect(noOrigin.status == 403)
         let own = try client.send(
-            .post, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie, "Origin": "http://localhost:8080"])
+            .POST, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie, "Origin": "http://localhost:8080"])
         #expect(own.status == 204)
         let setCookie = try #require(own.headers["set-cookie"])
         #expect(setCookie.contains("portvakt_session=;") && setCookie.contains("Max-Age=0"))
@@ -165,7 +167,7 @@ struct PublicAPITests {
         let second = try server.signIn(ada, as: .web)
         _ = try server.signIn(bob)
         let response = try client.send(
-            .get, "\(server.publicURL)/v1/me/sessions", headers: ["Authorization": "Bearer \(first.token)"])
+            .GET, "\(server.publicURL)/v1/me/sessions", headers: ["Authorization": "Bearer \(first.token)"])
         let sessions = try #require(try response.jsonObject()["sessions"] as? [[String: Any]])
         #expect(sessions.map { $0["id"] as? String } == [second.session.id, first.session.id])
         #expect(sessions.map { $0["current"] as? Bool } == [false, true])
@@ -183,16 +185,16 @@ struct PublicAPITests {
         let bobs = try server.signIn(bob)
         let headers = ["Authorization": "Bearer \(mine.token)"]
         let theirs = try client.send(
-            .delete, "\(server.publicURL)/v1/me/sessions/\(bobs.session.id)", headers: headers)
+            .DELETE, "\(server.publicURL)/v1/me/sessions/\(bobs.session.id)", headers: headers)
         #expect(theirs.status == 404)
         #expect(try theirs.problemCode() == "session.not_found")
-        let ok = try client.send(.delete, "\(server.publicURL)/v1/me/sessions/\(myOther.session.id)", headers: headers)
+        let ok = try client.send(.DELETE, "\(server.publicURL)/v1/me/sessions/\(myOther.session.id)", headers: headers)
         #expect(ok.status == 204)
         let revoked = try client.send(
-            .get, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(myOther.token)"])
+            .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(myOther.token)"])
         #expect(try revoked.problemCode() == "session.revoked")
         #expect(
-            try client.send(.get, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(bobs.token)"])
+            try client.send(.GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(bobs.token)"])
                 .status == 200)
     }
 
@@ -205,7 +207,7 @@ struct PublicAPITests {
         user.disabledAt = server.clock.now()
         try server.server.store.updateUser(user)
         let response = try client.send(
-            .get, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(issued.token)"])
+            .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(issued.token)"])
         #expect(response.status == 403)
         #expect(try response.problemCode() == "account.disabled")
     }
@@ -215,18 +217,18 @@ struct PublicAPITests {
         let server = try TestServer()
         defer { server.stop() }
         #expect(server.adminToken.hasPrefix("pva_"))
-        let anonymous = try client.send(.get, "\(server.adminURL)/admin/v1/config")
+        let anonymous = try client.send(.GET, "\(server.adminURL)/admin/v1/config")
         #expect(anonymous.status == 401)
         #expect(try anonymous.problemCode() == "admin.unauthorized")
         let wrong = try client.send(
-            .get, "\(server.adminURL)/admin/v1/config", headers: ["Authorization": "Bearer pva_wrong"])
+            .GET, "\(server.adminURL)/admin/v1/config", headers: ["Authorization": "Bearer pva_wrong"])
         #expect(wrong.status == 401)
         let config = try client.send(
-            .get, "\(server.adminURL)/admin/v1/config", headers: ["Authorization": "Bearer \(server.adminToken)"])
+            .GET, "\(server.adminURL)/admin/v1/config", headers: ["Authorization": "Bearer \(server.adminToken)"])
         #expect(config.status == 200)
         #expect(try config.jsonObject()["publicURL"] as? String == "http://localhost:8080")
         #expect(!config.text.contains(server.adminToken))
         // The public listener does not serve admin routes.
-        #expect(try client.send(.get, "\(server.publicURL)/admin/v1/config").status == 404)
+        #expect(try client.send(.GET, "\(server.publicURL)/admin/v1/config").status == 404)
     }
 }

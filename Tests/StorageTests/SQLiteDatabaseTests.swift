@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import SessionCore
 import Testing
+import TestSupport
 
 @testable import Storage
 

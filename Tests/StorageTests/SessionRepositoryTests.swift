@@ -3,6 +3,7 @@ import Foundation
 import SessionCore
 import Storage
 import Testing
+import TestSupport
 
 /// SessionRepository behaviour, identical for SQLiteStore and MemoryStore.
 @Suite("Session repository")

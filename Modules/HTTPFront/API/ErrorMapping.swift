@@ -1,5 +1,5 @@
-import SessionCore
-import Storage
+public import SessionCore
+public import Storage
 
 /// Session failures as HTTP problems: 401 for every reason a token cannot be used, 404 for a
 /// session id that is not the caller's.

@@ -39,7 +39,7 @@ public struct SessionTransport: Sendable {
     /// rest (same-site subdomains, old browsers) and fails closed when no origin is given.
     func checkCrossSite(_ request: HTTPRequest) throws(HTTPError) {
         switch request.method {
-        case .get, .head, .options: return
+        case .GET, .HEAD, .OPTIONS: return
         default: break
         }
         if let origin = request.headers["origin"] {
