@@ -21,8 +21,8 @@ wait_for_port() { # file listener: the port from a {"msg":"listening"} log line,
 import json, sys
 for line in open(sys.argv[1]):
     line = line.strip()
-    if sys.argv[2] == "bare" and line.startswith("port "):
-        print(line.split()[1]); break
+    if sys.argv[2] == "bare" and line.startswith("bench-bare-http listening on "):
+        print(line.split()[3].rsplit(":", 1)[1]); break
     try:
         entry = json.loads(line)
     except ValueError:

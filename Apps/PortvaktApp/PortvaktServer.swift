@@ -57,7 +57,7 @@ public final class PortvaktServer: Sendable {
         let readiness: @Sendable () throws -> Void = { try database.checkHealth() }
         let writeAccessLog = configuration.logging.accessLog
         let accessLog: @Sendable (String) -> Void = { [logger] line in
-            if writeAccessLog { logger.write(line: Data(line.utf8)) }
+            if writeAccessLog { logger.write(line: line.utf8) }
         }
 
         var publicRouter = Router()
@@ -128,6 +128,7 @@ public final class PortvaktServer: Sendable {
         adminServer?.shutdown(grace: grace)
         database.close()
         logger.log(.info, "stopped")
+        logger.flush()
     }
 
     private static func serverConfiguration(
