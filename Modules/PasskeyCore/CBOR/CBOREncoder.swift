@@ -7,6 +7,7 @@
 public enum CBOREncoder {
     /// The canonical encoding of `value`.
     public static func encode(_ value: CBORValue) -> [UInt8] {
+        // One growing buffer for the whole tree; only map keys get their own small buffers, for sorting.
         var out: [UInt8] = []
         append(value, to: &out)
         return out
@@ -20,6 +21,7 @@ public enum CBOREncoder {
     public static func canonicalOrder(
         _ a: some Collection<UInt8>, _ b: some Collection<UInt8>
     ) -> Bool {
+        // Encoded keys are never empty; the guard only keeps the comparison total.
         guard let firstA = a.first, let firstB = b.first else { return a.isEmpty && !b.isEmpty }
         let (majorA, majorB) = (firstA >> 5, firstB >> 5)
         if majorA != majorB { return majorA < majorB }
@@ -41,6 +43,7 @@ public enum CBOREncoder {
             appendHeader(major: 2, argument: UInt64(bytes.count), to: &out)
             out.append(contentsOf: bytes)
         case .text(let text):
+            // The header counts UTF-8 bytes, not characters or UTF-16 units.
             let utf8 = text.utf8
             appendHeader(major: 3, argument: UInt64(utf8.count), to: &out)
             out.append(contentsOf: utf8)
@@ -56,8 +59,10 @@ public enum CBOREncoder {
                 append(entry.value, to: &out)
             }
         case .boolean(let flag):
+            // Simple values 20 and 21 fit the initial byte: major type 7 is 0xe0.
             out.append(flag ? 0xf5 : 0xf4)
         case .null:
+            // Simple value 22.
             out.append(0xf6)
         }
     }
@@ -65,6 +70,7 @@ public enum CBOREncoder {
     /// Appends an initial byte and its argument in the shortest form that holds it.
     static func appendHeader(major: UInt8, argument: UInt64, to out: inout [UInt8]) {
         let type = major << 5
+        // Each range is exactly what the next smaller width cannot hold, so the form is always minimal.
         switch argument {
         case 0..<24:
             out.append(type | UInt8(argument))

@@ -65,6 +65,7 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
     ///   - decoder: The CBOR decoder and its limits.
     /// - Throws: `PasskeyError` with a `cbor.*` code for bad CBOR, or a `cose.*` code for a bad key.
     public init(encoded: [UInt8], decoder: CBORDecoder = CBORDecoder()) throws(PasskeyError) {
+        // decode, not decodePrefix: a stored key is exactly one item, and trailing bytes mean corruption.
         let value = try decoder.decode(encoded)
         try self.init(value: value, encoded: encoded)
     }
@@ -90,6 +91,7 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
             map[.integer(Label.n)] = .bytes(n)
             map[.integer(Label.e)] = .bytes(e)
         }
+        // Going through the parsing path means a key built here obeys exactly the rules a received one does.
         let value = CBORValue.map(map)
         try self.init(value: value, encoded: CBOREncoder.encode(value))
     }
@@ -107,6 +109,7 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
             }
         }
 
+        // kty, then alg, then their pairing: each failure gets the most specific code available.
         let ktyValue = try Self.integer(map, Label.kty, "kty")
         guard let kty = COSEKeyType(rawValue: ktyValue) else {
             throw PasskeyError(.coseUnsupportedKeyType, "kty \(ktyValue) is not EC2, OKP or RSA")
@@ -114,7 +117,8 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         // WebAuthn L3 §5.8.5: the credential public key must name its algorithm.
         let algValue = try Self.integer(map, Label.alg, "alg")
         guard let alg = COSEAlgorithm(rawValue: algValue) else {
-            throw PasskeyError(.coseUnsupportedAlgorithm, "alg \(algValue) is not an algorithm Portvakt verifies")
+            throw PasskeyError(
+                .coseUnsupportedAlgorithm, "alg \(algValue) is not an algorithm Portvakt verifies")
         }
         guard alg.keyType == kty else {
             throw PasskeyError(.coseAlgorithmMismatch, "alg \(alg) needs kty \(alg.keyType), found \(kty)")
@@ -130,11 +134,13 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         case .ec2: parameters = try Self.ec2Parameters(map, algorithm: alg)
         case .okp: parameters = try Self.okpParameters(map, algorithm: alg)
         case .rsa:
+            // Sizes and values are judged by CryptoCore when the key is built, below.
             parameters = .rsa(n: try Self.bytes(map, Label.n, "n"), e: try Self.bytes(map, Label.e, "e"))
         }
         self.algorithm = alg
         self.parameters = parameters
         self.encoded = encoded
+        // Built last and once: every structural error is reported before OpenSSL sees anything.
         self.publicKey = try Self.buildPublicKey(parameters)
     }
 
@@ -157,7 +163,9 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
     // MARK: Parameter checks
 
     /// The EC2 parameters, with the curve bound to the algorithm and exact coordinate lengths.
-    private static func ec2Parameters(_ map: CBORMap, algorithm: COSEAlgorithm) throws(PasskeyError) -> Parameters {
+    private static func ec2Parameters(_ map: CBORMap, algorithm: COSEAlgorithm) throws(PasskeyError)
+        -> Parameters
+    {
         let curve = try curve(map, algorithm: algorithm, keyType: .ec2)
         let x = try bytes(map, Label.x, "x")
         // y as a boolean is RFC 9053's point compression (the sign bit); WebAuthn requires both coordinates.
@@ -179,9 +187,12 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The OKP parameters: Ed25519 with a 32-byte key.
-    private static func okpParameters(_ map: CBORMap, algorithm: COSEAlgorithm) throws(PasskeyError) -> Parameters {
+    private static func okpParameters(_ map: CBORMap, algorithm: COSEAlgorithm) throws(PasskeyError)
+        -> Parameters
+    {
         let curve = try curve(map, algorithm: algorithm, keyType: .okp)
         let x = try bytes(map, Label.x, "x")
+        // RFC 8032 keys have one fixed length; anything else cannot be an Ed25519 point.
         guard x.count == curve.coordinateByteCount else {
             throw PasskeyError(.coseInvalidLength, "an Ed25519 key is \(curve.coordinateByteCount) bytes")
         }
@@ -206,7 +217,8 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A required integer parameter.
-    private static func integer(_ map: CBORMap, _ label: Int64, _ name: String) throws(PasskeyError) -> Int64 {
+    private static func integer(_ map: CBORMap, _ label: Int64, _ name: String) throws(PasskeyError) -> Int64
+    {
         guard let value = map[label: label] else {
             throw PasskeyError(.coseMissingParameter, "the COSE_Key has no \(name)")
         }
@@ -217,7 +229,8 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A required byte-string parameter.
-    private static func bytes(_ map: CBORMap, _ label: Int64, _ name: String) throws(PasskeyError) -> [UInt8] {
+    private static func bytes(_ map: CBORMap, _ label: Int64, _ name: String) throws(PasskeyError) -> [UInt8]
+    {
         guard let value = map[label: label] else {
             throw PasskeyError(.coseMissingParameter, "the COSE_Key has no \(name)")
         }
@@ -233,7 +246,9 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
             switch parameters {
             case .ec2(let curve, let x, let y):
                 // ec2Parameters only admits the three NIST curves, which all have an ECCurve.
-                guard let ecCurve = curve.ecCurve else { throw CryptoError(.unsupportedKeyType, "not an EC2 curve") }
+                guard let ecCurve = curve.ecCurve else {
+                    throw CryptoError(.unsupportedKeyType, "not an EC2 curve")
+                }
                 return try PublicKey(curve: ecCurve, x: x, y: y)
             case .okp(_, let x):
                 return try PublicKey(ed25519: x)
@@ -241,6 +256,7 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
                 return try PublicKey(rsaModulus: n, exponent: e)
             }
         } catch {
+            // Size problems get their own code so an operator can tell "old authenticator" from "forged".
             switch error.code {
             case .weakKey, .unsupportedKeySize:
                 throw PasskeyError(.coseWeakKey, error.message, underlying: error)

@@ -61,7 +61,8 @@ struct AuthenticatorDataTests {
         5820930a56b87a2fca66334b03458abf879717c12cc68ed73290af2e2664796b9220
         """)
     /// The same vector's assertion: authenticator data, client data JSON and signature.
-    static let w3cAssertionAuthData = hex("bfabc37432958b063360d3ad6461c9c4735ae7f8edd46592a5e0f01452b2e4b51900000000")
+    static let w3cAssertionAuthData = hex(
+        "bfabc37432958b063360d3ad6461c9c4735ae7f8edd46592a5e0f01452b2e4b51900000000")
     static let w3cAssertionClientData = hex(
         """
         7b2274797065223a22776562617574686e2e676574222c226368616c6c656e6765223a224f63446e
@@ -90,7 +91,9 @@ struct AuthenticatorDataTests {
         #expect(data.extensions == nil)
         let credential = try #require(data.attestedCredentialData)
         #expect(credential.aaguid.uuidString == "8446CCB9-AB1D-B374-750B-2367FF6F3A1F")
-        #expect(Hex.encode(credential.credentialID) == "f91f391db4c9b2fde0ea70189cba3fb63f579ba6122b33ad94ff3ec330084be4")
+        #expect(
+            Hex.encode(credential.credentialID)
+                == "f91f391db4c9b2fde0ea70189cba3fb63f579ba6122b33ad94ff3ec330084be4")
         #expect(credential.credentialPublicKey.algorithm == .es256)
         #expect(
             credential.credentialPublicKey.parameters
@@ -99,10 +102,14 @@ struct AuthenticatorDataTests {
                     y: hex("930a56b87a2fca66334b03458abf879717c12cc68ed73290af2e2664796b9220")))
     }
 
-    @Test("W3C §16.2 vector: the stored key verifies the published assertion over authData ‖ SHA-256(clientDataJSON)")
+    @Test(
+        "W3C §16.2 vector: the stored key verifies the published assertion over authData ‖ SHA-256(clientDataJSON)"
+    )
     func w3cAssertion() throws {
-        let registration = try CBORDecoder().decode(Self.w3cAttestationObject).mapValue![name: "authData"]!.bytesValue!
-        let key = try #require(try AuthenticatorData(bytes: registration).attestedCredentialData).credentialPublicKey
+        let registration = try CBORDecoder().decode(Self.w3cAttestationObject).mapValue![name: "authData"]!
+            .bytesValue!
+        let key = try #require(try AuthenticatorData(bytes: registration).attestedCredentialData)
+            .credentialPublicKey
         // Storage round trip: the key is re-read from its stored bytes, as a login would.
         let stored = try COSEKey(encoded: key.encoded)
         let assertion = try AuthenticatorData(bytes: Self.w3cAssertionAuthData)
@@ -138,23 +145,29 @@ struct AuthenticatorDataTests {
     @Test("AT: attested credential data yields the AAGUID, credential ID and a key that verifies")
     func attestedCredential() throws {
         let id = Array(repeating: UInt8(0xab), count: 64)
-        let bytes = authData(flags: Bit.up | Bit.uv | Bit.at, attested: attestedData(credentialID: id, key: p256Key))
+        let bytes = authData(
+            flags: Bit.up | Bit.uv | Bit.at, attested: attestedData(credentialID: id, key: p256Key))
         let credential = try #require(try AuthenticatorData(bytes: bytes).attestedCredentialData)
         #expect(credential.aaguid.uuidString == "01020304-0506-0708-090A-0B0C0D0E0F10")
         #expect(credential.credentialID == id)
         #expect(credential.credentialPublicKey.encoded == p256Key)
         let message = Array("signed".utf8)
-        #expect(credential.credentialPublicKey.verify(signature: TestKeys.p256.sign(message, algorithm: .ecdsaSHA256), data: message))
+        #expect(
+            credential.credentialPublicKey.verify(
+                signature: TestKeys.p256.sign(message, algorithm: .ecdsaSHA256), data: message))
     }
 
     @Test("AT: a zero AAGUID, an empty credential ID and a 1023-byte one are all accepted")
     func credentialIDBounds() throws {
         let zero = [UInt8](repeating: 0, count: 16)
-        let empty = try AuthenticatorData(bytes: authData(flags: Bit.at, attested: attestedData(aaguid: zero, credentialID: [], key: p256Key)))
+        let empty = try AuthenticatorData(
+            bytes: authData(
+                flags: Bit.at, attested: attestedData(aaguid: zero, credentialID: [], key: p256Key)))
         #expect(empty.attestedCredentialData?.aaguid == AttestedCredentialData.zeroAAGUID)
         #expect(empty.attestedCredentialData?.credentialID == [])
         let longest = [UInt8](repeating: 7, count: 1023)
-        let full = try AuthenticatorData(bytes: authData(flags: Bit.at, attested: attestedData(credentialID: longest, key: p256Key)))
+        let full = try AuthenticatorData(
+            bytes: authData(flags: Bit.at, attested: attestedData(credentialID: longest, key: p256Key)))
         #expect(full.attestedCredentialData?.credentialID == longest)
     }
 
@@ -163,7 +176,9 @@ struct AuthenticatorDataTests {
         let extensions = CBOREncoder.encode(["credProtect": 2, "hmac-secret": true])
         for (algorithm, key) in TestKeys.byAlgorithm {
             let keyBytes = CBOREncoder.encode(.map(key.coseMap(algorithm: algorithm)))
-            let bytes = authData(flags: Bit.up | Bit.at | Bit.ed, attested: attestedData(key: keyBytes), extensions: extensions)
+            let bytes = authData(
+                flags: Bit.up | Bit.at | Bit.ed, attested: attestedData(key: keyBytes), extensions: extensions
+            )
             let data = try AuthenticatorData(bytes: bytes)
             #expect(data.attestedCredentialData?.credentialPublicKey.encoded == keyBytes, "\(algorithm)")
             #expect(data.extensions?[name: "credProtect"] == 2)
@@ -173,11 +188,15 @@ struct AuthenticatorDataTests {
 
     @Test("ED without AT: an assertion's extensions map parses")
     func extensionsOnly() throws {
-        let data = try AuthenticatorData(bytes: authData(flags: Bit.up | Bit.ed, extensions: CBOREncoder.encode(["largeBlobKey": .bytes([1])])))
+        let data = try AuthenticatorData(
+            bytes: authData(
+                flags: Bit.up | Bit.ed, extensions: CBOREncoder.encode(["largeBlobKey": .bytes([1])])))
         #expect(data.extensions?.count == 1)
         #expect(data.attestedCredentialData == nil)
         // An empty map is still a map.
-        #expect(try AuthenticatorData(bytes: authData(flags: Bit.ed, extensions: [0xa0])).extensions?.isEmpty == true)
+        #expect(
+            try AuthenticatorData(bytes: authData(flags: Bit.ed, extensions: [0xa0])).extensions?.isEmpty
+                == true)
     }
 
     // MARK: Every error
@@ -185,7 +204,9 @@ struct AuthenticatorDataTests {
     @Test("authdata.truncated: every length below 37 bytes")
     func truncatedFixedPart() {
         let full = authData(flags: Bit.up)
-        for length in 0..<37 { expectRejected(.authDataTruncated, Array(full.prefix(length)), "\(length) bytes") }
+        for length in 0..<37 {
+            expectRejected(.authDataTruncated, Array(full.prefix(length)), "\(length) bytes")
+        }
     }
 
     @Test("authdata.truncated: cut inside the AAGUID, the ID length, the credential ID, or before the key")
@@ -193,36 +214,51 @@ struct AuthenticatorDataTests {
         let attested = attestedData(key: p256Key)
         // 1...17 bytes: AAGUID or length cut; 18...33: inside the 16-byte ID; 34: key missing entirely.
         for length in 1...34 {
-            expectRejected(.authDataTruncated, authData(flags: Bit.at, attested: Array(attested.prefix(length))), "\(length) bytes")
+            expectRejected(
+                .authDataTruncated, authData(flags: Bit.at, attested: Array(attested.prefix(length))),
+                "\(length) bytes")
         }
         // A declared ID length longer than what follows.
-        expectRejected(.authDataTruncated, authData(flags: Bit.at, attested: attestedData(credentialID: [1, 2], declaredLength: 500, key: [])))
+        expectRejected(
+            .authDataTruncated,
+            authData(
+                flags: Bit.at, attested: attestedData(credentialID: [1, 2], declaredLength: 500, key: [])))
     }
 
     @Test("cbor.* from the credential public key: a key cut short is cbor.truncated")
     func truncatedKey() {
         let attested = attestedData(key: p256Key)
         for cut in [1, 10, p256Key.count - 1] {
-            expectRejected(.cborTruncated, authData(flags: Bit.at, attested: Array(attested.dropLast(cut))), "key short by \(cut)")
+            expectRejected(
+                .cborTruncated, authData(flags: Bit.at, attested: Array(attested.dropLast(cut))),
+                "key short by \(cut)")
         }
-        expectRejected(.cborIndefiniteLength, authData(flags: Bit.at, attested: attestedData(key: [0xbf, 0xff])))
+        expectRejected(
+            .cborIndefiniteLength, authData(flags: Bit.at, attested: attestedData(key: [0xbf, 0xff])))
     }
 
     @Test("cose.* from the credential public key: a bad key keeps its own code")
     func badKey() {
         var compressed = TestKeys.p256.coseMap(algorithm: .es256)
         compressed[-3] = true
-        expectRejected(.coseCompressedPoint, authData(flags: Bit.at, attested: attestedData(key: CBOREncoder.encode(.map(compressed)))))
-        expectRejected(.coseMalformed, authData(flags: Bit.at, attested: attestedData(key: CBOREncoder.encode([1, 2]))))
+        expectRejected(
+            .coseCompressedPoint,
+            authData(flags: Bit.at, attested: attestedData(key: CBOREncoder.encode(.map(compressed)))))
+        expectRejected(
+            .coseMalformed, authData(flags: Bit.at, attested: attestedData(key: CBOREncoder.encode([1, 2]))))
         var mismatch = TestKeys.p256.coseMap(algorithm: .es256)
         mismatch[3] = .integer(COSEAlgorithm.edDSA.rawValue)
-        expectRejected(.coseAlgorithmMismatch, authData(flags: Bit.at, attested: attestedData(key: CBOREncoder.encode(.map(mismatch)))))
+        expectRejected(
+            .coseAlgorithmMismatch,
+            authData(flags: Bit.at, attested: attestedData(key: CBOREncoder.encode(.map(mismatch)))))
     }
 
     @Test("authdata.backup_state_without_eligibility: BS without BE, in assertions and registrations")
     func backupStateWithoutEligibility() throws {
         expectRejected(.authDataBackupStateWithoutEligibility, authData(flags: Bit.up | Bit.bs))
-        expectRejected(.authDataBackupStateWithoutEligibility, authData(flags: Bit.bs | Bit.at, attested: attestedData(key: p256Key)))
+        expectRejected(
+            .authDataBackupStateWithoutEligibility,
+            authData(flags: Bit.bs | Bit.at, attested: attestedData(key: p256Key)))
         // BE with or without BS is fine.
         #expect(try AuthenticatorData(bytes: authData(flags: Bit.be | Bit.bs)).backupState)
         #expect(try !AuthenticatorData(bytes: authData(flags: Bit.be)).backupState)
@@ -237,21 +273,30 @@ struct AuthenticatorDataTests {
     @Test("authdata.credential_id_too_long: 1024 bytes and the 65535 maximum the field can say")
     func credentialIDTooLong() {
         let id = [UInt8](repeating: 1, count: 1024)
-        expectRejected(.authDataCredentialIDTooLong, authData(flags: Bit.at, attested: attestedData(credentialID: id, key: p256Key)))
+        expectRejected(
+            .authDataCredentialIDTooLong,
+            authData(flags: Bit.at, attested: attestedData(credentialID: id, key: p256Key)))
         // Rejected from the header alone, before looking for that many bytes.
-        expectRejected(.authDataCredentialIDTooLong, authData(flags: Bit.at, attested: attestedData(credentialID: [], declaredLength: 0xffff, key: [])))
+        expectRejected(
+            .authDataCredentialIDTooLong,
+            authData(flags: Bit.at, attested: attestedData(credentialID: [], declaredLength: 0xffff, key: []))
+        )
     }
 
     @Test("authdata.missing_extensions: ED set with nothing after the fixed part or after the key")
     func missingExtensions() {
         expectRejected(.authDataMissingExtensions, authData(flags: Bit.up | Bit.ed))
-        expectRejected(.authDataMissingExtensions, authData(flags: Bit.at | Bit.ed, attested: attestedData(key: p256Key)))
+        expectRejected(
+            .authDataMissingExtensions, authData(flags: Bit.at | Bit.ed, attested: attestedData(key: p256Key))
+        )
     }
 
     @Test("authdata.invalid_extensions: an array, a byte string, or a map with integer keys")
     func invalidExtensions() {
         for extensions: CBORValue in [[1, 2], .bytes([1]), [1: 2], ["ok": 1, 2: 3]] {
-            expectRejected(.authDataInvalidExtensions, authData(flags: Bit.ed, extensions: CBOREncoder.encode(extensions)))
+            expectRejected(
+                .authDataInvalidExtensions,
+                authData(flags: Bit.ed, extensions: CBOREncoder.encode(extensions)))
         }
         // Malformed CBOR in the extensions keeps its cbor.* code.
         expectRejected(.cborDuplicateKey, authData(flags: Bit.ed, extensions: hex("a2 6161 00 6161 01")))
@@ -263,18 +308,25 @@ struct AuthenticatorDataTests {
         // Attested credential data sent without its flag is just unexplained bytes.
         expectRejected(.authDataTrailingBytes, authData(flags: Bit.up, attested: attestedData(key: p256Key)))
         expectRejected(.authDataTrailingBytes, authData(flags: Bit.up, extensions: [0xa0]))
-        expectRejected(.authDataTrailingBytes, authData(flags: Bit.at, attested: attestedData(key: p256Key) + [0x00]))
+        expectRejected(
+            .authDataTrailingBytes, authData(flags: Bit.at, attested: attestedData(key: p256Key) + [0x00]))
         // Extensions present but ED clear.
-        expectRejected(.authDataTrailingBytes, authData(flags: Bit.at, attested: attestedData(key: p256Key), extensions: [0xa0]))
+        expectRejected(
+            .authDataTrailingBytes,
+            authData(flags: Bit.at, attested: attestedData(key: p256Key), extensions: [0xa0]))
         expectRejected(.authDataTrailingBytes, authData(flags: Bit.ed, extensions: [0xa0, 0x00]))
-        expectRejected(.authDataTrailingBytes, authData(flags: Bit.at | Bit.ed, attested: attestedData(key: p256Key), extensions: [0xa0, 0xa0]))
+        expectRejected(
+            .authDataTrailingBytes,
+            authData(flags: Bit.at | Bit.ed, attested: attestedData(key: p256Key), extensions: [0xa0, 0xa0]))
     }
 
     @Test("every authenticator data error code is reachable from crafted bytes")
     func everyAuthDataCodeCovered() {
         let covered: Set<PasskeyError.Code> = [
-            .authDataTruncated, .authDataBackupStateWithoutEligibility, .authDataMissingAttestedCredentialData,
-            .authDataCredentialIDTooLong, .authDataMissingExtensions, .authDataInvalidExtensions, .authDataTrailingBytes,
+            .authDataTruncated, .authDataBackupStateWithoutEligibility,
+            .authDataMissingAttestedCredentialData,
+            .authDataCredentialIDTooLong, .authDataMissingExtensions, .authDataInvalidExtensions,
+            .authDataTrailingBytes,
         ]
         #expect(Set(PasskeyError.Code.allCases.filter { $0.rawValue.hasPrefix("authdata.") }) == covered)
     }
@@ -282,7 +334,8 @@ struct AuthenticatorDataTests {
     @Test("error messages say where the problem is and never echo credential bytes")
     func messages() {
         do {
-            _ = try AuthenticatorData(bytes: authData(flags: Bit.at, attested: attestedData(key: Array(p256Key.dropLast()))))
+            _ = try AuthenticatorData(
+                bytes: authData(flags: Bit.at, attested: attestedData(key: Array(p256Key.dropLast()))))
             Issue.record("a truncated key was accepted")
         } catch {
             #expect(error.message.hasPrefix("credential public key:"))
@@ -294,18 +347,28 @@ struct AuthenticatorDataTests {
     func mutationFuzz() {
         var generator = SplitMix64(seed: 0xa07d)
         let seeds = [
-            authData(flags: Bit.up | Bit.at | Bit.ed, attested: attestedData(key: p256Key), extensions: CBOREncoder.encode(["credProtect": 1])),
+            authData(
+                flags: Bit.up | Bit.at | Bit.ed, attested: attestedData(key: p256Key),
+                extensions: CBOREncoder.encode(["credProtect": 1])),
             Self.w3cAssertionAuthData,
-            authData(flags: Bit.up | Bit.at, attested: attestedData(key: CBOREncoder.encode(.map(TestKeys.ed25519.coseMap(algorithm: .edDSA))))),
+            authData(
+                flags: Bit.up | Bit.at,
+                attested: attestedData(
+                    key: CBOREncoder.encode(.map(TestKeys.ed25519.coseMap(algorithm: .edDSA))))),
         ]
         for round in 0..<10_000 {
             var bytes = seeds[round % seeds.count]
             if round.isMultiple(of: 4) {
                 // Random tail after the fixed part, with random flags.
-                bytes = Array(bytes.prefix(37)) + (0..<Int.random(in: 0...80, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes =
+                    Array(bytes.prefix(37))
+                    + (0..<Int.random(in: 0...80, using: &generator)).map { _ in
+                        UInt8.random(in: 0...255, using: &generator)
+                    }
                 bytes[32] = UInt8.random(in: 0...255, using: &generator)
             } else {
-                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                    in: 0...255, using: &generator)
             }
             if let data = try? AuthenticatorData(bytes: bytes) {
                 // Whatever parses must be consistent with its own flags.

@@ -35,7 +35,9 @@ struct CBORTests {
         ("a56161614161626142616361436164614461656145", ["a": "A", "b": "B", "c": "C", "d": "D", "e": "E"]),
     ]
 
-    @Test("RFC 8949 Appendix A examples in the supported subset decode to their values and re-encode byte for byte")
+    @Test(
+        "RFC 8949 Appendix A examples in the supported subset decode to their values and re-encode byte for byte"
+    )
     func appendixARoundTrip() throws {
         for (encoding, expected) in Self.appendixA {
             let decoded = try CBORDecoder().decode(hex(encoding))
@@ -86,7 +88,10 @@ struct CBORTests {
 
     @Test("cbor.truncated: input ends inside a header, argument, string or container")
     func truncated() {
-        for encoding in ["", "18", "19 01", "1a 0102 03", "1b 01020304050607", "42 01", "62 61", "82 01", "a1 01", "a2 0102 03"] {
+        for encoding in [
+            "", "18", "19 01", "1a 0102 03", "1b 01020304050607", "42 01", "62 61", "82 01", "a1 01",
+            "a2 0102 03",
+        ] {
             expectFailure(.cborTruncated, encoding)
         }
     }
@@ -96,7 +101,8 @@ struct CBORTests {
         // Each of these would ask for exabytes if the decoder trusted the header.
         for encoding in [
             "5bffffffffffffffff", "7bffffffffffffffff", "9bffffffffffffffff", "bbffffffffffffffff",
-            "5affffffff00", "9affffffff00", "baffffffff0000", "9b7fffffffffffffff01", "bb4000000000000000 0101",
+            "5affffffff00", "9affffffff00", "baffffffff0000", "9b7fffffffffffffff01",
+            "bb4000000000000000 0101",
         ] {
             expectFailure(.cborTruncated, encoding)
         }
@@ -113,7 +119,8 @@ struct CBORTests {
     @Test("cbor.non_minimal: every argument width is refused when a shorter one would do")
     func nonMinimal() {
         for encoding in [
-            "1817", "190017", "1900ff", "1a00000017", "1a0000ffff", "1b0000000000000017", "1b00000000ffffffff",
+            "1817", "190017", "1900ff", "1a00000017", "1a0000ffff", "1b0000000000000017",
+            "1b00000000ffffffff",
             "3817", "390000", "5801 00", "7801 61", "9801 00", "b801 0000", "5900 00", "99 0000",
             "a1 1801 00",  // a non-minimal key inside a map
         ] {
@@ -125,7 +132,8 @@ struct CBORTests {
         }
     }
 
-    @Test("cbor.duplicate_key: repeated integer, text and composite keys are refused, in small and large maps")
+    @Test(
+        "cbor.duplicate_key: repeated integer, text and composite keys are refused, in small and large maps")
     func duplicateKeys() {
         expectFailure(.cborDuplicateKey, "a2 01 02 01 03")
         expectFailure(.cborDuplicateKey, "a2 6161 01 6161 02")
@@ -150,7 +158,9 @@ struct CBORTests {
         expectFailure(.cborUnsortedKeys, "a2 20 00 01 00", limits: strict)
         expectFailure(.cborUnsortedKeys, "a2 6162 00 6161 00", limits: strict)
         expectFailure(.cborUnsortedKeys, "a2 626161 00 6162 00", limits: strict)
-        #expect(throws: Never.self) { try CBORDecoder(limits: strict).decode(hex("a5 01 02 03 26 20 01 21 40 22 40")) }
+        #expect(throws: Never.self) {
+            try CBORDecoder(limits: strict).decode(hex("a5 01 02 03 26 20 01 21 40 22 40"))
+        }
         #expect(throws: Never.self) { try CBORDecoder(limits: strict).decode(hex("a2 6162 00 626161 00")) }
         // Default: order is not enforced, the map keeps its wire order.
         let decoded = try CBORDecoder().decode(hex("a2 03 04 01 02"))
@@ -231,7 +241,9 @@ struct CBORTests {
         let map: CBORValue = ["b": 1, -1: 2, 3: 3, "a": 4, 1: 5, -2: 6, "aa": 7, 24: 8]
         let encoded = CBOREncoder.encode(map)
         // Unsigned keys (1, 3, 24: 24 is longer), then negatives (-1, -2), then text by length then bytes.
-        #expect(Hex.encode(encoded) == "a8" + "0105" + "0303" + "181808" + "2002" + "2106" + "616104" + "616201" + "62616107")
+        #expect(
+            Hex.encode(encoded) == "a8" + "0105" + "0303" + "181808" + "2002" + "2106" + "616104" + "616201"
+                + "62616107")
         // The canonical output passes the strict decoder and decodes back to the same entries.
         let strict = CBORDecoder(limits: .init(requireCanonicalMapOrder: true))
         let decoded = try strict.decode(encoded)
@@ -241,7 +253,8 @@ struct CBORTests {
     @Test("encoder argument widths switch exactly at 24, 256, 65536 and 2^32")
     func encoderWidths() {
         let cases: [(Int64, String)] = [
-            (23, "17"), (24, "1818"), (255, "18ff"), (256, "190100"), (65535, "19ffff"), (65536, "1a00010000"),
+            (23, "17"), (24, "1818"), (255, "18ff"), (256, "190100"), (65535, "19ffff"),
+            (65536, "1a00010000"),
             (4_294_967_295, "1affffffff"), (4_294_967_296, "1b0000000100000000"), (-24, "37"), (-25, "3818"),
             (-256, "38ff"), (-257, "390100"),
         ]
@@ -249,7 +262,8 @@ struct CBORTests {
             #expect(Hex.encode(CBOREncoder.encode(.integer(value))) == expected)
         }
         #expect(CBOREncoder.encode(.bytes([UInt8](repeating: 0, count: 24))).prefix(2) == [0x58, 24])
-        #expect(CBOREncoder.encode(.text(String(repeating: "x", count: 256))).prefix(3) == [0x79, 0x01, 0x00])
+        #expect(
+            CBOREncoder.encode(.text(String(repeating: "x", count: 256))).prefix(3) == [0x79, 0x01, 0x00])
     }
 
     @Test("map subscripts address keys, never positions, and setting nil removes")
@@ -270,8 +284,10 @@ struct CBORTests {
     static var seeds: [[UInt8]] {
         var seeds = appendixA.map { hex($0.0) }
         seeds.append(CBOREncoder.encode(["fmt": "none", "attStmt": [:], "authData": .bytes(Array(0..<64))]))
-        seeds.append(CBOREncoder.encode([1: 2, 3: -7, -1: 1, -2: .bytes(Array(0..<32)), -3: .bytes(Array(32..<64))]))
-        seeds.append(CBOREncoder.encode(["credProtect": 2, "hmac-secret": true, "list": [[1, "x"], [:], .null]]))
+        seeds.append(
+            CBOREncoder.encode([1: 2, 3: -7, -1: 1, -2: .bytes(Array(0..<32)), -3: .bytes(Array(32..<64))]))
+        seeds.append(
+            CBOREncoder.encode(["credProtect": 2, "hmac-secret": true, "list": [[1, "x"], [:], .null]]))
         return seeds
     }
 
@@ -286,7 +302,8 @@ struct CBORTests {
         #expect((try? decoder.decode(encoded)).map { CBOREncoder.encode($0) } == encoded)
     }
 
-    @Test("20,000 random inputs never crash the decoder, and whatever it accepts re-encodes to the same length")
+    @Test(
+        "20,000 random inputs never crash the decoder, and whatever it accepts re-encodes to the same length")
     func randomFuzz() {
         var generator = SplitMix64(seed: 0x5eed_cb0f)
         let decoder = CBORDecoder()
@@ -305,7 +322,9 @@ struct CBORTests {
     func mutationFuzz() {
         var generator = SplitMix64(seed: 0xc0ffee)
         let seeds = Self.seeds
-        let decoders = [CBORDecoder(), CBORDecoder(limits: .init(maxDepth: 2, requireCanonicalMapOrder: true))]
+        let decoders = [
+            CBORDecoder(), CBORDecoder(limits: .init(maxDepth: 2, requireCanonicalMapOrder: true)),
+        ]
         for round in 0..<20_000 {
             var input = seeds[Int.random(in: 0..<seeds.count, using: &generator)]
             let position = Int.random(in: 0..<input.count, using: &generator)
@@ -323,7 +342,9 @@ struct CBORTests {
     func everyTruncation() {
         for seed in Self.seeds where seed.count > 1 {
             for length in 0..<seed.count {
-                #expect(throws: PasskeyError(.cborTruncated, "")) { try CBORDecoder().decode(Array(seed.prefix(length))) }
+                #expect(throws: PasskeyError(.cborTruncated, "")) {
+                    try CBORDecoder().decode(Array(seed.prefix(length)))
+                }
             }
         }
     }

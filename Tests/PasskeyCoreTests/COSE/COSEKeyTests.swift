@@ -15,7 +15,8 @@ func encodeInInsertionOrder(_ map: CBORMap) -> [UInt8] {
 
 /// Parses `map` as a COSE_Key, expecting failure with `code`.
 private func expectRejected(
-    _ code: PasskeyError.Code, _ map: CBORMap, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    _ code: PasskeyError.Code, _ map: CBORMap, _ comment: Comment? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) {
     #expect(throws: PasskeyError(code, ""), comment, sourceLocation: sourceLocation) {
         try COSEKey(encoded: CBOREncoder.encode(.map(map)))
@@ -28,7 +29,9 @@ private let message = Array("a WebAuthn assertion's authenticatorData ‖ SHA-25
 struct COSEKeyTests {
     // MARK: Round trips with freshly generated keys
 
-    @Test("every algorithm: a key generated with OpenSSL signs and its COSE_Key verifies", arguments: TestKeys.byAlgorithm)
+    @Test(
+        "every algorithm: a key generated with OpenSSL signs and its COSE_Key verifies",
+        arguments: TestKeys.byAlgorithm)
     func signAndVerify(algorithm: COSEAlgorithm, key: SoftwareKey) throws {
         let cose = try COSEKey(algorithm: algorithm, parameters: key.coseParameters)
         #expect(cose.algorithm == algorithm)
@@ -42,7 +45,9 @@ struct COSEKeyTests {
         #expect(reparsed.verify(signature: signature, data: message))
     }
 
-    @Test("every algorithm: a tampered signature, a changed message or an empty signature fails", arguments: TestKeys.byAlgorithm)
+    @Test(
+        "every algorithm: a tampered signature, a changed message or an empty signature fails",
+        arguments: TestKeys.byAlgorithm)
     func tampering(algorithm: COSEAlgorithm, key: SoftwareKey) throws {
         let cose = try COSEKey(algorithm: algorithm, parameters: key.coseParameters)
         let signature = key.sign(message, algorithm: algorithm.signatureAlgorithm)
@@ -58,7 +63,8 @@ struct COSEKeyTests {
         #expect(!cose.verify(signature: signature + [0], data: message))
     }
 
-    @Test("every algorithm: a signature by another key of the same type fails", arguments: TestKeys.byAlgorithm)
+    @Test(
+        "every algorithm: a signature by another key of the same type fails", arguments: TestKeys.byAlgorithm)
     func wrongKey(algorithm: COSEAlgorithm, key: SoftwareKey) throws {
         let other: SoftwareKey =
             switch key.kind {
@@ -67,7 +73,9 @@ struct COSEKeyTests {
             default: SoftwareKey.generate(key.kind)
             }
         let cose = try COSEKey(algorithm: algorithm, parameters: key.coseParameters)
-        #expect(!cose.verify(signature: other.sign(message, algorithm: algorithm.signatureAlgorithm), data: message))
+        #expect(
+            !cose.verify(
+                signature: other.sign(message, algorithm: algorithm.signatureAlgorithm), data: message))
     }
 
     @Test("RSA signatures under one RSA algorithm never verify under another")
@@ -150,8 +158,12 @@ struct COSEKeyTests {
 
     @Test("cose.malformed: not a map, or a label that is neither integer nor text")
     func malformed() {
-        #expect(throws: PasskeyError(.coseMalformed, "")) { try COSEKey(encoded: CBOREncoder.encode([1, 2])) }
-        #expect(throws: PasskeyError(.coseMalformed, "")) { try COSEKey(encoded: CBOREncoder.encode(.bytes([1]))) }
+        #expect(throws: PasskeyError(.coseMalformed, "")) {
+            try COSEKey(encoded: CBOREncoder.encode([1, 2]))
+        }
+        #expect(throws: PasskeyError(.coseMalformed, "")) {
+            try COSEKey(encoded: CBOREncoder.encode(.bytes([1])))
+        }
         var map = TestKeys.p256.coseMap(algorithm: .es256)
         map[.bytes([1])] = 0
         expectRejected(.coseMalformed, map)
@@ -189,7 +201,9 @@ struct COSEKeyTests {
     @Test("cose.wrong_type: text kty, text alg, text crv, and non-byte x, y, n, e")
     func wrongTypes() {
         let ec = TestKeys.p256.coseMap(algorithm: .es256)
-        let replacements: [(Int64, CBORValue)] = [(1, "EC2"), (3, "ES256"), (-1, "P-256"), (-2, 5), (-3, "y")]
+        let replacements: [(Int64, CBORValue)] = [
+            (1, "EC2"), (3, "ES256"), (-1, "P-256"), (-2, 5), (-3, "y"),
+        ]
         for (label, value) in replacements {
             var map = ec
             map[.integer(label)] = value
@@ -263,11 +277,17 @@ struct COSEKeyTests {
         }
     }
 
-    @Test("cose.invalid_length: coordinates one byte short or long, P-521 without its leading zero, short Ed25519")
+    @Test(
+        "cose.invalid_length: coordinates one byte short or long, P-521 without its leading zero, short Ed25519"
+    )
     func invalidLengths() {
-        for (key, algorithm) in [(TestKeys.p256, COSEAlgorithm.es256), (TestKeys.p384, .es384), (TestKeys.p521, .es512)] {
+        for (key, algorithm) in [
+            (TestKeys.p256, COSEAlgorithm.es256), (TestKeys.p384, .es384), (TestKeys.p521, .es512),
+        ] {
             let (x, y) = key.ecCoordinates
-            for (label, value) in [(Int64(-2), Array(x.dropFirst())), (-2, x + [0]), (-3, Array(y.dropFirst())), (-3, [0] + y)] {
+            for (label, value) in [
+                (Int64(-2), Array(x.dropFirst())), (-2, x + [0]), (-3, Array(y.dropFirst())), (-3, [0] + y),
+            ] {
                 var map = key.coseMap(algorithm: algorithm)
                 map[.integer(label)] = .bytes(value)
                 expectRejected(.coseInvalidLength, map, "\(algorithm) label \(label) of \(value.count) bytes")
@@ -306,7 +326,9 @@ struct COSEKeyTests {
         }
     }
 
-    @Test("cose.invalid_key: a point off the curve, an even RSA modulus or exponent, with the crypto cause kept")
+    @Test(
+        "cose.invalid_key: a point off the curve, an even RSA modulus or exponent, with the crypto cause kept"
+    )
     func invalidKey() throws {
         var ec = TestKeys.p256.coseMap(algorithm: .es256)
         var y = TestKeys.p256.ecCoordinates.y
@@ -345,8 +367,10 @@ struct COSEKeyTests {
     @Test("every COSE error code is reachable from a crafted key")
     func everyCOSECodeCovered() {
         let covered: Set<PasskeyError.Code> = [
-            .coseMalformed, .coseMissingParameter, .coseWrongType, .coseUnsupportedKeyType, .coseUnsupportedAlgorithm,
-            .coseUnsupportedCurve, .coseAlgorithmMismatch, .coseCurveMismatch, .coseInvalidLength, .coseCompressedPoint,
+            .coseMalformed, .coseMissingParameter, .coseWrongType, .coseUnsupportedKeyType,
+            .coseUnsupportedAlgorithm,
+            .coseUnsupportedCurve, .coseAlgorithmMismatch, .coseCurveMismatch, .coseInvalidLength,
+            .coseCompressedPoint,
             .cosePrivateKey, .coseInvalidKey, .coseWeakKey,
         ]
         #expect(Set(PasskeyError.Code.allCases.filter { $0.rawValue.hasPrefix("cose.") }) == covered)

@@ -36,7 +36,9 @@ final class SoftwareKey: @unchecked Sendable {
             case .ed25519: "ED25519"
             case .rsa: "RSA"
             }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, typeName, nil) else { fatalError("no \(typeName) keygen") }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, typeName, nil) else {
+            fatalError("no \(typeName) keygen")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_keygen_init(context) == 1 else { fatalError("keygen init failed") }
         switch kind {
@@ -49,7 +51,9 @@ final class SoftwareKey: @unchecked Sendable {
                 }
             guard EVP_PKEY_CTX_set_group_name(context, name) == 1 else { fatalError("set group failed") }
         case .rsa(let bits):
-            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else { fatalError("set bits failed") }
+            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else {
+                fatalError("set bits failed")
+            }
         case .ed25519:
             break
         }
@@ -86,9 +90,13 @@ final class SoftwareKey: @unchecked Sendable {
         // One-shot signing: ask for the maximum length first, then sign and trim to the actual length.
         var length = 0
         let message = data.isEmpty ? [0] : data
-        guard EVP_DigestSign(context, nil, &length, message, data.count) == 1 else { fatalError("sign sizing failed") }
+        guard EVP_DigestSign(context, nil, &length, message, data.count) == 1 else {
+            fatalError("sign sizing failed")
+        }
         var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, message, data.count) == 1 else { fatalError("sign failed") }
+        guard EVP_DigestSign(context, &signature, &length, message, data.count) == 1 else {
+            fatalError("sign failed")
+        }
         return Array(signature.prefix(length))
     }
 
