@@ -33,6 +33,9 @@ let package = Package(
             name: "CryptoCore", dependencies: ["COpenSSL"], path: "Modules/CryptoCore",
             swiftSettings: strictSettings),
         .target(
+            name: "PasskeyCore", dependencies: ["CryptoCore"], path: "Modules/PasskeyCore",
+            swiftSettings: strictSettings),
+        .target(
             name: "SessionCore", dependencies: ["CryptoCore"], path: "Modules/SessionCore",
             swiftSettings: strictSettings),
         .target(
@@ -64,6 +67,10 @@ let package = Package(
         .testTarget(
             name: "CryptoCoreTests", dependencies: ["CryptoCore"], path: "Tests/CryptoCoreTests",
             swiftSettings: strictSettings),
+        // COpenSSL is listed because the test-only software key generator signs with OpenSSL directly.
+        .testTarget(
+            name: "PasskeyCoreTests", dependencies: ["PasskeyCore", "CryptoCore", "COpenSSL"],
+            path: "Tests/PasskeyCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],
             path: "Tests/SessionCoreTests", swiftSettings: strictSettings),

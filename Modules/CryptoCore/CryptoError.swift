@@ -8,6 +8,16 @@ public struct CryptoError: Error, Equatable, CustomStringConvertible {
         case digestFailure = "crypto.digest_failure"
         /// Input that should have been base64url or hex was not.
         case malformedEncoding = "crypto.malformed_encoding"
+        /// Public key material was malformed: wrong lengths, bad DER, or an EC point off its curve.
+        case invalidPublicKey = "crypto.invalid_public_key"
+        /// The key is well formed but of an algorithm or curve Portvakt does not verify with.
+        case unsupportedKeyType = "crypto.unsupported_key_type"
+        /// The key is too small to be trusted (RSA under 2048 bits).
+        case weakKey = "crypto.weak_key"
+        /// The key is larger than Portvakt will spend verification time on (RSA over 8192 bits).
+        case unsupportedKeySize = "crypto.unsupported_key_size"
+        /// OpenSSL could not allocate what building a key needs.
+        case keyFailure = "crypto.key_failure"
     }
 
     /// What went wrong, as a stable code callers switch on.

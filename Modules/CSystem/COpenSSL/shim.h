@@ -26,4 +26,17 @@ static inline long copenssl_bio_get_mem_data(BIO *bio, char **data) {
     return BIO_get_mem_data(bio, data);
 }
 
+/// EVP_PKEY_PUBLIC_KEY is a macro OR-ing two selection bits, which Swift does not import.
+static inline int copenssl_evp_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }
+
+/// OSSL_PARAM_BLD keeps parameter *names* by pointer until the OSSL_PARAM array is freed, so they need
+/// static storage; Swift imports these string macros only as String copies that die after the call.
+static inline const char *copenssl_param_group_name(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
+/// The "pub" (encoded public key) parameter name, with static storage for the same reason.
+static inline const char *copenssl_param_public_key(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
+/// The RSA modulus parameter name, with static storage for the same reason.
+static inline const char *copenssl_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+/// The RSA public exponent parameter name, with static storage for the same reason.
+static inline const char *copenssl_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
+
 #endif

@@ -1,0 +1,367 @@
+import COpenSSL
+public import Foundation
+
+/// A validated public key held as an OpenSSL `EVP_PKEY`, built once and reused for any number of checks.
+///
+/// Building a key costs a parse and a curve check; verifying with a kept key costs only the signature
+/// check, so callers that verify repeatedly (a credential cache) should keep the `PublicKey`.
+/// `EVP_PKEY` is safe to share between threads once built: verification only reads it and OpenSSL's
+/// reference count is atomic, which is why the class may be `@unchecked Sendable`.
+public final class PublicKey: @unchecked Sendable {
+    /// The smallest RSA modulus accepted, in bits (NIST SP 800-131A: 1024-bit RSA is disallowed).
+    public static let minimumRSABits = 2048
+    /// The largest RSA modulus accepted, in bits: bigger keys only buy an attacker verification time.
+    public static let maximumRSABits = 8192
+
+    /// The owned `EVP_PKEY *`; never nil, freed in `deinit`, never handed out.
+    let pkey: OpaquePointer
+    /// What kind of key this is, fixed at construction.
+    public let type: PublicKeyType
+
+    /// Takes ownership of `pkey`, which the caller has already validated as `type`.
+    private init(owning pkey: OpaquePointer, type: PublicKeyType) {
+        self.pkey = pkey
+        self.type = type
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    // MARK: Construction
+
+    /// Builds an ECDSA key from the affine coordinates of its point, checking the point is on `curve`.
+    ///
+    /// - Parameters:
+    ///   - curve: The curve the point belongs to.
+    ///   - x: The big-endian x coordinate, exactly `curve.coordinateByteCount` bytes.
+    ///   - y: The big-endian y coordinate, exactly `curve.coordinateByteCount` bytes.
+    /// - Throws: `CryptoError` `.invalidPublicKey` for wrong lengths, coordinates out of range or a point
+    ///   off the curve (or at infinity).
+    public convenience init(
+        curve: ECCurve, x: some ContiguousBytes, y: some ContiguousBytes
+    ) throws(CryptoError) {
+        let size = curve.coordinateByteCount
+        // The uncompressed SEC 1 encoding is what OpenSSL's "pub" parameter takes: 0x04 || x || y.
+        var point = [UInt8](repeating: 0x04, count: 1 + 2 * size)
+        let lengthsOK = x.withUnsafeBytes { xs in
+            y.withUnsafeBytes { ys in
+                guard xs.count == size, ys.count == size else { return false }
+                point.withUnsafeMutableBytes { out in
+                    out.baseAddress!.advanced(by: 1).copyMemory(from: xs.baseAddress!, byteCount: size)
+                    out.baseAddress!.advanced(by: 1 + size).copyMemory(from: ys.baseAddress!, byteCount: size)
+                }
+                return true
+            }
+        }
+        guard lengthsOK else {
+            throw CryptoError(.invalidPublicKey, "EC coordinates must be \(size) bytes each for \(curve)")
+        }
+        // The builder copies values only in OSSL_PARAM_BLD_to_param, inside fromData: both buffers must
+        // outlive that call, hence fromData runs inside these scopes.
+        let built = point.withUnsafeBytes { raw in
+            curve.groupName.withCString { group in
+                Self.fromData(type: "EC") { builder in
+                    OSSL_PARAM_BLD_push_utf8_string(builder, copenssl_param_group_name(), group, 0) == 1
+                        && OSSL_PARAM_BLD_push_octet_string(
+                            builder, copenssl_param_public_key(), raw.baseAddress, raw.count) == 1
+                }
+            }
+        }
+        // fromdata already refuses off-curve points; failure here is therefore "invalid", not "internal".
+        guard let pkey = built else {
+            throw CryptoError(.invalidPublicKey, "the EC point is not a valid point on \(curve)")
+        }
+        // The explicit check does not rely on a provider's import path validating: it costs about 4%
+        // of a parse-and-verify (measured), and nothing once a key is kept and reused.
+        try Self.releasing(pkey, unless: Self.checkECPoint)
+        self.init(owning: pkey, type: .ec(curve))
+    }
+
+    /// Builds an RSA key from its modulus and public exponent.
+    ///
+    /// - Parameters:
+    ///   - modulus: `n`, big-endian unsigned; leading zero bytes are ignored.
+    ///   - exponent: `e`, big-endian unsigned.
+    /// - Throws: `CryptoError` `.weakKey` under 2048 bits, `.unsupportedKeySize` over 8192 bits, and
+    ///   `.invalidPublicKey` for an even modulus or an exponent that is even, below 3 or not below n.
+    public convenience init(
+        rsaModulus modulus: some ContiguousBytes, exponent: some ContiguousBytes
+    ) throws(CryptoError) {
+        // Size the modulus before OpenSSL parses it, so a megabyte "modulus" costs nothing.
+        let bits = modulus.withUnsafeBytes { Self.bitLength(of: $0) }
+        try Self.checkRSASize(bits: bits)
+        let built = modulus.withUnsafeBytes { n in
+            exponent.withUnsafeBytes { e in
+                Self.fromRSAComponents(n: n, e: e)
+            }
+        }
+        // Values are already range-checked, so a failure here is invalid input such as an even modulus.
+        guard let pkey = built else {
+            throw CryptoError(.invalidPublicKey, "the RSA modulus or exponent is not valid")
+        }
+        self.init(owning: pkey, type: .rsa(bits: bits))
+    }
+
+    /// Builds an Ed25519 key from its 32-byte RFC 8032 encoding.
+    ///
+    /// - Parameter raw: The 32-byte public key.
+    /// - Throws: `CryptoError` `.invalidPublicKey` when the length is not 32.
+    public convenience init(ed25519 raw: some ContiguousBytes) throws(CryptoError) {
+        let pkey = raw.withUnsafeBytes { bytes -> OpaquePointer? in
+            guard bytes.count == 32 else { return nil }
+            return EVP_PKEY_new_raw_public_key(
+                EVP_PKEY_ED25519, nil, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 32)
+        }
+        // OpenSSL decodes the point only when verifying, where an invalid encoding fails the check.
+        guard let pkey else {
+            ERR_clear_error()
+            throw CryptoError(.invalidPublicKey, "an Ed25519 public key is exactly 32 bytes")
+        }
+        self.init(owning: pkey, type: .ed25519)
+    }
+
+    /// Builds a key from a DER `SubjectPublicKeyInfo` (RFC 5280 §4.1), as found in X.509 certificates.
+    ///
+    /// Accepts EC keys on P-256/P-384/P-521 given by named curve, `rsaEncryption` keys and Ed25519.
+    /// - Parameter der: The complete DER encoding; trailing bytes are an error.
+    /// - Throws: `CryptoError` `.invalidPublicKey` for malformed DER or points off the curve,
+    ///   `.unsupportedKeyType` for other algorithms or curves, and the RSA size errors.
+    public convenience init(derSubjectPublicKeyInfo der: some ContiguousBytes) throws(CryptoError) {
+        let parsed = der.withUnsafeBytes { raw -> OpaquePointer? in
+            guard let base = raw.baseAddress, raw.count > 0, raw.count <= Int(Int32.max) else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
+            guard let pkey = d2i_PUBKEY(nil, &cursor, raw.count) else { return nil }
+            // d2i stops after one structure; anything after it would be unauthenticated baggage.
+            guard let cursor, UnsafeRawPointer(cursor) == base.advanced(by: raw.count) else {
+                EVP_PKEY_free(pkey)
+                return nil
+            }
+            return pkey
+        }
+        guard let pkey = parsed else {
+            ERR_clear_error()
+            throw CryptoError(.invalidPublicKey, "not a DER SubjectPublicKeyInfo")
+        }
+        let type = try Self.releasing(pkey, unless: Self.classify)
+        self.init(owning: pkey, type: type)
+    }
+
+    // MARK: Use
+
+    /// Checks `signature` over `data` under `algorithm`.
+    ///
+    /// Never traps and never throws: malformed signatures, an algorithm that does not fit the key and
+    /// OpenSSL failures all return false, and OpenSSL's error queue is cleared so nothing leaks into
+    /// later calls on the thread.
+    /// - Parameters:
+    ///   - signature: The signature bytes (DER for ECDSA, raw for RSA and Ed25519).
+    ///   - data: The signed message, hashed here as the algorithm requires.
+    ///   - algorithm: The scheme the signer used.
+    /// - Returns: True only for a valid signature.
+    public func verify(
+        signature: some ContiguousBytes, data: some ContiguousBytes, algorithm: SignatureAlgorithm
+    ) -> Bool {
+        guard algorithm.accepts(type) else { return false }
+        let valid = signature.withUnsafeBytes { sig in
+            data.withUnsafeBytes { message in
+                verifyBuffers(signature: sig, data: message, algorithm: algorithm)
+            }
+        }
+        // A failed check leaves reasons on the thread's queue; drop them, the caller only needs false.
+        if !valid { ERR_clear_error() }
+        return valid
+    }
+
+    /// The key as a DER `SubjectPublicKeyInfo`, the form X.509 and most storage formats use.
+    public var derRepresentation: [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PUBKEY(pkey, &out)
+        // A key we built always encodes; failure means allocation failed, where continuing is unsafe.
+        guard length > 0, let out else { preconditionFailure("i2d_PUBKEY failed") }
+        defer { copenssl_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// The signature check on raw buffers; both buffers stay valid for the duration of the call.
+    private func verifyBuffers(
+        signature: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, algorithm: SignatureAlgorithm
+    ) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        var keyContext: OpaquePointer? = nil
+        // The MD context owns the key context it creates; EVP_MD_CTX_free releases both.
+        let initialised: Int32 =
+            if let digest = algorithm.digestName {
+                EVP_DigestVerifyInit_ex(context, &keyContext, digest, nil, nil, pkey, nil)
+            } else {
+                EVP_DigestVerifyInit_ex(context, &keyContext, nil, nil, nil, pkey, nil)
+            }
+        guard initialised == 1 else { return false }
+        if algorithm == .rsaPSSSHA256 {
+            // MGF1 defaults to the signature digest; the salt is pinned to the digest length as COSE PS256 says.
+            guard EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING) == 1,
+                EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, RSA_PSS_SALTLEN_DIGEST) == 1
+            else { return false }
+        }
+        // Empty buffers may have no address; OpenSSL wants a pointer even for zero bytes.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1) { empty in
+            let sig =
+                signature.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                ?? UnsafePointer(empty.baseAddress!)
+            let tbs =
+                data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(empty.baseAddress!)
+            // One-shot EVP_DigestVerify is required for Ed25519 and serves every other scheme too.
+            return EVP_DigestVerify(context, sig, signature.count, tbs, data.count) == 1
+        }
+    }
+
+    // MARK: OpenSSL plumbing
+
+    /// Runs EVP_PKEY_fromdata for a public key of `type`, with parameters pushed by `push`.
+    ///
+    /// Parameter names pushed must have static storage (the `copenssl_param_*` shims) and values must
+    /// stay valid until this returns. Every temporary (builder, parameter array, context) is freed before returning; the caller owns
+    /// the returned key. Returns nil on any failure, with OpenSSL's error queue cleared.
+    private static func fromData(type: String, push: (OpaquePointer) -> Bool) -> OpaquePointer? {
+        guard let builder = OSSL_PARAM_BLD_new() else { return nil }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        guard push(builder), let params = OSSL_PARAM_BLD_to_param(builder) else {
+            ERR_clear_error()
+            return nil
+        }
+        defer { OSSL_PARAM_free(params) }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else {
+            ERR_clear_error()
+            return nil
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var pkey: OpaquePointer? = nil
+        guard EVP_PKEY_fromdata_init(context) == 1,
+            EVP_PKEY_fromdata(context, &pkey, copenssl_evp_pkey_public_key_selection(), params) == 1, let pkey
+        else {
+            ERR_clear_error()
+            return nil
+        }
+        return pkey
+    }
+
+    /// Builds an RSA key from buffers already size-checked, after checking n and e themselves.
+    private static func fromRSAComponents(n: UnsafeRawBufferPointer, e: UnsafeRawBufferPointer)
+        -> OpaquePointer?
+    {
+        // Leading zeros carry no value; dropping them keeps the length OpenSSL sees within the size check.
+        let skip = n.firstIndex(where: { $0 != 0 }) ?? n.count
+        let significant = UnsafeRawBufferPointer(rebasing: n[skip...])
+        guard let nBase = significant.baseAddress, let eBase = e.baseAddress, e.count <= 512,
+            let modulus = BN_bin2bn(nBase.assumingMemoryBound(to: UInt8.self), Int32(significant.count), nil)
+        else { return nil }
+        defer { BN_free(modulus) }
+        guard let exponent = BN_bin2bn(eBase.assumingMemoryBound(to: UInt8.self), Int32(e.count), nil) else {
+            return nil
+        }
+        defer { BN_free(exponent) }
+        guard rsaComponentsAreValid(n: modulus, e: exponent) else { return nil }
+        // The builder copies the big numbers in OSSL_PARAM_BLD_to_param, before the defers free them.
+        return fromData(type: "RSA") { builder in
+            OSSL_PARAM_BLD_push_BN(builder, copenssl_param_rsa_n(), modulus) == 1
+                && OSSL_PARAM_BLD_push_BN(builder, copenssl_param_rsa_e(), exponent) == 1
+        }
+    }
+
+    /// The cheap structural RSA checks: odd modulus, odd exponent with 3 ≤ e < n.
+    ///
+    /// EVP_PKEY_public_check would add SP 800-56B's Miller–Rabin test on n, milliseconds per key for no
+    /// gain in verification: a bad modulus can only make signatures fail, never forge them.
+    private static func rsaComponentsAreValid(n: OpaquePointer, e: OpaquePointer) -> Bool {
+        BN_is_odd(n) == 1 && BN_is_odd(e) == 1 && BN_is_one(e) == 0 && BN_cmp(e, n) < 0
+    }
+
+    /// Throws unless an RSA modulus of `bits` bits is within the accepted range.
+    private static func checkRSASize(bits: Int) throws(CryptoError) {
+        guard bits >= minimumRSABits else {
+            throw CryptoError(.weakKey, "RSA keys need at least \(minimumRSABits) bits, got \(bits)")
+        }
+        guard bits <= maximumRSABits else {
+            throw CryptoError(.unsupportedKeySize, "RSA keys above \(maximumRSABits) bits are not accepted")
+        }
+    }
+
+    /// The bit length of a big-endian unsigned integer, ignoring leading zero bytes.
+    private static func bitLength(of bytes: UnsafeRawBufferPointer) -> Int {
+        guard let first = bytes.firstIndex(where: { $0 != 0 }) else { return 0 }
+        return (bytes.count - first) * 8 - bytes[first].leadingZeroBitCount
+    }
+
+    /// Runs `check` on a key not yet owned by a `PublicKey`, freeing the key when the check throws.
+    private static func releasing<T>(
+        _ pkey: OpaquePointer, unless check: (OpaquePointer) throws(CryptoError) -> T
+    ) throws(CryptoError) -> T {
+        do throws(CryptoError) {
+            return try check(pkey)
+        } catch {
+            EVP_PKEY_free(pkey)
+            throw error
+        }
+    }
+
+    /// Works out what a parsed SubjectPublicKeyInfo holds and checks it as the raw constructors would.
+    ///
+    /// Never frees `pkey`: ownership stays with the caller either way.
+    private static func classify(_ pkey: OpaquePointer) throws(CryptoError) -> PublicKeyType {
+        switch EVP_PKEY_get_base_id(pkey) {
+        case EVP_PKEY_EC:
+            // Named curves only: explicit curve parameters have no group name and are refused.
+            var name = [CChar](repeating: 0, count: 64)
+            var length = 0
+            guard EVP_PKEY_get_utf8_string_param(pkey, "group", &name, name.count, &length) == 1,
+                length < name.count,
+                let curve = ECCurve(
+                    groupName: String(decoding: name[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            else {
+                ERR_clear_error()
+                throw CryptoError(.unsupportedKeyType, "only P-256, P-384 and P-521 EC keys are accepted")
+            }
+            try checkECPoint(pkey)
+            return .ec(curve)
+        case EVP_PKEY_RSA:
+            let bits = Int(EVP_PKEY_get_bits(pkey))
+            try checkRSASize(bits: bits)
+            var n: OpaquePointer? = nil
+            var e: OpaquePointer? = nil
+            defer {
+                BN_free(n)
+                BN_free(e)
+            }
+            guard EVP_PKEY_get_bn_param(pkey, "n", &n) == 1, EVP_PKEY_get_bn_param(pkey, "e", &e) == 1,
+                let n, let e, rsaComponentsAreValid(n: n, e: e)
+            else {
+                ERR_clear_error()
+                throw CryptoError(.invalidPublicKey, "the RSA modulus or exponent is not valid")
+            }
+            return .rsa(bits: bits)
+        case EVP_PKEY_ED25519:
+            return .ed25519
+        default:
+            throw CryptoError(.unsupportedKeyType, "the key algorithm is not one Portvakt verifies")
+        }
+    }
+
+    /// Confirms an EC key's point is on its curve and not the point at infinity; never frees `pkey`.
+    ///
+    /// The quick check skips the n·Q = O test: every accepted curve has cofactor 1, so any on-curve
+    /// point other than infinity already lies in the prime-order group.
+    private static func checkECPoint(_ pkey: OpaquePointer) throws(CryptoError) {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            throw CryptoError(.keyFailure, "could not allocate a key context")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_public_check_quick(context) == 1 else {
+            ERR_clear_error()
+            throw CryptoError(.invalidPublicKey, "the EC point is not on its curve")
+        }
+    }
+}
+
+extension PublicKey: CustomStringConvertible {
+    /// Names the key type only; key material stays out of logs.
+    public var description: String { "PublicKey(\(type))" }
+}
