@@ -1,6 +1,9 @@
 # Portvakt: a thin Makefile. Every target installs what it needs first.
 SWIFT ?= swift
 BIN_RELEASE := .build/release/portvakt
+# One self-contained binary: the Swift runtime and Foundation linked in, which also keeps the
+# resident set small (only the pages used are loaded).
+RELEASE := -c release --static-swift-stdlib
 
 .PHONY: deps build run test lint bench clean
 
@@ -11,7 +14,7 @@ build: deps          ## debug build of every target
 	$(SWIFT) build
 
 run: deps            ## release build, then serve on the embedded default (http://localhost:8080)
-	$(SWIFT) build -c release --product portvakt
+	$(SWIFT) build $(RELEASE) --product portvakt
 	$(BIN_RELEASE) serve
 
 test:                ## install, build, and run every test
@@ -24,7 +27,7 @@ lint:                ## check formatting with swift format
 
 bench:               ## benchmarks: print tables, write .build/bench/results.json
 	@Tools/install-deps.sh bench
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE)
 	Benchmarks/run.sh
 
 clean:
