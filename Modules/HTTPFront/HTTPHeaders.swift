@@ -70,6 +70,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// ASCII case-insensitive equality: header names are tokens, so no Unicode folding is needed.
     static func equalIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
+        // Lengths first: almost every comparison in a header scan fails there, at O(1).
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {

@@ -28,9 +28,12 @@ final class ConnectionHandler: Sendable {
     let discardLimit: Int
     let inFlight = Atomic<Int>(0)
     let draining = Atomic<Bool>(false)
+    /// The configured Cache-Control as a C string, converted once.
+    let cacheControl: ContiguousArray<CChar>
 
     init(pipeline: RequestPipeline) {
         self.pipeline = pipeline
+        self.cacheControl = pipeline.configuration.apiCacheControl.utf8CString
         self.maxBodyBytes = pipeline.configuration.maxBodyBytes
         self.discardLimit = max(1 << 20, pipeline.configuration.maxBodyBytes * 16)
     }
@@ -127,12 +130,14 @@ final class ConnectionHandler: Sendable {
             body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
             startNanoseconds: context.startNanoseconds)
         context.body = []
-        let response = pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed))
-        return Self.queue(response, on: connection)
+        let prepared = pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed))
+        return queue(prepared, on: connection)
     }
 
-    /// Hands a response to MHD, which copies the body and sends it (no body for HEAD).
-    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    /// Hands a response to MHD, which copies the body and sends it (no body for HEAD), adding
+    /// the headers every response carries.
+    private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
+        let response = prepared.response
         let created = response.body.withUnsafeBytes { raw in
             MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
         }
@@ -140,10 +145,45 @@ final class ConnectionHandler: Sendable {
         defer { MHD_destroy_response(mhdResponse) }
         for field in response.headers {
             // MHD refuses fields with CR/LF, so a handler cannot split the response.
-            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+            field.name.withCString { name in
+                field.value.withCString { value in _ = MHD_add_response_header(mhdResponse, name, value) }
+            }
+        }
+        prepared.requestID.withCString { value in
+            _ = MHD_add_response_header(mhdResponse, StaticHeader.requestID.cString, value)
+        }
+        for header in StaticHeader.security {
+            _ = MHD_add_response_header(mhdResponse, header.name.cString, header.value.cString)
+        }
+        if prepared.addDefaultCSP {
+            _ = MHD_add_response_header(mhdResponse, StaticHeader.csp.name.cString, StaticHeader.csp.value.cString)
+        }
+        if prepared.addDefaultCacheControl {
+            cacheControl.withUnsafeBufferPointer { value in
+                _ = MHD_add_response_header(mhdResponse, StaticHeader.cacheControl.cString, value.baseAddress)
+            }
         }
         return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
     }
+}
+
+/// The header names and values every response carries, as C strings that live in the binary:
+/// converting Swift strings (most of these are short enough to be stored inline, not as C
+/// strings) would cost an allocation per header per response.
+enum StaticHeader {
+    static let requestID: StaticString = "X-Request-Id"
+    static let cacheControl: StaticString = "Cache-Control"
+    static let csp: (name: StaticString, value: StaticString) = ("Content-Security-Policy", "frame-ancestors 'none'")
+    static let security: [(name: StaticString, value: StaticString)] = [
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "no-referrer"),
+    ]
+}
+
+extension StaticString {
+    /// The literal's bytes as a C string (literals are stored NUL-terminated in the binary).
+    var cString: UnsafePointer<CChar> { UnsafeRawPointer(utf8Start).assumingMemoryBound(to: CChar.self) }
 }
 
 /// Owns the `MHD_Daemon`: started in `init`, stopped in `deinit` (which waits for MHD's threads).

@@ -1,6 +1,18 @@
 import Glibc
 import Synchronization
 
+/// A response ready for the wire, with the server's own headers still to add.
+struct PreparedResponse {
+    /// The response with the handler's headers and the request-dependent ones.
+    let response: HTTPResponse
+    /// Sent as X-Request-Id.
+    let requestID: String
+    /// Whether to add `Content-Security-Policy: frame-ancestors 'none'`.
+    let addDefaultCSP: Bool
+    /// Whether to add the configured Cache-Control.
+    let addDefaultCacheControl: Bool
+}
+
 /// A request as read off the wire, before routing.
 struct IncomingRequest {
     let methodToken: String
@@ -48,11 +60,15 @@ final class RequestPipeline: Sendable {
         corsMaxAge = String(configuration.cors.maxAgeSeconds)
     }
 
-    /// Answers a request completely (headers included) and writes its access-log line.
+    /// Answers a request completely and writes its access-log line. The headers every response
+    /// carries are not in the returned response: `PreparedResponse` says which to add, and the
+    /// MHD glue adds them from static C strings (this runs for every request).
     /// - Parameter closeConnection: adds `Connection: close`, used while draining for shutdown.
-    func respond(to incoming: IncomingRequest, closeConnection: Bool) -> HTTPResponse {
+    func respond(to incoming: IncomingRequest, closeConnection: Bool) -> PreparedResponse {
         let requestID = RequestID.accept(incoming.headers["X-Request-Id"]) ?? RequestID.generate()
-        let client = resolver.resolve(peer: incoming.peer, headers: incoming.headers)
+        let clientAddress = resolver.resolve(peer: incoming.peer, headers: incoming.headers)
+        // Formatted once: the handler's request and the access log both need the text.
+        let client = clientAddress.description
         let corsOrigin = incoming.headers["Origin"].flatMap { allowedOrigins.contains($0) ? $0 : nil }
         let method = HTTPMethod(token: incoming.methodToken)
         var routePattern: String?
@@ -66,7 +82,9 @@ final class RequestPipeline: Sendable {
             switch router.route(method, path: incoming.path) {
             case .matched(let match):
                 routePattern = match.route.description.pattern
-                response = invoke(match, method: method ?? .GET, incoming: incoming, client: client, requestID: requestID)
+                response = invoke(
+                    match, method: method ?? .GET, incoming: incoming, clientAddress: clientAddress, client: client,
+                    requestID: requestID)
             case .methodNotAllowed(let allowed):
                 // The resource exists: whatever the token, `Allow` tells the client what works.
                 response = .error(HTTPError.methodNotAllowed(allowed: allowed))
@@ -77,11 +95,13 @@ final class RequestPipeline: Sendable {
             }
         }
 
-        finalize(&response, requestID: requestID, corsOrigin: corsOrigin, closeConnection: closeConnection)
+        let defaults = finalize(&response, corsOrigin: corsOrigin, closeConnection: closeConnection)
         logRequest(
             method: incoming.methodToken, route: routePattern, status: response.status,
             start: incoming.startNanoseconds, requestID: requestID, client: client)
-        return response
+        return PreparedResponse(
+            response: response, requestID: requestID, addDefaultCSP: defaults.csp,
+            addDefaultCacheControl: defaults.cacheControl)
     }
 
     /// RFC 9110 methods we do not serve still deserve 405 rather than "not implemented".
@@ -90,16 +110,16 @@ final class RequestPipeline: Sendable {
     }
 
     private func invoke(
-        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest, client: IPAddress,
+        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest, clientAddress: IPAddress, client: String,
         requestID: String
     ) -> HTTPResponse {
         let route = match.route.description
-        if case .limited(let seconds) = limiter.check(routeClass: route.rateClass, client: client) {
+        if case .limited(let seconds) = limiter.check(routeClass: route.rateClass, client: clientAddress) {
             return .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
         }
         let request = HTTPRequest(
             method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
-            body: incoming.body, peerAddress: incoming.peer.description, clientIP: client.description,
+            body: incoming.body, peerAddress: incoming.peer.description, clientIP: client,
             requestID: requestID, pathParameters: match.parameters, route: route.pattern)
         do {
             return try match.route.handler(request)
@@ -134,8 +154,11 @@ final class RequestPipeline: Sendable {
         return response
     }
 
-    /// Adds the headers every response carries, without overriding a handler's CSP or caching.
-    private func finalize(_ response: inout HTTPResponse, requestID: String, corsOrigin: String?, closeConnection: Bool) {
+    /// Settles the headers that depend on the handler or the request (CORS, Connection), and
+    /// says whether the default CSP and Cache-Control are owed (a handler may set its own).
+    private func finalize(
+        _ response: inout HTTPResponse, corsOrigin: String?, closeConnection: Bool
+    ) -> (csp: Bool, cacheControl: Bool) {
         // One scan for the fields a handler might have set, instead of a scan per header added:
         // this runs on every response.
         var hasCSP = false
@@ -149,118 +172,156 @@ final class RequestPipeline: Sendable {
             else if HTTPHeaders.equalIgnoringCase(name, "Access-Control-Allow-Origin") { hasAllowOrigin = true }
             else if Self.fixedHeaderNames.contains(where: { HTTPHeaders.equalIgnoringCase(name, $0) }) { hasFixed = true }
         }
-        var headers = response.headers
         if hasFixed {
             // The request id and the security headers are the server's, not the handler's.
-            for name in Self.fixedHeaderNames { headers.remove(name) }
+            for name in Self.fixedHeaderNames { response.headers.remove(name) }
         }
-        headers.add("X-Request-Id", requestID)
-        headers.add("X-Content-Type-Options", "nosniff")
-        headers.add("X-Frame-Options", "DENY")
-        headers.add("Referrer-Policy", "no-referrer")
-        if !hasCSP { headers.add("Content-Security-Policy", "frame-ancestors 'none'") }
-        if !hasCacheControl { headers.add("Cache-Control", configuration.apiCacheControl) }
         if !allowedOrigins.isEmpty {
             // Answers differ by Origin whenever CORS is on, so shared caches must key on it.
-            headers.add("Vary", "Origin")
+            response.headers.add("Vary", "Origin")
             if let corsOrigin, !hasAllowOrigin {
-                headers.add("Access-Control-Allow-Origin", corsOrigin)
-                headers.add("Access-Control-Expose-Headers", corsExposeHeaders)
+                response.headers.add("Access-Control-Allow-Origin", corsOrigin)
+                response.headers.add("Access-Control-Expose-Headers", corsExposeHeaders)
                 if configuration.cors.allowCredentials {
-                    headers.add("Access-Control-Allow-Credentials", "true")
+                    response.headers.add("Access-Control-Allow-Credentials", "true")
                 }
             }
         }
-        if closeConnection { headers.set("Connection", "close") }
-        response.headers = headers
+        if closeConnection { response.headers.set("Connection", "close") }
+        return (!hasCSP, !hasCacheControl)
     }
 
     private static let fixedHeaderNames = ["X-Request-Id", "X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"]
 
     /// One JSON line per request: the route pattern, never the raw path, query, headers or body,
-    /// so ids, tokens and personal data in URLs stay out of logs.
-    private func logRequest(method: String, route: String?, status: Int, start: UInt64, requestID: String, client: IPAddress) {
+    /// so ids, tokens and personal data in URLs stay out of logs. Built as bytes in one reserved
+    /// buffer: this runs for every request, and String appends cost several times more.
+    private func logRequest(method: String, route: String?, status: Int, start: UInt64, requestID: String, client: String) {
         let elapsed = clock.nanoseconds() &- start
+        var line = LogLine()
+        line.append("{\"ts\":\"")
+        line.appendTimestamp()
+        line.append("\",\"level\":\"info\",\"msg\":\"request\",\"method\":")
         // An unknown method token is client-chosen text: bound it before it reaches the log.
-        let methodText = method.utf8.count <= 16 ? method : String(method.prefix(16))
-        var line = "{\"ts\":\""
-        line.reserveCapacity(256)
-        line += Self.timestamp()
-        line += "\",\"level\":\"info\",\"msg\":\"request\",\"method\":"
-        line += Self.jsonString(methodText)
-        line += ",\"route\":"
-        line += route.map(Self.jsonString) ?? "null"
-        line += ",\"status\":"
-        line += String(status)
-        line += ",\"durationMs\":"
-        line += Self.milliseconds(elapsed)
-        line += ",\"requestId\":"
-        line += Self.jsonString(requestID)
-        line += ",\"clientIp\":\""
-        line += client.description
-        line += "\"}"
-        accessLog(line)
+        line.appendJSONString(method.utf8.count <= 16 ? method : String(method.prefix(16)))
+        line.append(",\"route\":")
+        if let route { line.appendJSONString(route) } else { line.append("null") }
+        line.append(",\"status\":")
+        line.appendDecimal(UInt64(max(status, 0)))
+        line.append(",\"durationMs\":")
+        let micros = elapsed / 1_000
+        line.appendDecimal(micros / 1_000)
+        line.append(".")
+        line.appendDecimal(micros % 1_000, width: 3)
+        line.append(",\"requestId\":")
+        line.appendJSONString(requestID)
+        line.append(",\"clientIp\":")
+        line.appendJSONString(client)
+        line.append("}")
+        accessLog(String(decoding: line.bytes, as: UTF8.self))
     }
 
     /// A JSON string literal with quotes, backslashes and control characters escaped.
     static func jsonString(_ text: String) -> String {
-        // Route patterns, ids and addresses are plain ASCII: skip the per-scalar loop for them.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            return "\"" + text + "\""
-        }
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-        return out
+        var line = LogLine()
+        line.appendJSONString(text)
+        return String(decoding: line.bytes, as: UTF8.self)
     }
 
-    /// UTC ISO 8601 with milliseconds, formatted by hand: a DateFormatter per request is slow
-    /// and a shared one is not thread-safe.
+    /// The current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     static func timestamp() -> String {
+        var line = LogLine()
+        line.appendTimestamp()
+        return String(decoding: line.bytes, as: UTF8.self)
+    }
+}
+
+/// A JSON log line under construction, as bytes.
+struct LogLine {
+    private(set) var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(256) }
+
+    /// Appends literal text.
+    mutating func append(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends `value` in decimal, zero-padded to `width` digits.
+    mutating func appendDecimal(_ value: UInt64, width: Int = 1) {
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+            UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var remaining = value
+        withUnsafeMutableBytes(of: &digits) { raw in
+            repeat {
+                raw[count] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+                count += 1
+            } while remaining > 0 || count < width
+            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(raw[index]) }
+        }
+    }
+
+    /// Appends `text` as a JSON string literal with quotes, backslashes and control characters
+    /// escaped.
+    mutating func appendJSONString(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        // Routes, ids and addresses need no escaping: one scan, then one copy.
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+            else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): append("\\\"")
+            case UInt8(ascii: "\\"): append("\\\\")
+            case UInt8(ascii: "\n"): append("\\n")
+            case UInt8(ascii: "\r"): append("\\r")
+            case UInt8(ascii: "\t"): append("\\t")
+            case 0..<0x20, 0x7f:
+                append("\\u00")
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0x0f)])
+            default:
+                // Bytes of multi-byte UTF-8 sequences pass through: the input is valid UTF-8.
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends the current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ`, formatted by hand: a
+    /// DateFormatter per request is slow and a shared one is not thread-safe.
+    mutating func appendTimestamp() {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let fields: [(Int, Int)] = [
-            (Int(parts.tm_year) + 1900, 4), (Int(parts.tm_mon) + 1, 2), (Int(parts.tm_mday), 2),
-            (Int(parts.tm_hour), 2), (Int(parts.tm_min), 2), (Int(parts.tm_sec), 2), (Int(now.tv_nsec / 1_000_000), 3),
-        ]
-        let separators: [UInt8] = Array("--T::.Z".utf8)
-        return String(unsafeUninitializedCapacity: 24) { buffer in
-            var index = 0
-            for (position, (value, width)) in fields.enumerated() {
-                var remaining = value
-                for digit in stride(from: width - 1, through: 0, by: -1) {
-                    buffer[index + digit] = UInt8(ascii: "0") + UInt8(remaining % 10)
-                    remaining /= 10
-                }
-                index += width
-                buffer[index] = separators[position]
-                index += 1
-            }
-            return index
-        }
-    }
-
-    /// Nanoseconds as milliseconds with three decimals, without going through Double formatting.
-    static func milliseconds(_ nanoseconds: UInt64) -> String {
-        let micros = nanoseconds / 1_000
-        let fraction = String(micros % 1_000)
-        return String(micros / 1_000) + "." + String(repeating: "0", count: 3 - fraction.utf8.count) + fraction
+        appendDecimal(UInt64(parts.tm_year + 1900), width: 4)
+        append("-")
+        appendDecimal(UInt64(parts.tm_mon + 1), width: 2)
+        append("-")
+        appendDecimal(UInt64(parts.tm_mday), width: 2)
+        append("T")
+        appendDecimal(UInt64(parts.tm_hour), width: 2)
+        append(":")
+        appendDecimal(UInt64(parts.tm_min), width: 2)
+        append(":")
+        appendDecimal(UInt64(parts.tm_sec), width: 2)
+        append(".")
+        appendDecimal(UInt64(now.tv_nsec / 1_000_000), width: 3)
+        append("Z")
     }
 }
 

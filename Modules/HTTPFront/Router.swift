@@ -121,10 +121,18 @@ final class CompiledRouter: Sendable {
 
     let root: Node
     let routes: [RouteDescription]
+    /// Routes without parameters by their exact path: most requests (health checks, the API's
+    /// fixed endpoints) are answered by one hash lookup instead of splitting and walking the tree.
+    private let exactRoutes: [String: [HTTPMethod: Router.Route]]
 
     init(_ router: Router) {
         routes = router.routes
         root = Self.build(router.table.map { ($0.segments[...], $0) })
+        var exact: [String: [HTTPMethod: Router.Route]] = [:]
+        for route in router.table where route.description.parameters.isEmpty {
+            exact[route.description.pattern, default: [:]][route.description.method] = route
+        }
+        exactRoutes = exact
     }
 
     private static func build(_ entries: [(ArraySlice<Router.PatternSegment>, Router.Route)]) -> Node {
@@ -154,6 +162,13 @@ final class CompiledRouter: Sendable {
 
     /// Routes a method and raw (percent-encoded) path. HEAD falls back to GET.
     func route(_ method: HTTPMethod?, path: String) -> Outcome {
+        // A literal match is what the tree search would find first too (literals win), so the
+        // shortcut cannot change an answer. Escaped paths take the full route to be decoded.
+        if let method, let handlers = exactRoutes[path], !path.utf8.contains(UInt8(ascii: "%")),
+            let route = handlers[method] ?? (method == .HEAD ? handlers[.GET] : nil)
+        {
+            return .matched(Match(route: route, parameters: [:]))
+        }
         let raw = Router.splitPath(path)
         var decoded: [String] = []
         decoded.reserveCapacity(raw.count)
