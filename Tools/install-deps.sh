@@ -15,12 +15,10 @@ need_lib openssl libssl-dev
 need_lib libcurl libcurl4-openssl-dev
 need_lib sqlite3 libsqlite3-dev
 need_lib libmicrohttpd libmicrohttpd-dev
-if [ "$level" = test ] || [ "$level" = bench ]; then
-  need_tool python3 python3
-  need_tool sqlite3 sqlite3
-fi
 if [ "$level" = bench ]; then
+  # wrk drives the HTTP benchmark; python3 prints the tables and merges results.json.
   need_tool wrk wrk
+  need_tool python3 python3
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -65,7 +65,8 @@ public enum PortvaktCLI {
         }
     }
 
-    private static func config(_ arguments: ArraySlice<String>, environment: [String: String]) throws -> Int32 {
+    private static func config(_ arguments: ArraySlice<String>, environment: [String: String]) throws -> Int32
+    {
         var rest = arguments
         switch rest.popFirst() {
         case "check":
@@ -83,7 +84,8 @@ public enum PortvaktCLI {
             }
         case "show":
             let options = try Options.parse(rest, command: "config show", flags: ["--config"])
-            let configuration = try PortvaktConfiguration.load(path: options["--config"], environment: environment)
+            let configuration = try PortvaktConfiguration.load(
+                path: options["--config"], environment: environment)
             print(configuration.effectiveJSON())
             return 0
         case let other?:

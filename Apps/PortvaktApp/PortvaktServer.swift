@@ -114,7 +114,9 @@ public final class PortvaktServer: Sendable {
         if let adminServer {
             let port = try adminServer.start()
             adminPort = port
-            logger.log(.info, "listening", ["listener": "admin", "address": "\(configuration.listen.admin.host):\(port)"])
+            logger.log(
+                .info, "listening",
+                ["listener": "admin", "address": "\(configuration.listen.admin.host):\(port)"])
         }
         maintenance.withLock { $0.resume() }
         return (publicPort, adminPort)
@@ -158,10 +160,12 @@ public final class PortvaktServer: Sendable {
     private static func registerOpenAPI(on router: inout Router, title: String) {
         let document = Mutex<[UInt8]>([])
         let box = DocumentBox(document)
-        router.add(.GET, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document") { _ in
+        router.add(.GET, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document")
+        { _ in
             HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
         }
-        box.set(OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))
+        box.set(
+            OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))
     }
 }
 

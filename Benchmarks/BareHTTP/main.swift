@@ -14,7 +14,8 @@ enum BareServer {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue)
+        let flags = UInt32(
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue)
         let daemon = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 cmhd_start(
@@ -50,7 +51,9 @@ enum BareServer {
     }()
 
     static func answer(_ connection: OpaquePointer?) -> MHD_Result {
-        guard let response = MHD_create_response_from_buffer(body.count, body.baseAddress, .RESPMEM_PERSISTENT) else {
+        guard
+            let response = MHD_create_response_from_buffer(body.count, body.baseAddress, .RESPMEM_PERSISTENT)
+        else {
             return .NO
         }
         defer { MHD_destroy_response(response) }

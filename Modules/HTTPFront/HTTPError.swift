@@ -61,7 +61,9 @@ public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringCon
     public static func == (lhs: HTTPError, rhs: HTTPError) -> Bool { lhs.code == rhs.code }
 
     /// 400 `request.malformed_json`: the body is missing, not JSON, or not the expected shape.
-    public static func malformedJSON(detail: String = "The request body is not valid JSON for this endpoint.") -> HTTPError {
+    public static func malformedJSON(detail: String = "The request body is not valid JSON for this endpoint.")
+        -> HTTPError
+    {
         HTTPError(status: 400, code: "request.malformed_json", title: "Malformed JSON body", detail: detail)
     }
 

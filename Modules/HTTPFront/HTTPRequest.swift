@@ -81,6 +81,7 @@ public struct HTTPRequest: Sendable {
         guard let contentType else { return false }
         let media = contentType.split(separator: ";", maxSplits: 1).first ?? ""
         let trimmed = media.trimmingCharacters(in: .whitespaces).lowercased()
-        return trimmed == "application/json" || (trimmed.hasPrefix("application/") && trimmed.hasSuffix("+json"))
+        return trimmed == "application/json"
+            || (trimmed.hasPrefix("application/") && trimmed.hasSuffix("+json"))
     }
 }

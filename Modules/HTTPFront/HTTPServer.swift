@@ -39,7 +39,8 @@ public final class HTTPServer: Sendable {
         }
         self.configuration = configuration
         handler = ConnectionHandler(
-            pipeline: try RequestPipeline(configuration: configuration, router: router, clock: clock, accessLog: accessLog))
+            pipeline: try RequestPipeline(
+                configuration: configuration, router: router, clock: clock, accessLog: accessLog))
     }
 
     /// The routes the server answers, e.g. for `OpenAPIDocument.generate`.

@@ -49,8 +49,10 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     init(ipv6: in6_addr) {
         var bytes = ipv6
         let (high, low) = withUnsafeBytes(of: &bytes) { raw in
-            (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            (
+                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
         self.init(high: high, low: low)
     }
@@ -129,7 +131,9 @@ struct ClientIPResolver: Sendable {
         var networks: [IPNetwork] = []
         for entry in trustedProxies {
             guard let network = IPNetwork(entry) else {
-                throw HTTPServerError(.invalidConfiguration, "trustedProxies entry is not an IP address or CIDR block: \(entry)")
+                throw HTTPServerError(
+                    .invalidConfiguration, "trustedProxies entry is not an IP address or CIDR block: \(entry)"
+                )
             }
             networks.append(network)
         }
@@ -148,7 +152,9 @@ struct ClientIPResolver: Sendable {
         if !forwarded.isEmpty {
             hops = forwarded.flatMap { Self.forwardedFor($0) }
         } else {
-            hops = headers.values(for: "X-Forwarded-For").flatMap { $0.split(separator: ",").map { Optional($0) } }
+            hops = headers.values(for: "X-Forwarded-For").flatMap {
+                $0.split(separator: ",").map { Optional($0) }
+            }
         }
         var current = peer
         for hop in hops.reversed() {

@@ -96,7 +96,8 @@ final class ConnectionHandler: Sendable {
     }
 
     private func answer(
-        connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>, context: RequestContext
+        connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+        context: RequestContext
     ) -> MHD_Result {
         context.answered = true
         var headers = HTTPHeaders()
@@ -117,14 +118,18 @@ final class ConnectionHandler: Sendable {
                 { cls, _, key, value in
                     guard let cls, let key else { return .YES }
                     // The shim keeps arguments raw (see cmhd_unescape_identity); decode here.
-                    guard let name = PercentDecoding.decode(String(cString: key), plusAsSpace: true) else { return .YES }
-                    let decoded = value.flatMap { PercentDecoding.decode(String(cString: $0), plusAsSpace: true) } ?? ""
+                    guard let name = PercentDecoding.decode(String(cString: key), plusAsSpace: true) else {
+                        return .YES
+                    }
+                    let decoded =
+                        value.flatMap { PercentDecoding.decode(String(cString: $0), plusAsSpace: true) } ?? ""
                     let query = cls.assumingMemoryBound(to: [String: String].self)
                     if query.pointee[name] == nil { query.pointee[name] = decoded }
                     return .YES
                 }, pointer)
         }
-        let peer = cmhd_client_address(connection).flatMap { IPAddress(socketAddress: $0) } ?? IPAddress(ipv4: 0)
+        let peer =
+            cmhd_client_address(connection).flatMap { IPAddress(socketAddress: $0) } ?? IPAddress(ipv4: 0)
         let incoming = IncomingRequest(
             methodToken: String(cString: method), path: String(cString: url), query: query, headers: headers,
             body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
@@ -139,7 +144,8 @@ final class ConnectionHandler: Sendable {
     private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
         let response = prepared.response
         let created = response.body.withUnsafeBytes { raw in
-            MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse = created else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }
@@ -156,7 +162,8 @@ final class ConnectionHandler: Sendable {
             _ = MHD_add_response_header(mhdResponse, header.name.cString, header.value.cString)
         }
         if prepared.addDefaultCSP {
-            _ = MHD_add_response_header(mhdResponse, StaticHeader.csp.name.cString, StaticHeader.csp.value.cString)
+            _ = MHD_add_response_header(
+                mhdResponse, StaticHeader.csp.name.cString, StaticHeader.csp.value.cString)
         }
         if prepared.addDefaultCacheControl {
             cacheControl.withUnsafeBufferPointer { value in
@@ -173,7 +180,9 @@ final class ConnectionHandler: Sendable {
 enum StaticHeader {
     static let requestID: StaticString = "X-Request-Id"
     static let cacheControl: StaticString = "Cache-Control"
-    static let csp: (name: StaticString, value: StaticString) = ("Content-Security-Policy", "frame-ancestors 'none'")
+    static let csp: (name: StaticString, value: StaticString) = (
+        "Content-Security-Policy", "frame-ancestors 'none'"
+    )
     static let security: [(name: StaticString, value: StaticString)] = [
         ("X-Content-Type-Options", "nosniff"),
         ("X-Frame-Options", "DENY"),
@@ -202,13 +211,16 @@ final class MHDDaemon: @unchecked Sendable {
         try Self.fill(&storage, host: configuration.host, port: configuration.port)
         // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers; EPOLL with a thread pool gives
         // each worker its own epoll set.
-        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue)
+        let flags = UInt32(
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue)
         let started = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 cmhd_start(
                     flags, address,
                     { cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
-                        guard let cls, let connection, let url, let method, let uploadDataSize, let requestSlot else {
+                        guard let cls, let connection, let url, let method, let uploadDataSize,
+                            let requestSlot
+                        else {
                             return .NO
                         }
                         return Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().handle(
@@ -217,7 +229,8 @@ final class MHDDaemon: @unchecked Sendable {
                     }, retained.toOpaque(),
                     { cls, _, requestSlot, _ in
                         guard let cls else { return }
-                        Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().completed(requestSlot: requestSlot)
+                        Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().completed(
+                            requestSlot: requestSlot)
                     }, retained.toOpaque(),
                     UInt32(configuration.threads), UInt32(configuration.connectionTimeoutSeconds),
                     UInt32(configuration.connectionLimit), 32 * 1024)
@@ -226,7 +239,9 @@ final class MHDDaemon: @unchecked Sendable {
         guard let started else {
             retained.release()
             throw HTTPServerError(
-                .startFailed, "libmicrohttpd could not listen on \(configuration.host):\(configuration.port) (errno \(errno))")
+                .startFailed,
+                "libmicrohttpd could not listen on \(configuration.host):\(configuration.port) (errno \(errno))"
+            )
         }
         daemon = started
         retainedHandler = retained
@@ -253,7 +268,9 @@ final class MHDDaemon: @unchecked Sendable {
 
     /// Fills a sockaddr_in or sockaddr_in6 from an IP literal; a name like "localhost" is refused
     /// so the bind address is never decided by a resolver.
-    private static func fill(_ storage: inout sockaddr_storage, host: String, port: Int) throws(HTTPServerError) {
+    private static func fill(_ storage: inout sockaddr_storage, host: String, port: Int)
+        throws(HTTPServerError)
+    {
         guard (0...65_535).contains(port) else {
             throw HTTPServerError(.invalidConfiguration, "port out of range: \(port)")
         }
@@ -269,7 +286,9 @@ final class MHDDaemon: @unchecked Sendable {
             return
         }
         var literal = host
-        if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        if literal.hasPrefix("[") && literal.hasSuffix("]") {
+            literal = String(literal.dropFirst().dropLast())
+        }
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, literal, &v6) == 1 else {
             throw HTTPServerError(.invalidConfiguration, "host must be an IPv4 or IPv6 literal: \(host)")

@@ -23,7 +23,11 @@ public enum OpenAPIDocument {
                     "2XX": Response(description: "Success", content: nil),
                     "default": Response(
                         description: "A problem (RFC 9457)",
-                        content: ["application/problem+json": MediaType(schema: ["$ref": "#/components/schemas/Problem"])]),
+                        content: [
+                            "application/problem+json": MediaType(schema: [
+                                "$ref": "#/components/schemas/Problem"
+                            ])
+                        ]),
                 ])
         }
         let document = Document(

@@ -50,7 +50,8 @@ final class RequestPipeline: Sendable {
         self.router = CompiledRouter(router)
         self.resolver = try ClientIPResolver(trustedProxies: configuration.trustedProxies)
         self.limiter = RateLimiter(
-            limits: configuration.rateLimits, maxTrackedClients: configuration.maxTrackedClients, clock: clock)
+            limits: configuration.rateLimits, maxTrackedClients: configuration.maxTrackedClients, clock: clock
+        )
         self.clock = clock
         self.accessLog = accessLog
         allowedOrigins = Set(configuration.cors.allowedOrigins)
@@ -83,15 +84,17 @@ final class RequestPipeline: Sendable {
             case .matched(let match):
                 routePattern = match.route.description.pattern
                 response = invoke(
-                    match, method: method ?? .GET, incoming: incoming, clientAddress: clientAddress, client: client,
+                    match, method: method ?? .GET, incoming: incoming, clientAddress: clientAddress,
+                    client: client,
                     requestID: requestID)
             case .methodNotAllowed(let allowed):
                 // The resource exists: whatever the token, `Allow` tells the client what works.
                 response = .error(HTTPError.methodNotAllowed(allowed: allowed))
             case .notFound:
                 // No resource and a token no HTTP specification defines: 501 (RFC 9110 §15.6.2).
-                response = .error(method == nil && !Self.isStandardMethod(incoming.methodToken)
-                    ? HTTPError.methodNotImplemented() : HTTPError.notFound())
+                response = .error(
+                    method == nil && !Self.isStandardMethod(incoming.methodToken)
+                        ? HTTPError.methodNotImplemented() : HTTPError.notFound())
             }
         }
 
@@ -110,7 +113,8 @@ final class RequestPipeline: Sendable {
     }
 
     private func invoke(
-        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest, clientAddress: IPAddress, client: String,
+        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest,
+        clientAddress: IPAddress, client: String,
         requestID: String
     ) -> HTTPResponse {
         let route = match.route.description
@@ -167,10 +171,15 @@ final class RequestPipeline: Sendable {
         var hasFixed = false
         for field in response.headers {
             let name = field.name
-            if HTTPHeaders.equalIgnoringCase(name, "Content-Security-Policy") { hasCSP = true }
-            else if HTTPHeaders.equalIgnoringCase(name, "Cache-Control") { hasCacheControl = true }
-            else if HTTPHeaders.equalIgnoringCase(name, "Access-Control-Allow-Origin") { hasAllowOrigin = true }
-            else if Self.fixedHeaderNames.contains(where: { HTTPHeaders.equalIgnoringCase(name, $0) }) { hasFixed = true }
+            if HTTPHeaders.equalIgnoringCase(name, "Content-Security-Policy") {
+                hasCSP = true
+            } else if HTTPHeaders.equalIgnoringCase(name, "Cache-Control") {
+                hasCacheControl = true
+            } else if HTTPHeaders.equalIgnoringCase(name, "Access-Control-Allow-Origin") {
+                hasAllowOrigin = true
+            } else if Self.fixedHeaderNames.contains(where: { HTTPHeaders.equalIgnoringCase(name, $0) }) {
+                hasFixed = true
+            }
         }
         if hasFixed {
             // The request id and the security headers are the server's, not the handler's.
@@ -191,12 +200,16 @@ final class RequestPipeline: Sendable {
         return (!hasCSP, !hasCacheControl)
     }
 
-    private static let fixedHeaderNames = ["X-Request-Id", "X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"]
+    private static let fixedHeaderNames = [
+        "X-Request-Id", "X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy",
+    ]
 
     /// One JSON line per request: the route pattern, never the raw path, query, headers or body,
     /// so ids, tokens and personal data in URLs stay out of logs. Built as bytes in one reserved
     /// buffer: this runs for every request, and String appends cost several times more.
-    private func logRequest(method: String, route: String?, status: Int, start: UInt64, requestID: String, client: String) {
+    private func logRequest(
+        method: String, route: String?, status: Int, start: UInt64, requestID: String, client: String
+    ) {
         let elapsed = clock.nanoseconds() &- start
         var line = LogLine()
         line.append("{\"ts\":\"")
@@ -249,9 +262,12 @@ struct LogLine {
 
     /// Appends `value` in decimal, zero-padded to `width` digits.
     mutating func appendDecimal(_ value: UInt64, width: Int = 1) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-            UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var remaining = value
         withUnsafeMutableBytes(of: &digits) { raw in
@@ -270,7 +286,10 @@ struct LogLine {
         bytes.append(UInt8(ascii: "\""))
         // Routes, ids and addresses need no escaping: one scan, then one copy.
         let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+            guard
+                !utf8.contains(where: {
+                    $0 < 0x20 || $0 == 0x7f || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
+                })
             else { return false }
             bytes.append(contentsOf: utf8)
             return true
@@ -335,7 +354,8 @@ enum RequestID {
         for byte in utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "-"):
                 continue
             default:
                 return nil

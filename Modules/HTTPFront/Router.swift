@@ -75,7 +75,9 @@ public struct Router: Sendable {
                 precondition(!name.contains("{") && !name.contains("}"), "bad parameter in \(pattern)")
                 return .parameter(name)
             }
-            precondition(!segment.contains("{") && !segment.contains("}"), "braces must wrap a whole segment: \(pattern)")
+            precondition(
+                !segment.contains("{") && !segment.contains("}"),
+                "braces must wrap a whole segment: \(pattern)")
             return .literal(String(segment))
         }
     }
@@ -112,7 +114,10 @@ final class CompiledRouter: Sendable {
         let parameter: (name: String, node: Node)?
         let handlers: [HTTPMethod: Router.Route]
 
-        init(literals: [String: Node], parameter: (name: String, node: Node)?, handlers: [HTTPMethod: Router.Route]) {
+        init(
+            literals: [String: Node], parameter: (name: String, node: Node)?,
+            handlers: [HTTPMethod: Router.Route]
+        ) {
             self.literals = literals
             self.parameter = parameter
             self.handlers = handlers
@@ -149,7 +154,9 @@ final class CompiledRouter: Sendable {
             case .literal(let text): literalGroups[text, default: []].append((segments.dropFirst(), route))
             case .parameter(let name):
                 // One parameter child per node: `/a/{id}` and `/a/{key}` would be ambiguous.
-                precondition(parameterName == nil || parameterName == name, "conflicting parameter names at \(route.description.pattern)")
+                precondition(
+                    parameterName == nil || parameterName == name,
+                    "conflicting parameter names at \(route.description.pattern)")
                 parameterName = name
                 parameterGroup.append((segments.dropFirst(), route))
             }
@@ -246,7 +253,9 @@ enum PercentDecoding {
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                guard let high = iterator.next().flatMap(hexValue),
+                    let low = iterator.next().flatMap(hexValue)
+                else {
                     return nil
                 }
                 bytes.append(high << 4 | low)

@@ -70,8 +70,7 @@ extension MemoryStore: UserStore {
             guard var stored = state.users[user.id] else {
                 throw StorageError(.notFound, "no such user")
             }
-            if let username = user.username, let owner = state.usernames[username], owner != user.id
-            {
+            if let username = user.username, let owner = state.usernames[username], owner != user.id {
                 throw StorageError(.conflict, "a user with this username already exists")
             }
             if let old = stored.username { state.usernames[old] = nil }

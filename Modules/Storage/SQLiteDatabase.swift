@@ -291,8 +291,7 @@ public final class SQLiteDatabase: Sendable {
     /// Creates the bookkeeping table and refuses a database newer than `migrations`, or one whose
     /// recorded history disagrees with this binary's. Runs in a write transaction, so another
     /// process migrating the same file at the same moment is waited for, not half-seen.
-    private static func bootstrap(_ connection: Connection, knowing migrations: [Migration]) throws
-    {
+    private static func bootstrap(_ connection: Connection, knowing migrations: [Migration]) throws {
         try connection.exec(Migration.bookkeepingSQL)
         let recorded = try connection.query(
             "SELECT version, name FROM schema_migrations ORDER BY version"

@@ -140,13 +140,15 @@ public final class HTTPTestClient {
                 if body != nil || method == "POST" || method == "PUT" || method == "PATCH" {
                     // curl reads the body from this buffer during perform; it outlives the call.
                     _ = ccurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, raw.count - 1)
-                    _ = ccurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress))
+                    _ = ccurl_setopt_pointer(
+                        handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress))
                 }
             }
             return curl_easy_perform(handle)
         }
         guard code == CURLE_OK else {
-            throw HTTPTestClientError(curlCode: Int(code.rawValue), message: String(cString: curl_easy_strerror(code)))
+            throw HTTPTestClientError(
+                curlCode: Int(code.rawValue), message: String(cString: curl_easy_strerror(code)))
         }
         var status = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -159,7 +161,9 @@ public final class HTTPTestClient {
     public func sendJSON(
         method: String = "POST", url: String, json: String, headers: [(String, String)] = []
     ) throws(HTTPTestClientError) -> TestResponse {
-        try send(method: method, url: url, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+        try send(
+            method: method, url: url, headers: [("Content-Type", "application/json")] + headers,
+            body: Array(json.utf8))
     }
 }
 

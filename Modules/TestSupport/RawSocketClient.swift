@@ -83,8 +83,11 @@ public final class RawSocketClient {
             let text = String(decoding: collected, as: UTF8.self)
             if let headEnd = text.range(of: "\r\n\r\n") {
                 let head = text[..<headEnd.lowerBound].lowercased()
-                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
-                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                let length =
+                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap {
+                        Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+                    } ?? 0
                 if text.utf8.count - text[..<headEnd.upperBound].utf8.count >= length { return text }
             }
         }

@@ -33,7 +33,8 @@ public final class TestServer: Sendable {
         let data = try JSONSerialization.data(withJSONObject: object)
         let configuration = try PortvaktConfiguration.parse(
             json: [UInt8](data), environment: ["PORTVAKT_DATA": directory.path])
-        server = try PortvaktServer(configuration: configuration, logger: Logger(minimum: .error), clock: clock)
+        server = try PortvaktServer(
+            configuration: configuration, logger: Logger(minimum: .error), clock: clock)
         let ports = try server.start()
         publicURL = "http://127.0.0.1:\(ports.public)"
         adminURL = "http://127.0.0.1:\(ports.admin ?? 0)"

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPFront
-import Testing
 import TestSupport
+import Testing
 
 @Suite("HTTP server over real sockets")
 struct HTTPServerTests {
@@ -17,7 +17,9 @@ struct HTTPServerTests {
             let literal = try client.send(url: base + "/v1/items/special")
             #expect(try literal.json([String: String].self) == ["id": "literal"])
             #expect(try client.send(method: "DELETE", url: base + "/v1/items/7").status == 204)
-            #expect(try client.send(url: base + "/v1/search?q=caf%C3%A9+au+lait&q=second").json([String: String].self) == ["q": "café au lait"])
+            #expect(
+                try client.send(url: base + "/v1/search?q=caf%C3%A9+au+lait&q=second").json(
+                    [String: String].self) == ["q": "café au lait"])
         }
     }
 
@@ -88,7 +90,8 @@ struct HTTPServerTests {
         try withServer(HTTPServerConfiguration(threads: 2, maxBodyBytes: 1024)) { base, _, server in
             let socket = try RawSocketClient(port: server.port)
             try socket.send(
-                "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+                "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
+            )
             let response = socket.readResponse(timeout: 5)
             #expect(response.hasPrefix("HTTP/1.1 413"))
             #expect(response.contains("request.body_too_large"))
@@ -99,7 +102,9 @@ struct HTTPServerTests {
     func bodyTooLargeByChunks() throws {
         try withServer(HTTPServerConfiguration(threads: 2, maxBodyBytes: 1024)) { base, _, server in
             let socket = try RawSocketClient(port: server.port)
-            try socket.send("POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try socket.send(
+                "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
             let chunk = String(repeating: "a", count: 512)
             for _ in 0..<6 { try socket.send("200\r\n" + chunk + "\r\n") }
             try socket.send("0\r\n\r\n")
@@ -119,8 +124,12 @@ struct HTTPServerTests {
     func securityHeadersEverywhere() throws {
         try withServer { base, _, _ in
             let client = HTTPTestClient()
-            for (method, path) in [("GET", "/v1/items/1"), ("GET", "/missing"), ("GET", "/v1/boom"), ("PUT", "/v1/items/1"), ("OPTIONS", "/v1/items/1")] {
-                let response = try client.send(method: method, url: base + path, body: method == "PUT" ? [] : nil)
+            for (method, path) in [
+                ("GET", "/v1/items/1"), ("GET", "/missing"), ("GET", "/v1/boom"), ("PUT", "/v1/items/1"),
+                ("OPTIONS", "/v1/items/1"),
+            ] {
+                let response = try client.send(
+                    method: method, url: base + path, body: method == "PUT" ? [] : nil)
                 #expect(RequestIDShape.isGenerated(response.headers["X-Request-Id"]), "\(method) \(path)")
                 #expect(response.headers["X-Content-Type-Options"] == "nosniff")
                 #expect(response.headers["X-Frame-Options"] == "DENY")
@@ -140,9 +149,12 @@ struct HTTPServerTests {
         try withServer { base, _, _ in
             let client = HTTPTestClient()
             let valid = "abc-123_DEF.456"
-            #expect(try client.send(url: base + "/v1/items/1", headers: [("X-Request-Id", valid)]).headers["X-Request-Id"] == valid)
+            #expect(
+                try client.send(url: base + "/v1/items/1", headers: [("X-Request-Id", valid)]).headers[
+                    "X-Request-Id"] == valid)
             for invalid in ["has space", "semi;colon", String(repeating: "a", count: 129), "<script>"] {
-                let echoed = try client.send(url: base + "/v1/items/1", headers: [("X-Request-Id", invalid)]).headers["X-Request-Id"]
+                let echoed = try client.send(url: base + "/v1/items/1", headers: [("X-Request-Id", invalid)])
+                    .headers["X-Request-Id"]
                 #expect(echoed != invalid)
                 #expect(RequestIDShape.isGenerated(echoed))
             }
@@ -164,7 +176,8 @@ struct HTTPServerTests {
 
     @Test("CORS: a listed origin gets a preflight grant and Vary: Origin, an unlisted one no CORS headers")
     func corsPreflight() throws {
-        let cors = CORSPolicy(allowedOrigins: ["https://app.example"], allowCredentials: true, maxAgeSeconds: 300)
+        let cors = CORSPolicy(
+            allowedOrigins: ["https://app.example"], allowCredentials: true, maxAgeSeconds: 300)
         try withServer(HTTPServerConfiguration(threads: 2, cors: cors)) { base, _, _ in
             let client = HTTPTestClient()
             let preflight = try client.send(
@@ -179,7 +192,8 @@ struct HTTPServerTests {
             #expect(preflight.headers["Vary"] == "Origin")
             #expect(preflight.headers.values(for: "Access-Control-Allow-Origin").count == 1)
 
-            let actual = try client.send(url: base + "/v1/items/1", headers: [("Origin", "https://app.example")])
+            let actual = try client.send(
+                url: base + "/v1/items/1", headers: [("Origin", "https://app.example")])
             #expect(actual.headers["Access-Control-Allow-Origin"] == "https://app.example")
             #expect(actual.headers["Access-Control-Expose-Headers"]?.contains("X-Request-Id") == true)
 
@@ -199,26 +213,34 @@ struct HTTPServerTests {
 
     @Test("client IP is the socket peer when no proxy is trusted, forwarding headers ignored")
     func clientIPFromPeer() throws {
-        try withServer(HTTPServerConfiguration(threads: 2, trustedProxies: ["10.0.0.0/8", "2001:db8::/32"])) { base, _, _ in
+        try withServer(HTTPServerConfiguration(threads: 2, trustedProxies: ["10.0.0.0/8", "2001:db8::/32"])) {
+            base, _, _ in
             let response = try HTTPTestClient().send(
                 url: base + "/v1/whoami",
                 headers: [("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=198.51.100.1")])
-            #expect(try response.json([String: String].self) == ["clientIp": "127.0.0.1", "peer": "127.0.0.1"])
+            #expect(
+                try response.json([String: String].self) == ["clientIp": "127.0.0.1", "peer": "127.0.0.1"])
         }
     }
 
     @Test("client IP from X-Forwarded-For and Forwarded when the peer is a trusted proxy")
     func clientIPFromTrustedProxy() throws {
-        try withServer(HTTPServerConfiguration(threads: 2, trustedProxies: ["127.0.0.1", "10.0.0.0/8"])) { base, _, _ in
+        try withServer(HTTPServerConfiguration(threads: 2, trustedProxies: ["127.0.0.1", "10.0.0.0/8"])) {
+            base, _, _ in
             let client = HTTPTestClient()
             let clientIP = { (headers: [(String, String)]) -> String? in
-                try? client.send(url: base + "/v1/whoami", headers: headers).json([String: String].self)["clientIp"]
+                try? client.send(url: base + "/v1/whoami", headers: headers).json([String: String].self)[
+                    "clientIp"]
             }
             // The rightmost untrusted hop is the client; anything left of it could be forged.
             #expect(clientIP([("X-Forwarded-For", "198.51.100.7, 203.0.113.9, 10.1.2.3")]) == "203.0.113.9")
             #expect(clientIP([("X-Forwarded-For", "203.0.113.9")]) == "203.0.113.9")
-            #expect(clientIP([("Forwarded", #"for=192.0.2.60;proto=https, for="[2001:db8:cafe::17]:4711""#)]) == "2001:db8:cafe::17")
-            #expect(clientIP([("Forwarded", "for=192.0.2.43:8080"), ("X-Forwarded-For", "203.0.113.1")]) == "192.0.2.43")
+            #expect(
+                clientIP([("Forwarded", #"for=192.0.2.60;proto=https, for="[2001:db8:cafe::17]:4711""#)])
+                    == "2001:db8:cafe::17")
+            #expect(
+                clientIP([("Forwarded", "for=192.0.2.43:8080"), ("X-Forwarded-For", "203.0.113.1")])
+                    == "192.0.2.43")
             #expect(clientIP([("X-Forwarded-For", "::ffff:203.0.113.5")]) == "203.0.113.5")
             #expect(clientIP([("Forwarded", "for=unknown")]) == "127.0.0.1")
             #expect(clientIP([]) == "127.0.0.1")
@@ -228,7 +250,8 @@ struct HTTPServerTests {
     @Test("rate limit: 429 rate_limited with Retry-After once the burst is spent, then refills with time")
     func rateLimit() throws {
         let clock = ManualMonotonicClock()
-        let configuration = HTTPServerConfiguration(threads: 2, rateLimits: ["strict": RateLimit(burst: 2, perSecond: 0.5)])
+        let configuration = HTTPServerConfiguration(
+            threads: 2, rateLimits: ["strict": RateLimit(burst: 2, perSecond: 0.5)])
         try withServer(configuration, clock: clock) { base, _, _ in
             let client = HTTPTestClient()
             #expect(try client.send(url: base + "/v1/limited").status == 200)
@@ -250,15 +273,25 @@ struct HTTPServerTests {
         try withServer { base, log, _ in
             let client = HTTPTestClient()
             _ = try client.send(
-                url: base + "/v1/items/user-4711?token=s3cr3t-token", headers: [("Authorization", "Bearer hdr-token"), ("Cookie", "sid=cookie-token"), ("X-Request-Id", "log-test-1")])
+                url: base + "/v1/items/user-4711?token=s3cr3t-token",
+                headers: [
+                    ("Authorization", "Bearer hdr-token"), ("Cookie", "sid=cookie-token"),
+                    ("X-Request-Id", "log-test-1"),
+                ])
             _ = try client.send(url: base + "/v1/missing-s3cr3t")
             let lines = log.all
             #expect(lines.count == 2)
             for line in lines {
-                for secret in ["s3cr3t", "hdr-token", "cookie-token", "user-4711", "token="] { #expect(!line.contains(secret)) }
+                for secret in ["s3cr3t", "hdr-token", "cookie-token", "user-4711", "token="] {
+                    #expect(!line.contains(secret))
+                }
             }
-            let entry = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
-            #expect(Set(entry.keys) == ["ts", "level", "msg", "method", "route", "status", "durationMs", "requestId", "clientIp"])
+            let entry = try #require(
+                try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+            #expect(
+                Set(entry.keys) == [
+                    "ts", "level", "msg", "method", "route", "status", "durationMs", "requestId", "clientIp",
+                ])
             #expect(entry["level"] as? String == "info")
             #expect(entry["msg"] as? String == "request")
             #expect(entry["method"] as? String == "GET")
@@ -267,8 +300,12 @@ struct HTTPServerTests {
             #expect(entry["durationMs"] is Double || entry["durationMs"] is Int)
             #expect(entry["requestId"] as? String == "log-test-1")
             #expect(entry["clientIp"] as? String == "127.0.0.1")
-            #expect((entry["ts"] as? String).map { ISO8601DateFormatter.withFractionalSeconds.date(from: $0) != nil } == true)
-            let missing = try #require(try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+            #expect(
+                (entry["ts"] as? String).map {
+                    ISO8601DateFormatter.withFractionalSeconds.date(from: $0) != nil
+                } == true)
+            let missing = try #require(
+                try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
             #expect(missing["route"] is NSNull)
             #expect(missing["status"] as? Int == 404)
         }
@@ -298,7 +335,8 @@ struct HTTPServerTests {
             Thread.sleep(forTimeInterval: 1)
             return .text("done")
         }
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(threads: 2), router: router, accessLog: { _ in })
+        let server = try HTTPServer(
+            configuration: HTTPServerConfiguration(threads: 2), router: router, accessLog: { _ in })
         let port = try server.start()
         let slowResult = ResultBox()
         let slow = Thread {
@@ -354,11 +392,14 @@ struct HTTPServerTests {
         #expect(document["openapi"] as? String == "3.1.0")
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         for route in router.routes {
-            let operation = try #require(paths[route.pattern]?[route.method.rawValue.lowercased()] as? [String: Any], "\(route.method) \(route.pattern)")
+            let operation = try #require(
+                paths[route.pattern]?[route.method.rawValue.lowercased()] as? [String: Any],
+                "\(route.method) \(route.pattern)")
             #expect(operation["summary"] as? String == route.summary)
             let parameters = (operation["parameters"] as? [[String: Any]]) ?? []
             #expect(parameters.compactMap { $0["name"] as? String } == route.parameters)
-            #expect(parameters.allSatisfy { $0["in"] as? String == "path" && $0["required"] as? Bool == true })
+            #expect(
+                parameters.allSatisfy { $0["in"] as? String == "path" && $0["required"] as? Bool == true })
         }
         #expect(paths["/v1/items/{id}"]?.keys.sorted() == ["delete", "get"])
         let components = try #require(document["components"] as? [String: Any])
@@ -368,12 +409,18 @@ struct HTTPServerTests {
     @Test("start reports the bound port, a bad host is a configuration error, and start is once only")
     func startAndConfiguration() throws {
         #expect(throws: HTTPServerError(.invalidConfiguration, "")) {
-            try HTTPServer(configuration: HTTPServerConfiguration(host: "localhost"), router: Router(), accessLog: { _ in }).start()
+            try HTTPServer(
+                configuration: HTTPServerConfiguration(host: "localhost"), router: Router(),
+                accessLog: { _ in }
+            ).start()
         }
         #expect(throws: HTTPServerError(.invalidConfiguration, "")) {
-            _ = try HTTPServer(configuration: HTTPServerConfiguration(trustedProxies: ["10.0.0.0/33"]), router: Router(), accessLog: { _ in })
+            _ = try HTTPServer(
+                configuration: HTTPServerConfiguration(trustedProxies: ["10.0.0.0/33"]), router: Router(),
+                accessLog: { _ in })
         }
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(threads: 1), router: testRouter(), accessLog: { _ in })
+        let server = try HTTPServer(
+            configuration: HTTPServerConfiguration(threads: 1), router: testRouter(), accessLog: { _ in })
         let port = try server.start()
         #expect(port > 0 && port == server.port)
         #expect(throws: HTTPServerError(.invalidState, "")) { try server.start() }

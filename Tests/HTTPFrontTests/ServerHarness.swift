@@ -56,7 +56,8 @@ func withServer(
     _ body: (_ base: String, _ log: LogSink, _ server: HTTPServer) throws -> Void
 ) throws {
     let log = LogSink()
-    let server = try HTTPServer(configuration: configuration, router: router, accessLog: log.append, clock: clock)
+    let server = try HTTPServer(
+        configuration: configuration, router: router, accessLog: log.append, clock: clock)
     let port = try server.start()
     defer { server.shutdown(grace: 1) }
     try body("http://127.0.0.1:\(port)", log, server)

@@ -1,6 +1,7 @@
-@testable import HTTPFront
-import Testing
 import TestSupport
+import Testing
+
+@testable import HTTPFront
 
 @Suite("Rate limiter and client address, without sockets")
 struct UnitTests {
@@ -25,7 +26,8 @@ struct UnitTests {
     @Test("a recently limited client keeps its bucket while idle full buckets are evicted first")
     func limiterEvictsFullBucketsFirst() {
         let clock = ManualMonotonicClock()
-        let limiter = RateLimiter(limits: ["default": RateLimit(burst: 1, perSecond: 0.01)], maxTrackedClients: 16, clock: clock)
+        let limiter = RateLimiter(
+            limits: ["default": RateLimit(burst: 1, perSecond: 0.01)], maxTrackedClients: 16, clock: clock)
         let abuser = IPAddress(ipv4: 0xC000_0201)
         #expect(limiter.check(routeClass: "default", client: abuser) == .allowed)
         #expect(limiter.check(routeClass: "default", client: abuser) == .limited(retryAfterSeconds: 100))
@@ -56,11 +58,19 @@ struct UnitTests {
     func resolverForms() throws {
         let resolver = try ClientIPResolver(trustedProxies: ["::1", "2001:db8::/32"])
         let proxy = try #require(IPAddress("::1"))
-        #expect(resolver.resolve(peer: proxy, headers: ["Forwarded": #"for="[2001:db8::5]:80", for="[2a00::9]""#]).description == "2a00::9")
-        #expect(resolver.resolve(peer: proxy, headers: ["Forwarded": #"for="[2a00::7]", for="[2001:db8::5]:80""#]).description == "2a00::7")
-        #expect(resolver.resolve(peer: proxy, headers: ["X-Forwarded-For": "2a00::1, 2001:db8::2"]).description == "2a00::1")
+        #expect(
+            resolver.resolve(peer: proxy, headers: ["Forwarded": #"for="[2001:db8::5]:80", for="[2a00::9]""#])
+                .description == "2a00::9")
+        #expect(
+            resolver.resolve(peer: proxy, headers: ["Forwarded": #"for="[2a00::7]", for="[2001:db8::5]:80""#])
+                .description == "2a00::7")
+        #expect(
+            resolver.resolve(peer: proxy, headers: ["X-Forwarded-For": "2a00::1, 2001:db8::2"]).description
+                == "2a00::1")
         // Every hop trusted: the leftmost is as far as we can see.
-        #expect(resolver.resolve(peer: proxy, headers: ["X-Forwarded-For": "2001:db8::3"]).description == "2001:db8::3")
+        #expect(
+            resolver.resolve(peer: proxy, headers: ["X-Forwarded-For": "2001:db8::3"]).description
+                == "2001:db8::3")
         let stranger = try #require(IPAddress("2a00::66"))
         #expect(resolver.resolve(peer: stranger, headers: ["X-Forwarded-For": "1.2.3.4"]) == stranger)
     }
@@ -104,7 +114,8 @@ struct UnitTests {
 
     @Test("cookies are read from the Cookie header by exact name")
     func cookies() {
-        let request = HTTPRequest(method: .GET, path: "/", headers: ["Cookie": #"a=1; session="tok"; sessionx=2"#])
+        let request = HTTPRequest(
+            method: .GET, path: "/", headers: ["Cookie": #"a=1; session="tok"; sessionx=2"#])
         #expect(request.cookie("session") == "tok")
         #expect(request.cookie("a") == "1")
         #expect(request.cookie("missing") == nil)

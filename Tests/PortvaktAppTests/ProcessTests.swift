@@ -2,8 +2,8 @@ import Foundation
 import HTTPFront
 import SessionCore
 import Storage
-import Testing
 import TestSupport
+import Testing
 
 /// The built binary as operators run it: command line, first start, signals, crash safety.
 @Suite("portvakt process", .serialized)
@@ -44,7 +44,8 @@ struct ProcessTests {
     @Test("config show prints the effective configuration with the admin token redacted")
     func configShow() throws {
         let secret = "pva_" + String(repeating: "s", count: 40)
-        let result = try PortvaktProcess.run(["config", "show"], environment: ["PORTVAKT_ADMIN_TOKEN": secret])
+        let result = try PortvaktProcess.run(
+            ["config", "show"], environment: ["PORTVAKT_ADMIN_TOKEN": secret])
         #expect(result.status == 0)
         #expect(result.stdout.contains("\"publicURL\""))
         #expect(!result.stdout.contains(secret))
@@ -57,11 +58,13 @@ struct ProcessTests {
         let environment = ["PORTVAKT_DATA": directory.path]
         let first = try PortvaktProcess(["serve", "--config", config], environment: environment)
         let adminPort = try first.waitForPort(listener: "admin")
-        let token = try #require(first.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-            .first { $0.hasPrefix("pva_") })
+        let token = try #require(
+            first.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                .first { $0.hasPrefix("pva_") })
         #expect(!first.stderr.contains(token), "the token must not reach the log")
         let authorized = try client.send(
-            .GET, "http://127.0.0.1:\(adminPort)/admin/v1/config", headers: ["Authorization": "Bearer \(token)"])
+            .GET, "http://127.0.0.1:\(adminPort)/admin/v1/config",
+            headers: ["Authorization": "Bearer \(token)"])
         #expect(authorized.status == 200)
         first.send(SIGKILL)
         first.wait()
@@ -70,7 +73,8 @@ struct ProcessTests {
         let secondAdmin = try second.waitForPort(listener: "admin")
         #expect(!second.stdout.contains("pva_"))
         let again = try client.send(
-            .GET, "http://127.0.0.1:\(secondAdmin)/admin/v1/config", headers: ["Authorization": "Bearer \(token)"])
+            .GET, "http://127.0.0.1:\(secondAdmin)/admin/v1/config",
+            headers: ["Authorization": "Bearer \(token)"])
         #expect(again.status == 200)
         second.send(SIGTERM)
         #expect(second.wait() == 0)
@@ -80,7 +84,8 @@ struct ProcessTests {
     func gracefulShutdown() throws {
         let directory = try TemporaryDirectory()
         let config = try Self.writeConfig(in: directory)
-        let server = try PortvaktProcess(["serve", "--config", config], environment: ["PORTVAKT_DATA": directory.path])
+        let server = try PortvaktProcess(
+            ["serve", "--config", config], environment: ["PORTVAKT_DATA": directory.path])
         let port = try server.waitForPort(listener: "public")
 
         // A request whose body is still arriving is in flight when the signal lands.
@@ -119,7 +124,8 @@ struct ProcessTests {
         let first = try PortvaktProcess(["serve", "--config", config], environment: environment)
         var port = try first.waitForPort(listener: "public")
         let logout = try client.send(
-            .POST, "http://127.0.0.1:\(port)/v1/logout", headers: ["Authorization": "Bearer \(loggedOut.token)"])
+            .POST, "http://127.0.0.1:\(port)/v1/logout",
+            headers: ["Authorization": "Bearer \(loggedOut.token)"])
         #expect(logout.status == 204)
         // The 204 means the revocation committed; the process dies without any chance to flush.
         first.send(SIGKILL)
@@ -144,7 +150,8 @@ struct ProcessTests {
     /// A configuration on free ports with the data in `directory`.
     static func writeConfig(in directory: TemporaryDirectory) throws -> String {
         let url = directory.url.appendingPathComponent("portvakt.json")
-        let json = #"{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "logging": {"accessLog": true}}"#
+        let json =
+            #"{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "logging": {"accessLog": true}}"#
         try Data(json.utf8).write(to: url)
         return url.path
     }

@@ -3,8 +3,8 @@ import HTTPFront
 import PortvaktApp
 import SessionCore
 import Storage
-import Testing
 import TestSupport
+import Testing
 
 /// The public API over real HTTP on a real port, with SQLite on a real file and a fixed clock.
 @Suite("Public API", .serialized)
@@ -143,13 +143,15 @@ struct PublicAPITests {
         let issued = try server.signIn(user, as: .web)
         let cookie = "portvakt_session=\(issued.token)"
         let foreign = try client.send(
-            .POST, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie, "Origin": "https://evil.example"])
+            .POST, "\(server.publicURL)/v1/logout",
+            headers: ["Cookie": cookie, "Origin": "https://evil.example"])
         #expect(foreign.status == 403)
         #expect(try foreign.problemCode() == "request.cross_site_refused")
         let noOrigin = try client.send(.POST, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie])
         #expect(noOrigin.status == 403)
         let own = try client.send(
-            .POST, "\(server.publicURL)/v1/logout", headers: ["Cookie": cookie, "Origin": "http://localhost:8080"])
+            .POST, "\(server.publicURL)/v1/logout",
+            headers: ["Cookie": cookie, "Origin": "http://localhost:8080"])
         #expect(own.status == 204)
         let setCookie = try #require(own.headers["set-cookie"])
         #expect(setCookie.contains("portvakt_session=;") && setCookie.contains("Max-Age=0"))
@@ -188,14 +190,17 @@ struct PublicAPITests {
             .DELETE, "\(server.publicURL)/v1/me/sessions/\(bobs.session.id)", headers: headers)
         #expect(theirs.status == 404)
         #expect(try theirs.problemCode() == "session.not_found")
-        let ok = try client.send(.DELETE, "\(server.publicURL)/v1/me/sessions/\(myOther.session.id)", headers: headers)
+        let ok = try client.send(
+            .DELETE, "\(server.publicURL)/v1/me/sessions/\(myOther.session.id)", headers: headers)
         #expect(ok.status == 204)
         let revoked = try client.send(
             .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(myOther.token)"])
         #expect(try revoked.problemCode() == "session.revoked")
         #expect(
-            try client.send(.GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(bobs.token)"])
-                .status == 200)
+            try client.send(
+                .GET, "\(server.publicURL)/v1/me", headers: ["Authorization": "Bearer \(bobs.token)"]
+            )
+            .status == 200)
     }
 
     @Test("a disabled account's session is refused with account.disabled")
@@ -224,7 +229,8 @@ struct PublicAPITests {
             .GET, "\(server.adminURL)/admin/v1/config", headers: ["Authorization": "Bearer pva_wrong"])
         #expect(wrong.status == 401)
         let config = try client.send(
-            .GET, "\(server.adminURL)/admin/v1/config", headers: ["Authorization": "Bearer \(server.adminToken)"])
+            .GET, "\(server.adminURL)/admin/v1/config",
+            headers: ["Authorization": "Bearer \(server.adminToken)"])
         #expect(config.status == 200)
         #expect(try config.jsonObject()["publicURL"] as? String == "http://localhost:8080")
         #expect(!config.text.contains(server.adminToken))

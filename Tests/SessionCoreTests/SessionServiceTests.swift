@@ -2,8 +2,8 @@ import CryptoCore
 import Foundation
 import SessionCore
 import Storage
-import Testing
 import TestSupport
+import Testing
 
 /// SessionService over the in-memory store, with a fixed clock.
 @Suite("SessionService")

@@ -96,8 +96,7 @@ struct AuditAndSettingsTests {
         let store = fixture.store
         let wins = Wins()
         onThreads(8) { index in
-            if (try? store.insertSettingIfAbsent("admin.token_hash", value: [UInt8(index)])) == true
-            {
+            if (try? store.insertSettingIfAbsent("admin.token_hash", value: [UInt8(index)])) == true {
                 wins.add(index)
             }
         }

@@ -2,8 +2,8 @@ import CryptoCore
 import Dispatch
 import Foundation
 import SessionCore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Storage
 

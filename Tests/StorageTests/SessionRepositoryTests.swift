@@ -2,8 +2,8 @@ import CryptoCore
 import Foundation
 import SessionCore
 import Storage
-import Testing
 import TestSupport
+import Testing
 
 /// SessionRepository behaviour, identical for SQLiteStore and MemoryStore.
 @Suite("Session repository")

@@ -46,13 +46,18 @@ public struct AdminAPI: Sendable {
 
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
-        router.add(.GET, "/health/alive", rateClass: "health", summary: "Liveness of the admin listener") { _ in
+        router.add(.GET, "/health/alive", rateClass: "health", summary: "Liveness of the admin listener") {
+            _ in
             HealthResponse.alive
         }
-        router.add(.GET, "/admin/v1/config", rateClass: "admin", summary: "The effective configuration, secrets redacted") {
+        router.add(
+            .GET, "/admin/v1/config", rateClass: "admin",
+            summary: "The effective configuration, secrets redacted"
+        ) {
             request in
             try authenticator.authorize(request)
-            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: effectiveConfiguration())
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/json"], body: effectiveConfiguration())
         }
     }
 }

@@ -30,7 +30,8 @@ public struct PublicAPI: Sendable {
 
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
-        router.add(.GET, "/health/alive", rateClass: "health", summary: "Liveness: the process answers") { _ in
+        router.add(.GET, "/health/alive", rateClass: "health", summary: "Liveness: the process answers") {
+            _ in
             HealthResponse.alive
         }
         router.add(.GET, "/health/ready", rateClass: "health", summary: "Readiness: the database answers") {
@@ -46,12 +47,14 @@ public struct PublicAPI: Sendable {
         }
         router.add(.GET, "/v1/me", summary: "The signed-in user and the current session") { request in
             let (auth, user) = try currentUser(request)
-            return try .json(MeResponse(user: UserView(user), session: SessionView(auth.session, current: true)))
+            return try .json(
+                MeResponse(user: UserView(user), session: SessionView(auth.session, current: true)))
         }
         router.add(.POST, "/v1/logout", summary: "End the current session") { request in
             let (auth, user) = try currentUser(request)
             try sessions.revoke(sessionID: auth.session.id, ofUser: user.id)
-            try record("session.logout", user: user.id, request: request, details: ["sessionId": auth.session.id])
+            try record(
+                "session.logout", user: user.id, request: request, details: ["sessionId": auth.session.id])
             var response = HTTPResponse.noContent
             if auth.source == .cookie { response.headers.add("Set-Cookie", transport.clearCookie) }
             return response
@@ -91,7 +94,9 @@ public struct PublicAPI: Sendable {
         return (auth, user)
     }
 
-    private func record(_ action: String, user: String, request: HTTPRequest, details: [String: String]) throws {
+    private func record(_ action: String, user: String, request: HTTPRequest, details: [String: String])
+        throws
+    {
         _ = try audit.appendAudit(
             AuditEvent(
                 id: nil, at: clock.now(), action: action, actor: "user:\(user)", userID: user,
