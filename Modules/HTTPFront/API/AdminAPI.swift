@@ -12,11 +12,7 @@ public struct AdminAuthenticator: Sendable {
 
     /// Passes when the request carries the admin token; otherwise a 401 problem.
     func authorize(_ request: HTTPRequest) throws(HTTPError) {
-        let presented = request.headers["authorization"].flatMap { header -> String? in
-            let parts = header.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-            return String(parts[1])
-        }
+        let presented = request.bearerToken
         // Hash first so the comparison always runs over 32 bytes, whatever was sent.
         guard let presented, ConstantTime.equals(Digest.sha256(presented), tokenHash) else {
             throw HTTPError(

@@ -24,11 +24,8 @@ public struct SessionTransport: Sendable {
 
     /// The token a request presents, if any. A bearer header wins over a cookie.
     func token(in request: HTTPRequest) -> (token: String, source: Source)? {
-        if let authorization = request.headers["authorization"] {
-            // The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
-            let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-            return (String(parts[1]).trimmingCharacters(in: .whitespaces), .bearer)
+        if request.headers["authorization"] != nil {
+            return request.bearerToken.map { ($0, .bearer) }
         }
         if let cookie = request.cookie(cookieName), !cookie.isEmpty { return (cookie, .cookie) }
         return nil
@@ -65,6 +62,18 @@ public struct SessionTransport: Sendable {
         var cookie = "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"
         if cookieSecure { cookie += "; Secure" }
         return cookie
+    }
+}
+
+extension HTTPRequest {
+    /// The token of an `Authorization: Bearer` header; nil when absent or another scheme.
+    /// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
+    var bearerToken: String? {
+        guard let authorization = headers["authorization"] else { return nil }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
     }
 }
 
