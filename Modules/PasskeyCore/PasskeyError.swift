@@ -65,6 +65,11 @@ public struct PasskeyError: Error, Equatable, CustomStringConvertible {
         /// An RSA key under 2048 bits, or one too large to accept.
         case coseWeakKey = "cose.weak_key"
 
+        // MARK: Metadata
+
+        /// A provider-name file is not a JSON object of lowercase AAGUIDs to short names.
+        case metadataInvalidProviderNames = "metadata.invalid_provider_names"
+
         // MARK: Authenticator data (WebAuthn L3 §6.1)
 
         /// Authenticator data is shorter than its fixed 37 bytes or than a length it declares.
