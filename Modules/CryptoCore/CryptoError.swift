@@ -4,6 +4,9 @@ public struct CryptoError: Error, Equatable, CustomStringConvertible {
     public enum Code: String, Sendable {
         /// OpenSSL's random generator failed; nothing random may be used.
         case randomFailure = "crypto.random_failure"
+        /// A signature is not in the encoding its algorithm requires (for example a raw ECDSA
+        /// signature of the wrong length).
+        case invalidSignatureEncoding = "crypto.invalid_signature_encoding"
         /// A digest or MAC computation failed inside OpenSSL.
         case digestFailure = "crypto.digest_failure"
         /// Input that should have been base64url or hex was not.

@@ -74,3 +74,32 @@ struct CryptoCoreTests {
         #expect(try source.bytes(0).isEmpty)
     }
 }
+
+@Suite("ECDSA signature encodings")
+struct ECDSASignatureTests {
+    @Test("raw r‖s becomes DER with positive minimal integers")
+    func rawToDER() throws {
+        var raw = [UInt8](repeating: 0, count: 64)
+        raw[0] = 0x80  // r's top bit set: needs a leading zero in DER
+        raw[31] = 1
+        raw[63] = 0x05  // s = 5: leading zeros dropped
+        let der = try ECDSASignature.der(fromRaw: raw, curve: .p256)
+        #expect(Array(der.prefix(4)) == [0x30, 0x26, 0x02, 0x21])
+        #expect(der[4] == 0x00 && der[5] == 0x80)
+        #expect(Array(der.suffix(3)) == [0x02, 0x01, 0x05])
+    }
+
+    @Test("a P-521 signature uses the long DER length form")
+    func longForm() throws {
+        let raw = [UInt8](repeating: 0xff, count: 132)
+        let der = try ECDSASignature.der(fromRaw: raw, curve: .p521)
+        #expect(Array(der.prefix(3)) == [0x30, 0x81, UInt8(der.count - 3)])
+    }
+
+    @Test("a raw signature of the wrong length is refused")
+    func wrongLength() {
+        #expect(throws: CryptoError(.invalidSignatureEncoding, "")) {
+            try ECDSASignature.der(fromRaw: [UInt8](repeating: 1, count: 63), curve: .p256)
+        }
+    }
+}
