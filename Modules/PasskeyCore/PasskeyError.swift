@@ -69,6 +69,14 @@ public struct PasskeyError: Error, Equatable, CustomStringConvertible {
 
         /// A provider-name file is not a JSON object of lowercase AAGUIDs to short names.
         case metadataInvalidProviderNames = "metadata.invalid_provider_names"
+        /// A FIDO metadata BLOB is not a compact JWS with a metadata payload.
+        case metadataMalformed = "metadata.malformed"
+        /// The BLOB is signed with an algorithm Portvakt does not accept, or one its key cannot make.
+        case metadataUnsupportedAlgorithm = "metadata.unsupported_algorithm"
+        /// The BLOB's signing certificate does not chain to the configured FIDO root.
+        case metadataUntrustedChain = "metadata.untrusted_chain"
+        /// The BLOB's signature does not verify.
+        case metadataSignatureInvalid = "metadata.signature_invalid"
 
         // MARK: Authenticator data (WebAuthn L3 §6.1)
 
