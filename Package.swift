@@ -47,7 +47,7 @@ let package = Package(
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(
             name: "PortvaktApp",
-            dependencies: ["CryptoCore", "SessionCore", "Storage", "HTTPFront"],
+            dependencies: ["CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore"],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
         .executableTarget(
             name: "portvakt", dependencies: ["PortvaktApp"], path: "Apps/portvakt",

@@ -16,6 +16,8 @@ public enum PortvaktCLI {
           migrate [--config FILE]        apply database migrations and exit
           config check FILE              validate a configuration file; names every problem
           config show [--config FILE]    print the effective configuration, secrets redacted
+          webauthn inspect               decode a WebAuthn response, attestation object or
+                                         authenticator data from standard input, every field
           help                           show this text
 
         Options:
@@ -50,6 +52,8 @@ public enum PortvaktCLI {
                 return try migrate(configPath: options["--config"], environment: environment)
             case "config":
                 return try config(rest, environment: environment)
+            case "webauthn":
+                return try webauthn(rest)
             default:
                 throw UsageError("unknown command '\(command)'")
             }
@@ -92,6 +96,29 @@ public enum PortvaktCLI {
             throw UsageError("unknown config command '\(other)' (expected check or show)")
         case nil:
             throw UsageError("config needs a command: check FILE, or show")
+        }
+    }
+
+    private static func webauthn(_ arguments: ArraySlice<String>) throws -> Int32 {
+        var rest = arguments
+        switch rest.popFirst() {
+        case "inspect":
+            _ = try Options.parse(rest, command: "webauthn inspect", flags: [])
+            let input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+            guard let report = InspectCommand.inspect(input) else {
+                printError(
+                    "portvakt: standard input is not a WebAuthn response, clientDataJSON, attestation object or "
+                        + "authenticator data")
+                return 1
+            }
+            let json = try JSONSerialization.data(
+                withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
+            FileHandle.standardOutput.write(json + Data("\n".utf8))
+            return 0
+        case let other?:
+            throw UsageError("unknown webauthn command '\(other)'")
+        case nil:
+            throw UsageError("webauthn needs a command: inspect")
         }
     }
 

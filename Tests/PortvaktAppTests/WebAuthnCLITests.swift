@@ -1,0 +1,84 @@
+import CryptoCore
+import Foundation
+import TestSupport
+import Testing
+
+/// `portvakt webauthn ...` as integrators run it, on the W3C WebAuthn L3 §16.2 vector
+/// ("ES256 Credential with No Attestation", RP ID example.org).
+@Suite("portvakt webauthn", .serialized)
+struct WebAuthnCLITests {
+    static let attestationObjectHex =
+        "a363666d74646e6f6e656761747453746d74a068617574684461746158a4bfabc37432958b063360"
+        + "d3ad6461c9c4735ae7f8edd46592a5e0f01452b2e4b559000000008446ccb9ab1db374750b2367ff"
+        + "6f3a1f0020f91f391db4c9b2fde0ea70189cba3fb63f579ba6122b33ad94ff3ec330084be4a50102"
+        + "03262001215820afefa16f97ca9b2d23eb86ccb64098d20db90856062eb249c33a9b672f26df6122"
+        + "5820930a56b87a2fca66334b03458abf879717c12cc68ed73290af2e2664796b9220"
+    static let assertionAuthDataHex =
+        "bfabc37432958b063360d3ad6461c9c4735ae7f8edd46592a5e0f01452b2e4b51900000000"
+    static let assertionClientDataHex =
+        "7b2274797065223a22776562617574686e2e676574222c226368616c6c656e6765223a224f63446e"
+        + "55685158756c5455506f334a5558543049393770767a7a59425039745a6368587961763031416722"
+        + "2c226f726967696e223a2268747470733a2f2f6578616d706c652e6f7267222c2263726f73734f72"
+        + "6967696e223a66616c73657d"
+
+    func inspect(_ input: String) throws -> (status: Int32, json: [String: Any]) {
+        let result = try PortvaktProcess.run(["webauthn", "inspect"], stdin: input)
+        let json =
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+        return (result.status, json)
+    }
+
+    @Test("inspect decodes an attestation object given as hex or base64url, naming every field")
+    func attestationObject() throws {
+        let bytes = try #require(Hex.decode(Self.attestationObjectHex))
+        for input in [Self.attestationObjectHex, Base64URL.encode(bytes)] {
+            let (status, json) = try inspect(input)
+            #expect(status == 0)
+            #expect(json["kind"] as? String == "attestationObject")
+            let object = try #require(json["attestationObject"] as? [String: Any])
+            #expect(object["fmt"] as? String == "none")
+            let authData = try #require(object["authData"] as? [String: Any])
+            #expect(authData["rpIdHash"] as? String == Hex.encode(Digest.sha256("example.org")))
+            let flags = try #require(authData["flags"] as? [String: Any])
+            #expect(
+                flags["UP"] as? Bool == true && flags["UV"] as? Bool == false && flags["BS"] as? Bool == true)
+            let credential = try #require(authData["attestedCredentialData"] as? [String: Any])
+            #expect(credential["aaguid"] as? String == "8446ccb9-ab1d-b374-750b-2367ff6f3a1f")
+            let key = try #require(credential["credentialPublicKey"] as? [String: Any])
+            #expect(key["algName"] as? String == "ES256" && key["crv"] as? String == "p256")
+        }
+    }
+
+    @Test("inspect decodes an AuthenticationResponseJSON with its client data and authenticator data")
+    func authenticationResponse() throws {
+        let clientData = Base64URL.encode(try #require(Hex.decode(Self.assertionClientDataHex)))
+        let authData = Base64URL.encode(try #require(Hex.decode(Self.assertionAuthDataHex)))
+        let response = """
+            {"id": "-R85HbTJsv3g6nAYnLo_tj9Xm6YSKzOtlP8-wzAIS-Q", "rawId": "-R85HbTJsv3g6nAYnLo_tj9Xm6YSKzOtlP8-wzAIS-Q",
+             "type": "public-key", "response": {"clientDataJSON": "\(clientData)", "authenticatorData": "\(authData)",
+             "signature": "MEYCIQD1", "userHandle": null}, "clientExtensionResults": {}}
+            """
+        let (status, json) = try inspect(response)
+        #expect(status == 0)
+        #expect(json["kind"] as? String == "authenticationResponse")
+        let decoded = try #require(json["response"] as? [String: Any])
+        let client = try #require((decoded["clientDataJSON"] as? [String: Any])?["json"] as? [String: Any])
+        #expect(
+            client["type"] as? String == "webauthn.get"
+                && client["origin"] as? String == "https://example.org")
+        let data = try #require(decoded["authenticatorData"] as? [String: Any])
+        #expect(data["signCount"] as? Int == 0)
+    }
+
+    @Test("inspect reports what it cannot decode, and refuses input that is no WebAuthn data")
+    func undecodable() throws {
+        let broken = #"{"id": "x", "response": {"clientDataJSON": "!!", "authenticatorData": "AAAA"}}"#
+        let (status, json) = try inspect(broken)
+        #expect(status == 0)
+        let errors = try #require(json["errors"] as? [[String: String]])
+        #expect(errors.map { $0["field"] } == ["clientDataJSON", "authenticatorData"])
+        #expect(errors.last?["code"] == "authdata.truncated")
+        #expect(try inspect("hello world").status == 1)
+        #expect(try PortvaktProcess.run(["webauthn", "inspect", "--pretty"]).status == 2)
+    }
+}
