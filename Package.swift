@@ -58,18 +58,22 @@ let package = Package(
             name: "bench-bare-http", dependencies: ["CMicroHTTPD"], path: "Benchmarks/BareHTTP",
             swiftSettings: strictSettings),
 
-        // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0.
+        // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, software
+        // keys and a throwaway certificate authority over OpenSSL.
         .target(
             name: "TestSupport",
-            dependencies: ["CCurl", "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PortvaktApp"],
+            dependencies: [
+                "CCurl", "COpenSSL", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "HTTPFront",
+                "PortvaktApp",
+            ],
             path: "Modules/TestSupport", swiftSettings: strictSettings),
 
         .testTarget(
-            name: "CryptoCoreTests", dependencies: ["CryptoCore"], path: "Tests/CryptoCoreTests",
+            name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"],
+            path: "Tests/CryptoCoreTests",
             swiftSettings: strictSettings),
-        // COpenSSL is listed because the test-only software key generator signs with OpenSSL directly.
         .testTarget(
-            name: "PasskeyCoreTests", dependencies: ["PasskeyCore", "CryptoCore", "COpenSSL"],
+            name: "PasskeyCoreTests", dependencies: ["PasskeyCore", "CryptoCore", "TestSupport"],
             path: "Tests/PasskeyCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],

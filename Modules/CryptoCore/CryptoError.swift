@@ -1,7 +1,7 @@
 /// An error from CryptoCore: a stable code, a message without secret material, and where it arose.
 public struct CryptoError: Error, Equatable, CustomStringConvertible {
     /// The stable codes CryptoCore reports.
-    public enum Code: String, Sendable {
+    public enum Code: String, Sendable, CaseIterable {
         /// OpenSSL's random generator failed; nothing random may be used.
         case randomFailure = "crypto.random_failure"
         /// A signature is not in the encoding its algorithm requires (for example a raw ECDSA
@@ -21,6 +21,41 @@ public struct CryptoError: Error, Equatable, CustomStringConvertible {
         case unsupportedKeySize = "crypto.unsupported_key_size"
         /// OpenSSL could not allocate what building a key needs.
         case keyFailure = "crypto.key_failure"
+
+        // DER (DERReader): each way an encoding can break has its own code, so tests and callers can
+        // tell a truncated extension from a merely unexpected one.
+        /// The encoding breaks a DER rule: indefinite or non-minimal length, bad tag form, bad content.
+        case derMalformed = "crypto.der_malformed"
+        /// A tag or length announces more bytes than the input holds.
+        case derTruncated = "crypto.der_truncated"
+        /// A well-formed element is not the type (tag) the structure requires at this point.
+        case derUnexpectedTag = "crypto.der_unexpected_tag"
+        /// Bytes remain after the element (or the last element of a constructed value) that should end it.
+        case derTrailingData = "crypto.der_trailing_data"
+        /// Constructed values nest deeper than the reader's limit.
+        case derTooDeep = "crypto.der_too_deep"
+        /// An INTEGER or ENUMERATED does not fit the Swift integer asked for.
+        case derIntegerOverflow = "crypto.der_integer_overflow"
+
+        // X.509 (Certificate, CertificateChainValidator).
+        /// The bytes or PEM text are not exactly one well-formed X.509 certificate.
+        case certificateMalformed = "crypto.certificate_malformed"
+        /// No path from the leaf reaches a caller-given anchor (including self-signed roots that were
+        /// only offered as intermediates).
+        case chainUntrusted = "crypto.chain_untrusted"
+        /// A certificate on the path had expired at the verification time.
+        case certificateExpired = "crypto.certificate_expired"
+        /// A certificate on the path was not yet valid at the verification time.
+        case certificateNotYetValid = "crypto.certificate_not_yet_valid"
+        /// A certificate's signature does not verify under its issuer's key.
+        case chainInvalidSignature = "crypto.chain_invalid_signature"
+        /// The path breaks another X.509 rule: an issuer that is not a CA, a path length exceeded, an
+        /// unhandled critical extension, a chain longer than allowed.
+        case chainInvalid = "crypto.chain_invalid"
+        /// The leaf lacks the extended key usage the caller required.
+        case chainPurposeMismatch = "crypto.chain_purpose_mismatch"
+        /// OpenSSL could not allocate what certificate handling needs.
+        case x509Failure = "crypto.x509_failure"
     }
 
     /// What went wrong, as a stable code callers switch on.

@@ -1,6 +1,7 @@
 import CryptoCore
 import Foundation
 import PasskeyCore
+import TestSupport
 import Testing
 
 /// Assembles authenticator data from parts, so each test states only what it changes.

@@ -1,5 +1,6 @@
 import CryptoCore
 import PasskeyCore
+import TestSupport
 import Testing
 
 /// Decodes with default limits, expecting failure with `code`.

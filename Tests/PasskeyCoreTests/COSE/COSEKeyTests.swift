@@ -1,5 +1,6 @@
 import CryptoCore
 import PasskeyCore
+import TestSupport
 import Testing
 
 /// Encodes a map with its entries in the given order, not canonical order, as a sloppy authenticator might.

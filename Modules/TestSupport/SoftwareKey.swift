@@ -1,25 +1,28 @@
 import COpenSSL
-import CryptoCore
-import PasskeyCore
+public import CryptoCore
+public import PasskeyCore
 
 /// A test-only private key over OpenSSL EVP: generates, signs, and exports the public half in the raw
-/// forms a COSE_Key carries. It is the signing side the relying-party code is tested against, and
-/// will move to TestSupport when the software authenticator joins it.
+/// forms a COSE_Key carries and as SubjectPublicKeyInfo. It is the signing side the relying-party
+/// code is tested against, and the issuer key of `TestCertificateAuthority`.
 ///
 /// Traps on OpenSSL failures: in tests a failed key generation is a broken environment, not a case.
 /// Safe to share across tasks for the same reason `PublicKey` is: signing only reads the EVP_PKEY.
-final class SoftwareKey: @unchecked Sendable {
+public final class SoftwareKey: @unchecked Sendable {
     /// Which key to generate.
-    enum Kind: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// ECDSA on a NIST curve.
         case ec(ECCurve)
+        /// Ed25519.
         case ed25519
+        /// RSA with a modulus of `bits` bits (public exponent 65537).
         case rsa(bits: Int)
     }
 
-    /// The owned `EVP_PKEY *` holding the private key.
-    private let pkey: OpaquePointer
+    /// The owned `EVP_PKEY *` holding the private key; the certificate authority signs with it.
+    let pkey: OpaquePointer
     /// What was generated.
-    let kind: Kind
+    public let kind: Kind
 
     private init(pkey: OpaquePointer, kind: Kind) {
         self.pkey = pkey
@@ -29,7 +32,7 @@ final class SoftwareKey: @unchecked Sendable {
     deinit { EVP_PKEY_free(pkey) }
 
     /// Generates a fresh key of `kind` with OpenSSL's CSPRNG.
-    static func generate(_ kind: Kind) -> SoftwareKey {
+    public static func generate(_ kind: Kind) -> SoftwareKey {
         let typeName =
             switch kind {
             case .ec: "EC"
@@ -63,7 +66,7 @@ final class SoftwareKey: @unchecked Sendable {
     }
 
     /// Signs `data` under `algorithm`, as an authenticator would (DER for ECDSA).
-    func sign(_ data: [UInt8], algorithm: SignatureAlgorithm) -> [UInt8] {
+    public func sign(_ data: [UInt8], algorithm: SignatureAlgorithm) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { fatalError("no MD context") }
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer? = nil
@@ -100,8 +103,29 @@ final class SoftwareKey: @unchecked Sendable {
         return Array(signature.prefix(length))
     }
 
+    /// The signature scheme a certificate or attestation made with this key uses by default: ECDSA with
+    /// the curve's own hash, RSA PKCS#1 v1.5 with SHA-256, or Ed25519.
+    public var defaultSignatureAlgorithm: SignatureAlgorithm {
+        switch kind {
+        case .ec(.p256): .ecdsaSHA256
+        case .ec(.p384): .ecdsaSHA384
+        case .ec(.p521): .ecdsaSHA512
+        case .rsa: .rsaPKCS1SHA256
+        case .ed25519: .ed25519
+        }
+    }
+
+    /// The public half as a CryptoCore `PublicKey`, for verifying what this key signed.
+    public var publicKey: PublicKey {
+        // The SPKI comes from OpenSSL itself, so failing to read it back is a broken environment.
+        guard let key = try? PublicKey(derSubjectPublicKeyInfo: subjectPublicKeyInfo) else {
+            fatalError("CryptoCore refused a generated \(kind) key")
+        }
+        return key
+    }
+
     /// The EC public point's affine coordinates, each padded to the curve's coordinate length.
-    var ecCoordinates: (x: [UInt8], y: [UInt8]) {
+    public var ecCoordinates: (x: [UInt8], y: [UInt8]) {
         guard case .ec(let curve) = kind else { fatalError("not an EC key") }
         let size = curve.coordinateByteCount
         var point = [UInt8](repeating: 0, count: 1 + 2 * size)
@@ -114,7 +138,7 @@ final class SoftwareKey: @unchecked Sendable {
     }
 
     /// The 32-byte Ed25519 public key.
-    var ed25519PublicKey: [UInt8] {
+    public var ed25519PublicKey: [UInt8] {
         var raw = [UInt8](repeating: 0, count: 32)
         var length = 32
         guard EVP_PKEY_get_raw_public_key(pkey, &raw, &length) == 1, length == 32 else {
@@ -124,12 +148,12 @@ final class SoftwareKey: @unchecked Sendable {
     }
 
     /// The RSA modulus and public exponent, big-endian without leading zeros.
-    var rsaComponents: (n: [UInt8], e: [UInt8]) {
+    public var rsaComponents: (n: [UInt8], e: [UInt8]) {
         (bigNumber("n"), bigNumber("e"))
     }
 
     /// The public key as DER SubjectPublicKeyInfo.
-    var subjectPublicKeyInfo: [UInt8] {
+    public var subjectPublicKeyInfo: [UInt8] {
         var out: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_PUBKEY(pkey, &out)
         guard length > 0, let out else { fatalError("i2d_PUBKEY failed") }
@@ -138,7 +162,7 @@ final class SoftwareKey: @unchecked Sendable {
     }
 
     /// The COSE_Key parameters of the public half, for the curve or key type generated.
-    var coseParameters: COSEKey.Parameters {
+    public var coseParameters: COSEKey.Parameters {
         switch kind {
         case .ec(let curve):
             let (x, y) = ecCoordinates
@@ -158,7 +182,7 @@ final class SoftwareKey: @unchecked Sendable {
     }
 
     /// The public half as a COSE_Key map, for tests that then damage it.
-    func coseMap(algorithm: COSEAlgorithm) -> CBORMap {
+    public func coseMap(algorithm: COSEAlgorithm) -> CBORMap {
         var map: CBORMap = [1: .integer(algorithm.keyType.rawValue), 3: .integer(algorithm.rawValue)]
         switch coseParameters {
         case .ec2(let curve, let x, let y):
@@ -185,25 +209,4 @@ final class SoftwareKey: @unchecked Sendable {
         _ = BN_bn2bin(number, &out)
         return out
     }
-}
-
-/// Keys generated once per test process; RSA generation is slow enough to share.
-enum TestKeys {
-    static let p256 = SoftwareKey.generate(.ec(.p256))
-    static let p384 = SoftwareKey.generate(.ec(.p384))
-    static let p521 = SoftwareKey.generate(.ec(.p521))
-    static let ed25519 = SoftwareKey.generate(.ed25519)
-    static let rsa2048 = SoftwareKey.generate(.rsa(bits: 2048))
-    /// A second P-256 key, for wrong-key checks.
-    static let otherP256 = SoftwareKey.generate(.ec(.p256))
-    /// A second RSA key, for wrong-key checks.
-    static let otherRSA2048 = SoftwareKey.generate(.rsa(bits: 2048))
-    /// A key too small to accept.
-    static let rsa1024 = SoftwareKey.generate(.rsa(bits: 1024))
-
-    /// The key that signs for each algorithm, with the algorithm.
-    static let byAlgorithm: [(COSEAlgorithm, SoftwareKey)] = [
-        (.es256, p256), (.es384, p384), (.es512, p521), (.edDSA, ed25519),
-        (.rs256, rsa2048), (.rs384, rsa2048), (.rs512, rsa2048), (.ps256, rsa2048), (.rs1, rsa2048),
-    ]
 }

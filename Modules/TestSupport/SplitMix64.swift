@@ -1,0 +1,16 @@
+/// A small deterministic generator (SplitMix64) so fuzz failures reproduce from the seed.
+public struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    /// Starts the sequence at `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}
