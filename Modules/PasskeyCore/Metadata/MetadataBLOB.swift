@@ -1,0 +1,277 @@
+public import CryptoCore
+public import Foundation
+
+/// A FIDO Metadata Service v3 BLOB, verified: its JWS signature checks out with the first
+/// certificate of its `x5c`, and that certificate chains to the FIDO root the operator configured.
+///
+/// The BLOB supplies, per AAGUID, the authenticator's name, its attestation root certificates and
+/// its status reports (a revoked or compromised authenticator is refused in strict mode and
+/// flagged otherwise). Nothing here fetches anything: the caller reads the BLOB from a file.
+public struct MetadataBLOB: Sendable {
+    /// The BLOB's serial number (`no`); a newer BLOB has a larger one.
+    public let serialNumber: Int
+    /// When FIDO promises the next BLOB (`nextUpdate`, a calendar date, UTC midnight).
+    public let nextUpdate: Date
+    /// The legal terms the BLOB carries.
+    public let legalHeader: String?
+    private let entries: [UUID: MetadataEntry]
+
+    /// The entry for a FIDO2 authenticator model, if the BLOB has one.
+    public func entry(for aaguid: UUID) -> MetadataEntry? {
+        entries[aaguid]
+    }
+
+    /// How many FIDO2 entries (those with an AAGUID) the BLOB holds.
+    public var entryCount: Int { entries.count }
+
+    /// Whether `nextUpdate` has passed: the operator should load a newer BLOB.
+    public func isStale(at now: Date) -> Bool {
+        now >= nextUpdate
+    }
+
+    /// Verifies and parses a BLOB.
+    /// - Parameters:
+    ///   - jws: the BLOB as downloaded: a JWS in compact serialization.
+    ///   - rootCertificate: the FIDO MDS root (DER) from configuration, the only trust anchor.
+    ///   - time: when to validate the certificate chain (injected: tests and replays fix it).
+    /// - Throws: `PasskeyError` with `metadata.malformed`, `metadata.unsupported_algorithm`,
+    ///   `metadata.untrusted_chain` or `metadata.signature_invalid`.
+    public static func verify(jws: [UInt8], rootCertificate: [UInt8], at time: Date) throws(PasskeyError)
+        -> MetadataBLOB
+    {
+        let parts = jws.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
+            let payloadBytes = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+            let signature = Base64URL.decode(String(decoding: parts[2], as: UTF8.self))
+        else { throw PasskeyError(.metadataMalformed, "the BLOB is not a compact JWS") }
+
+        let header: JWSHeader
+        do {
+            header = try JSONDecoder().decode(JWSHeader.self, from: Data(headerBytes))
+        } catch {
+            throw PasskeyError(.metadataMalformed, "the BLOB's JWS header is not valid JSON")
+        }
+        let chain = try certificates(header.x5c)
+        try validate(chain, rootCertificate: rootCertificate, at: time)
+        // The signature covers the first two parts exactly as they appear in the BLOB.
+        let signedBytes = Array(jws[..<parts[1].endIndex])
+        try checkSignature(signature, over: signedBytes, algorithm: header.alg, key: chain[0].publicKey)
+        return try parse(payload: payloadBytes)
+    }
+
+    private init(serialNumber: Int, nextUpdate: Date, legalHeader: String?, entries: [UUID: MetadataEntry]) {
+        self.serialNumber = serialNumber
+        self.nextUpdate = nextUpdate
+        self.legalHeader = legalHeader
+        self.entries = entries
+    }
+
+    private static func certificates(_ x5c: [String]?) throws(PasskeyError) -> [Certificate] {
+        guard let x5c, !x5c.isEmpty, x5c.count <= 8 else {
+            throw PasskeyError(.metadataMalformed, "the BLOB's header has no x5c chain")
+        }
+        var chain: [Certificate] = []
+        for entry in x5c {
+            // x5c holds standard base64 (RFC 7515 §4.1.6), not base64url.
+            guard let der = Data(base64Encoded: entry) else {
+                throw PasskeyError(.metadataMalformed, "an x5c entry is not base64")
+            }
+            do {
+                chain.append(try Certificate(der: [UInt8](der)))
+            } catch {
+                throw PasskeyError(.metadataMalformed, "an x5c entry is not a certificate", underlying: error)
+            }
+        }
+        return chain
+    }
+
+    private static func validate(_ chain: [Certificate], rootCertificate: [UInt8], at time: Date)
+        throws(PasskeyError)
+    {
+        do {
+            let root = try Certificate(der: rootCertificate)
+            _ = try CertificateChainValidator.validate(
+                leaf: chain[0], intermediates: Array(chain.dropFirst()), anchors: [root], at: time)
+        } catch {
+            throw PasskeyError(
+                .metadataUntrustedChain,
+                "the BLOB's signing certificate does not chain to the configured FIDO root",
+                underlying: error)
+        }
+    }
+
+    private static func checkSignature(
+        _ signature: [UInt8], over data: [UInt8], algorithm: String, key: PublicKey
+    ) throws(PasskeyError) {
+        let valid: Bool
+        switch (algorithm, key.type) {
+        case ("RS256", .rsa): valid = key.verify(signature: signature, data: data, algorithm: .rsaPKCS1SHA256)
+        case ("PS256", .rsa): valid = key.verify(signature: signature, data: data, algorithm: .rsaPSSSHA256)
+        case ("ES256", .ec(.p256)), ("ES384", .ec(.p384)), ("ES512", .ec(.p521)):
+            guard case .ec(let curve) = key.type,
+                let der = try? ECDSASignature.der(fromRaw: signature, curve: curve)
+            else {
+                valid = false
+                break
+            }
+            let digest: SignatureAlgorithm =
+                switch curve {
+                case .p256: .ecdsaSHA256
+                case .p384: .ecdsaSHA384
+                case .p521: .ecdsaSHA512
+                }
+            valid = key.verify(signature: der, data: data, algorithm: digest)
+        default:
+            throw PasskeyError(
+                .metadataUnsupportedAlgorithm,
+                "the BLOB is signed with \(algorithm.prefix(16)), which its certificate's key cannot make")
+        }
+        guard valid else {
+            throw PasskeyError(.metadataSignatureInvalid, "the BLOB's signature does not verify")
+        }
+    }
+
+    private static func parse(payload: [UInt8]) throws(PasskeyError) -> MetadataBLOB {
+        let body: Payload
+        do {
+            body = try JSONDecoder().decode(Payload.self, from: Data(payload))
+        } catch {
+            throw PasskeyError(.metadataMalformed, "the BLOB's payload is not a metadata BLOB")
+        }
+        guard let nextUpdate = calendarDate(body.nextUpdate) else {
+            throw PasskeyError(.metadataMalformed, "nextUpdate is not a YYYY-MM-DD date")
+        }
+        var entries: [UUID: MetadataEntry] = [:]
+        for raw in body.entries {
+            // U2F and UAF entries carry key identifiers or AAIDs instead: WebAuthn looks up AAGUIDs.
+            guard let text = raw.aaguid else { continue }
+            guard let aaguid = UUID(uuidString: text) else {
+                throw PasskeyError(.metadataMalformed, "an entry's aaguid is not a UUID")
+            }
+            entries[aaguid] = try MetadataEntry(raw, aaguid: aaguid)
+        }
+        return MetadataBLOB(
+            serialNumber: body.no, nextUpdate: nextUpdate, legalHeader: body.legalHeader, entries: entries)
+    }
+
+    /// Parses `YYYY-MM-DD` as midnight UTC.
+    static func calendarDate(_ text: String) -> Date? {
+        let parts = text.split(separator: "-")
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        var components = DateComponents()
+        (components.year, components.month, components.day) = (year, month, day)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        guard let date = calendar.date(from: components),
+            calendar.component(.day, from: date) == day
+        else { return nil }
+        return date
+    }
+
+    struct JWSHeader: Decodable {
+        let alg: String
+        let x5c: [String]?
+    }
+
+    struct Payload: Decodable {
+        let legalHeader: String?
+        let no: Int
+        let nextUpdate: String
+        let entries: [RawEntry]
+    }
+
+    struct RawEntry: Decodable {
+        let aaguid: String?
+        let metadataStatement: RawStatement?
+        let statusReports: [RawStatusReport]
+    }
+
+    struct RawStatement: Decodable {
+        let description: String?
+        let attestationRootCertificates: [String]?
+        let attestationTypes: [String]?
+    }
+
+    struct RawStatusReport: Decodable {
+        let status: String
+        let effectiveDate: String?
+    }
+}
+
+/// What FIDO metadata says of one authenticator model.
+public struct MetadataEntry: Sendable, Equatable {
+    /// The model's AAGUID.
+    public let aaguid: UUID
+    /// The model's name (`metadataStatement.description`), for users and logs.
+    public let description: String?
+    /// The roots its attestation certificates chain to (DER), the trust anchors for this AAGUID.
+    public let attestationRootCertificates: [[UInt8]]
+    /// The attestation types it uses (`basic_full`, `basic_surrogate`, `attca`, `anonca`, `none`).
+    public let attestationTypes: [String]
+    /// Its status reports, oldest first by effective date.
+    public let statusReports: [MetadataStatusReport]
+
+    init(_ raw: MetadataBLOB.RawEntry, aaguid: UUID) throws(PasskeyError) {
+        self.aaguid = aaguid
+        description = raw.metadataStatement?.description
+        var roots: [[UInt8]] = []
+        for text in raw.metadataStatement?.attestationRootCertificates ?? [] {
+            guard let der = Data(base64Encoded: text) else {
+                throw PasskeyError(.metadataMalformed, "an attestation root certificate is not base64")
+            }
+            roots.append([UInt8](der))
+        }
+        attestationRootCertificates = roots
+        attestationTypes = raw.metadataStatement?.attestationTypes ?? []
+        // A report without a date sorts first: dated reports are the later, deliberate ones.
+        statusReports = raw.statusReports.enumerated().map { index, report in
+            MetadataStatusReport(
+                status: AuthenticatorStatus(rawValue: report.status),
+                effectiveDate: report.effectiveDate.flatMap(MetadataBLOB.calendarDate), order: index)
+        }.sorted {
+            ($0.effectiveDate ?? .distantPast, $0.order) < ($1.effectiveDate ?? .distantPast, $1.order)
+        }
+    }
+
+    /// The status in force: the latest report's.
+    public var currentStatus: AuthenticatorStatus? { statusReports.last?.status }
+
+    /// Whether FIDO has reported this model revoked or its keys or user verification compromised.
+    /// Any such report counts, even when a later one certifies again: a compromised key stays so.
+    public var isCompromised: Bool {
+        statusReports.contains { $0.status.isCompromise }
+    }
+}
+
+/// One status report of an authenticator model.
+public struct MetadataStatusReport: Sendable, Equatable {
+    /// The status.
+    public let status: AuthenticatorStatus
+    /// When it took effect, if stated.
+    public let effectiveDate: Date?
+    /// Its position in the BLOB, to order reports with the same date.
+    let order: Int
+}
+
+/// The statuses of FIDO metadata (FIDO Metadata Service v3 §3.1.4), and any future one.
+public struct AuthenticatorStatus: RawRepresentable, Sendable, Hashable {
+    /// The status as the BLOB spells it.
+    public let rawValue: String
+
+    /// Wraps a status; unknown values are kept, not refused: FIDO adds statuses over time.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Statuses that mean attestations from the model cannot be trusted.
+    public static let compromiseStatuses: Set<String> = [
+        "REVOKED", "USER_VERIFICATION_BYPASS", "ATTESTATION_KEY_COMPROMISE", "USER_KEY_REMOTE_COMPROMISE",
+        "USER_KEY_PHYSICAL_COMPROMISE",
+    ]
+
+    /// Whether this status reports a revocation or a compromise.
+    public var isCompromise: Bool { Self.compromiseStatuses.contains(rawValue) }
+}
