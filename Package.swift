@@ -58,10 +58,14 @@ let package = Package(
             name: "bench-bare-http", dependencies: ["CMicroHTTPD"], path: "Benchmarks/BareHTTP",
             swiftSettings: strictSettings),
 
-        // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0.
+        // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, and a
+        // software WebAuthn authenticator (which signs with OpenSSL directly, hence COpenSSL).
         .target(
             name: "TestSupport",
-            dependencies: ["CCurl", "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PortvaktApp"],
+            dependencies: [
+                "CCurl", "COpenSSL", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "HTTPFront",
+                "PortvaktApp",
+            ],
             path: "Modules/TestSupport", swiftSettings: strictSettings),
 
         .testTarget(
@@ -69,7 +73,7 @@ let package = Package(
             swiftSettings: strictSettings),
         // COpenSSL is listed because the test-only software key generator signs with OpenSSL directly.
         .testTarget(
-            name: "PasskeyCoreTests", dependencies: ["PasskeyCore", "CryptoCore", "COpenSSL"],
+            name: "PasskeyCoreTests", dependencies: ["PasskeyCore", "CryptoCore", "COpenSSL", "TestSupport"],
             path: "Tests/PasskeyCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],
