@@ -29,7 +29,10 @@ public struct RelyingParty: Sendable {
     public static let defaultAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .ps256, .rs256]
 
     /// The RP ID: the domain credentials are scoped to ("example.com"), hashed into authenticator data.
-    public var id: String
+    public var id: String {
+        // Kept in step here so every ceremony compares against a hash computed once, not per login.
+        didSet { idHash = Digest.sha256(id) }
+    }
     /// The name authenticators may show to the user.
     public var name: String
     /// The exact origins accepted in C.origin: web origins ("https://example.com", "http://localhost:8080")
@@ -62,6 +65,7 @@ public struct RelyingParty: Sendable {
     ///   - allowedOrigins: The exact origins accepted; at least one.
     public init(id: String, name: String, allowedOrigins: Set<String>) {
         self.id = id
+        self.idHash = Digest.sha256(id)
         self.name = name
         self.allowedOrigins = allowedOrigins
         self.allowedTopOrigins = []
@@ -75,7 +79,7 @@ public struct RelyingParty: Sendable {
     }
 
     /// SHA-256 of the RP ID, as authenticator data carries it.
-    var idHash: [UInt8] { Digest.sha256(id) }
+    private(set) var idHash: [UInt8]
 
     /// Checks the configuration for values that could never work, so `portvakt config check` can say so.
     ///
