@@ -58,6 +58,11 @@ let package = Package(
             name: "bench-bare-http", dependencies: ["CMicroHTTPD"], path: "Benchmarks/BareHTTP",
             swiftSettings: strictSettings),
 
+        // Passkey assertions through the full path against raw OpenSSL verification.
+        .executableTarget(
+            name: "bench-passkey", dependencies: ["COpenSSL", "CryptoCore", "PasskeyCore", "TestSupport"],
+            path: "Benchmarks/Passkey", swiftSettings: strictSettings),
+
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, and a
         // software WebAuthn authenticator (which signs with OpenSSL directly, hence COpenSSL).
         .target(
