@@ -58,8 +58,13 @@ let package = Package(
             name: "bench-bare-http", dependencies: ["CMicroHTTPD"], path: "Benchmarks/BareHTTP",
             swiftSettings: strictSettings),
 
+        // Passkey assertions through the full path against raw OpenSSL verification.
+        .executableTarget(
+            name: "bench-passkey", dependencies: ["COpenSSL", "CryptoCore", "PasskeyCore", "TestSupport"],
+            path: "Benchmarks/Passkey", swiftSettings: strictSettings),
+
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, software
-        // keys and a throwaway certificate authority over OpenSSL.
+        // keys, a throwaway certificate authority and a software WebAuthn authenticator over OpenSSL.
         .target(
             name: "TestSupport",
             dependencies: [

@@ -6,8 +6,9 @@
 public struct PasskeyError: Error, Equatable, CustomStringConvertible {
     /// A stable, dotted error code. New ceremony steps add cases; raw values never change once shipped.
     ///
-    /// Codes are grouped by the first component (`cbor.`, `cose.`, `authdata.`, later `registration.`,
-    /// `authentication.`, `attestation.`), so HTTP mapping and metrics can work per group.
+    /// Codes are grouped by the first component (`cbor.`, `cose.`, `authdata.`, `response.`,
+    /// `clientdata.`, `options.`, `config.`, `ceremony.`, `attestation.`), so HTTP mapping and metrics
+    /// can work per group.
     public enum Code: String, Sendable, Hashable, CaseIterable {
         // MARK: CBOR (RFC 8949, CTAP2 canonical subset)
 
@@ -94,6 +95,96 @@ public struct PasskeyError: Error, Equatable, CustomStringConvertible {
         case authDataInvalidExtensions = "authdata.invalid_extensions"
         /// Bytes follow everything the flags announce (including data present without AT or ED).
         case authDataTrailingBytes = "authdata.trailing_bytes"
+
+        // MARK: Response JSON (WebAuthn L3 §5.1, RegistrationResponseJSON and AuthenticationResponseJSON)
+
+        /// The response is not strict JSON (syntax, invalid UTF-8, a duplicate member, nesting too deep).
+        case responseMalformedJSON = "response.malformed_json"
+        /// The response is larger than any genuine response can be.
+        case responseTooLarge = "response.too_large"
+        /// A member the JSON form requires is absent.
+        case responseMissingField = "response.missing_field"
+        /// A member has the wrong JSON type (for example a number where a string belongs).
+        case responseWrongType = "response.wrong_type"
+        /// A binary member is not unpadded, canonical base64url.
+        case responseInvalidBase64URL = "response.invalid_base64url"
+        /// `id` is not the base64url encoding of `rawId`.
+        case responseIDMismatch = "response.id_mismatch"
+        /// `type` is not "public-key".
+        case responseUnsupportedType = "response.unsupported_type"
+        /// A convenience member (authenticatorData, publicKey, publicKeyAlgorithm) contradicts the
+        /// attestation object it is derived from.
+        case responseInconsistent = "response.inconsistent"
+
+        // MARK: Collected client data (WebAuthn L3 §5.8.1)
+
+        /// clientDataJSON is not a strict JSON object in UTF-8.
+        case clientDataMalformed = "clientdata.malformed"
+        /// clientDataJSON lacks type, challenge or origin.
+        case clientDataMissingField = "clientdata.missing_field"
+        /// A clientDataJSON member has the wrong JSON type.
+        case clientDataWrongType = "clientdata.wrong_type"
+
+        // MARK: Options and configuration
+
+        /// Options were asked for with values WebAuthn does not allow (an empty user handle, no algorithms).
+        case optionsInvalid = "options.invalid"
+        /// The injected random source failed, so no challenge or user handle could be made.
+        case optionsRandomFailure = "options.random_failure"
+        /// The relying party configuration is unusable (an origin that can never match, an empty RP ID).
+        case configInvalid = "config.invalid"
+
+        // MARK: Ceremonies (WebAuthn L3 §7.1 registration, §7.2 authentication)
+
+        /// C.type is not "webauthn.create" (registration) or "webauthn.get" (authentication).
+        case ceremonyTypeMismatch = "ceremony.type_mismatch"
+        /// C.challenge is not the challenge this relying party issued.
+        case ceremonyChallengeMismatch = "ceremony.challenge_mismatch"
+        /// C.origin is not one of the configured origins.
+        case ceremonyOriginNotAllowed = "ceremony.origin_not_allowed"
+        /// C.crossOrigin is true and no top origins are configured.
+        case ceremonyCrossOriginNotAllowed = "ceremony.cross_origin_not_allowed"
+        /// C.topOrigin is present and not one of the configured top origins.
+        case ceremonyTopOriginNotAllowed = "ceremony.top_origin_not_allowed"
+        /// The rpIdHash in authenticator data is not SHA-256 of the configured RP ID.
+        case ceremonyRPIDHashMismatch = "ceremony.rp_id_hash_mismatch"
+        /// UP is not set.
+        case ceremonyUserNotPresent = "ceremony.user_not_present"
+        /// UV is not set while the policy (or the caller) requires user verification.
+        case ceremonyUserNotVerified = "ceremony.user_not_verified"
+        /// The new credential's algorithm is not one the relying party allows.
+        case ceremonyAlgorithmNotAllowed = "ceremony.algorithm_not_allowed"
+        /// The credential ID is longer than 1023 bytes.
+        case ceremonyCredentialIDTooLong = "ceremony.credential_id_too_long"
+        /// rawId is not the attested credential ID (registration) or the stored credential's (authentication).
+        case ceremonyCredentialIDMismatch = "ceremony.credential_id_mismatch"
+        /// Registration authenticator data carries no attested credential data.
+        case ceremonyMissingAttestedCredential = "ceremony.missing_attested_credential"
+        /// Assertion authenticator data carries attested credential data, which §6.1 reserves for creation.
+        case ceremonyUnexpectedAttestedCredential = "ceremony.unexpected_attested_credential"
+        /// The assertion signature does not verify under the stored public key.
+        case ceremonySignatureInvalid = "ceremony.signature_invalid"
+        /// The signature counter did not increase from a non-zero value and the policy rejects that.
+        case ceremonyCounterRegression = "ceremony.counter_regression"
+        /// A discoverable login returned no user handle, so the account cannot be identified.
+        case ceremonyUserHandleMissing = "ceremony.user_handle_missing"
+        /// The user handle is not the credential owner's, or the owner is not the user who asked to log in.
+        case ceremonyUserHandleMismatch = "ceremony.user_handle_mismatch"
+        /// The credential is not in the allowCredentials list the options named.
+        case ceremonyCredentialNotAllowed = "ceremony.credential_not_allowed"
+
+        // MARK: Attestation (WebAuthn L3 §8)
+
+        /// The attestation object is not a CBOR map of exactly fmt (text), attStmt (map) and authData (bytes).
+        case attestationMalformed = "attestation.malformed"
+        /// The fmt is not registered with this relying party (closed by default).
+        case attestationUnsupportedFormat = "attestation.unsupported_format"
+        /// The attestation statement does not verify under its format's rules.
+        case attestationInvalidStatement = "attestation.invalid_statement"
+        /// The attestation did not chain to a trust anchor and the policy requires one.
+        case attestationUntrusted = "attestation.untrusted"
+        /// Metadata reports the authenticator model as revoked or compromised and the policy is strict.
+        case attestationAuthenticatorCompromised = "attestation.authenticator_compromised"
     }
 
     /// What went wrong, as a stable code.

@@ -7,7 +7,7 @@ public import Foundation
 /// The BLOB supplies, per AAGUID, the authenticator's name, its attestation root certificates and
 /// its status reports (a revoked or compromised authenticator is refused in strict mode and
 /// flagged otherwise). Nothing here fetches anything: the caller reads the BLOB from a file.
-public struct MetadataBLOB: Sendable {
+public struct MetadataBLOB: AuthenticatorMetadataSource {
     /// The BLOB's serial number (`no`); a newer BLOB has a larger one.
     public let serialNumber: Int
     /// When FIDO promises the next BLOB (`nextUpdate`, a calendar date, UTC midnight).
@@ -16,9 +16,19 @@ public struct MetadataBLOB: Sendable {
     public let legalHeader: String?
     private let entries: [UUID: MetadataEntry]
 
-    /// The entry for a FIDO2 authenticator model, if the BLOB has one.
-    public func entry(for aaguid: UUID) -> MetadataEntry? {
+    /// Everything the BLOB says of a FIDO2 authenticator model, if it has an entry.
+    public func metadataEntry(for aaguid: UUID) -> MetadataEntry? {
         entries[aaguid]
+    }
+
+    /// The model's metadata as the ceremony consults it: name, attestation roots, status reports
+    /// oldest first.
+    public func entry(for aaguid: UUID) -> AuthenticatorMetadata? {
+        entries[aaguid].map {
+            AuthenticatorMetadata(
+                name: $0.description, attestationRootCertificates: $0.attestationRootCertificates,
+                statusReports: $0.statusReports.map(\.status))
+        }
     }
 
     /// How many FIDO2 entries (those with an AAGUID) the BLOB holds.
@@ -254,24 +264,4 @@ public struct MetadataStatusReport: Sendable, Equatable {
     public let effectiveDate: Date?
     /// Its position in the BLOB, to order reports with the same date.
     let order: Int
-}
-
-/// The statuses of FIDO metadata (FIDO Metadata Service v3 §3.1.4), and any future one.
-public struct AuthenticatorStatus: RawRepresentable, Sendable, Hashable {
-    /// The status as the BLOB spells it.
-    public let rawValue: String
-
-    /// Wraps a status; unknown values are kept, not refused: FIDO adds statuses over time.
-    public init(rawValue: String) {
-        self.rawValue = rawValue
-    }
-
-    /// Statuses that mean attestations from the model cannot be trusted.
-    public static let compromiseStatuses: Set<String> = [
-        "REVOKED", "USER_VERIFICATION_BYPASS", "ATTESTATION_KEY_COMPROMISE", "USER_KEY_REMOTE_COMPROMISE",
-        "USER_KEY_PHYSICAL_COMPROMISE",
-    ]
-
-    /// Whether this status reports a revocation or a compromise.
-    public var isCompromise: Bool { Self.compromiseStatuses.contains(rawValue) }
 }

@@ -94,14 +94,18 @@ struct MetadataBLOBTests {
             jws: Self.blob(), rootCertificate: Self.root.certificateDER, at: Self.now)
         #expect(verified.serialNumber == 42 && verified.legalHeader == "test")
         #expect(verified.entryCount == 2, "the U2F entry has no AAGUID and is skipped")
-        let entry = try #require(verified.entry(for: UUID(uuidString: Self.yubiKey)!))
+        let entry = try #require(verified.metadataEntry(for: UUID(uuidString: Self.yubiKey)!))
         #expect(entry.description == "YubiKey 5 Series")
         #expect(entry.attestationRootCertificates == [[1, 2, 3]])
         #expect(entry.attestationTypes == ["basic_full"])
         #expect(
             entry.currentStatus?.rawValue == "FIDO_CERTIFIED_L2", "reports are ordered by date, not position")
         #expect(!entry.isCompromised)
-        #expect(verified.entry(for: UUID()) == nil)
+        #expect(verified.metadataEntry(for: UUID()) == nil)
+        // The ceremony's view of the same entry: the name and the roots, reports oldest first.
+        let seen = try #require(verified.entry(for: UUID(uuidString: Self.yubiKey)!))
+        #expect(seen.name == "YubiKey 5 Series" && seen.attestationRootCertificates == [[1, 2, 3]])
+        #expect(seen.statusReports.map(\.rawValue) == ["FIDO_CERTIFIED", "FIDO_CERTIFIED_L2"])
     }
 
     @Test("an RS256 BLOB verifies too")
@@ -116,7 +120,7 @@ struct MetadataBLOBTests {
     func compromised() throws {
         let verified = try MetadataBLOB.verify(
             jws: Self.blob(), rootCertificate: Self.root.certificateDER, at: Self.now)
-        let entry = try #require(verified.entry(for: UUID(uuidString: Self.revokedKey)!))
+        let entry = try #require(verified.metadataEntry(for: UUID(uuidString: Self.revokedKey)!))
         #expect(entry.isCompromised)
         #expect(entry.currentStatus?.rawValue == "FIDO_CERTIFIED_L1")
     }

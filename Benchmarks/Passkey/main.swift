@@ -1,0 +1,99 @@
+// Passkey assertion benchmark: the full path (AuthenticationResponseJSON bytes in, VerifiedAuthentication
+// out, with a pre-parsed COSEKey as a credential cache holds it) against raw OpenSSL verification of the
+// same signature over the same bytes with a prebuilt key, on one thread, in alternating rounds so machine
+// load drifts hit both alike. Prints name=value:unit pairs for Benchmarks/record.py.
+import COpenSSL
+import CryptoCore
+import Foundation
+import PasskeyCore
+import TestSupport
+
+let rounds = Int(ProcessInfo.processInfo.environment["BENCH_ROUNDS"] ?? "") ?? 5
+let seconds = Double(ProcessInfo.processInfo.environment["BENCH_SECONDS"] ?? "") ?? 1.0
+
+let rpID = "example.com"
+let origin = "https://example.com"
+let challenge = [UInt8](repeating: 7, count: 32)
+let userHandle = [UInt8](repeating: 1, count: 32)
+let relyingParty = RelyingParty(id: rpID, name: "Bench", allowedOrigins: [origin])
+let authenticator = SoftwareAuthenticator()
+
+/// Operations per second of `body`, run for about `seconds`.
+func rate(_ body: () -> Bool) -> Double {
+    var count = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    let deadline = start + UInt64(seconds * 1e9)
+    var now = start
+    while now < deadline {
+        for _ in 0..<64 {
+            guard body() else { fatalError("verification failed during the benchmark") }
+        }
+        count += 64
+        now = DispatchTime.now().uptimeNanoseconds
+    }
+    return Double(count) / (Double(now - start) / 1e9)
+}
+
+/// The raw OpenSSL figure: EVP_DigestVerifyInit_ex + EVP_DigestVerify on a key built once.
+func rawVerifier(spki: [UInt8], digest: String?, signature: [UInt8], data: [UInt8]) -> () -> Bool {
+    // d2i_PUBKEY copies what it parses, so the buffer only has to live for the call.
+    let parsed: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
+        var pointer = buffer.baseAddress
+        return d2i_PUBKEY(nil, &pointer, buffer.count)
+    }
+    guard let pkey = parsed else { fatalError("d2i_PUBKEY failed") }
+    return {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        var keyContext: OpaquePointer? = nil
+        let initialised =
+            if let digest {
+                EVP_DigestVerifyInit_ex(context, &keyContext, digest, nil, nil, pkey, nil)
+            } else {
+                EVP_DigestVerifyInit_ex(context, &keyContext, nil, nil, nil, pkey, nil)
+            }
+        guard initialised == 1 else { return false }
+        return EVP_DigestVerify(context, signature, signature.count, data, data.count) == 1
+    }
+}
+
+var figures: [String] = []
+for (name, algorithm, digest) in [
+    ("es256", COSEAlgorithm.es256, "SHA256" as String?), ("eddsa", .edDSA, nil), ("rs256", .rs256, "SHA256"),
+] {
+    let credential = authenticator.makeCredential(algorithm: algorithm, rpID: rpID, userHandle: userHandle)
+    let assertion = authenticator.authenticate(credential, challenge: challenge, origin: origin)
+    let json = assertion.json()
+    let stored = StoredCredential(
+        id: credential.id, publicKey: credential.publicKey, signCount: 0, userHandle: userHandle,
+        backupEligible: true)
+    let full = {
+        do {
+            let response = try AuthenticationResponseJSON(json: json)
+            _ = try verifyAuthentication(
+                response: response, expectedChallenge: challenge, relyingParty: relyingParty,
+                credential: stored,
+                expectedUserHandle: nil)
+            return true
+        } catch {
+            return false
+        }
+    }
+    let raw = rawVerifier(
+        spki: credential.publicKey.publicKey.derRepresentation, digest: digest,
+        signature: assertion.signature,
+        data: assertion.authenticatorData + Digest.sha256(assertion.clientDataJSON))
+    var fullRates: [Double] = []
+    var rawRates: [Double] = []
+    for _ in 0..<rounds {
+        rawRates.append(rate(raw))
+        fullRates.append(rate(full))
+    }
+    // Medians resist a single disturbed round on a shared machine.
+    let fullMedian = fullRates.sorted()[rounds / 2]
+    let rawMedian = rawRates.sorted()[rounds / 2]
+    figures.append("passkey_\(name)_assertion_full=\(Int(fullMedian)):ops/s")
+    figures.append("passkey_\(name)_raw_openssl=\(Int(rawMedian)):ops/s")
+    figures.append("passkey_\(name)_ratio=\(String(format: "%.3f", fullMedian / rawMedian)):full/raw")
+}
+print(figures.joined(separator: " "))

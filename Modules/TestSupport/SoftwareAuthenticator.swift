@@ -1,0 +1,393 @@
+import COpenSSL
+import CryptoCore
+public import Foundation
+public import PasskeyCore
+
+/// A WebAuthn authenticator and client in software, for driving both ceremonies in tests.
+///
+/// It makes credentials with OpenSSL keys (P-256, P-384, P-521, Ed25519, RSA-2048 for PKCS#1 v1.5 and
+/// PSS), answers with "none" attestation, and produces `RegistrationResponseJSON` and
+/// `AuthenticationResponseJSON` as a browser's `toJSON()` does, with clientDataJSON serialized the way
+/// browsers do (`{"type","challenge","origin","crossOrigin":false}`). Every field a relying party
+/// checks has a knob in `Behaviour`, so a test can break exactly one step.
+public struct SoftwareAuthenticator: Sendable {
+    /// The AAGUID written into attested credential data.
+    public var aaguid: UUID
+    /// The transports reported at registration.
+    public var transports: [String]
+    /// The authenticatorAttachment reported, nil to omit it.
+    public var attachment: String?
+
+    /// A made-up AAGUID, fixed so tests can assert on it.
+    public static let testAAGUID = UUID(uuidString: "9d3df6ba-282f-11ed-a261-0242ac120002")!
+
+    /// Creates an authenticator.
+    public init(
+        aaguid: UUID = SoftwareAuthenticator.testAAGUID, transports: [String] = ["hybrid", "internal"],
+        attachment: String? = "platform"
+    ) {
+        self.aaguid = aaguid
+        self.transports = transports
+        self.attachment = attachment
+    }
+
+    /// What the authenticator and client do in one ceremony; the defaults make a valid response.
+    public struct Behaviour: Sendable {
+        /// The flags byte, before AT/ED are added for the data present (default UP, UV, BE, BS).
+        public var flags: AuthenticatorData.Flags = [
+            .userPresent, .userVerified, .backupEligible, .backupState,
+        ]
+        /// The signature counter to report.
+        public var signCount: UInt32 = 0
+        /// The RP ID hashed into authenticator data; nil uses the credential's.
+        public var rpID: String? = nil
+        /// C.type; nil gives the right one for the ceremony.
+        public var type: String? = nil
+        /// C.challenge as text; nil encodes the challenge given.
+        public var challengeText: String? = nil
+        /// C.crossOrigin.
+        public var crossOrigin: Bool = false
+        /// C.topOrigin, omitted when nil.
+        public var topOrigin: String? = nil
+        /// The user handle returned by an assertion; nil returns the credential's.
+        public var userHandle: [UInt8]? = nil
+        /// Leave the user handle out of the assertion (a non-discoverable credential).
+        public var omitUserHandle: Bool = false
+        /// rawId/id to send; nil sends the credential's ID.
+        public var rawID: [UInt8]? = nil
+        /// The attestation fmt.
+        public var attestationFormat: String = "none"
+        /// The attestation statement.
+        public var attestationStatement: CBORMap = [:]
+        /// credProps.rk to report; nil omits credProps.
+        public var residentKey: Bool? = true
+        /// Write L3's convenience members (authenticatorData, publicKey, publicKeyAlgorithm).
+        public var includeConvenienceMembers: Bool = true
+        /// Put attested credential data into an assertion (which is malformed).
+        public var attestedDataInAssertion: Bool = false
+        /// Sign with this credential's key instead (a wrong-key signature).
+        public var signWith: SoftwareCredential? = nil
+
+        /// The defaults: a valid ceremony.
+        public init() {}
+    }
+
+    /// Creates a credential for `rpID` and `userHandle` with a fresh key for `algorithm`.
+    ///
+    /// - Parameters:
+    ///   - algorithm: ES256, ES384, ES512, EdDSA, RS256 or PS256 (RS384/RS512/RS1 also work).
+    ///   - credentialID: The ID; nil draws 32 random bytes.
+    public func makeCredential(
+        algorithm: COSEAlgorithm, rpID: String, userHandle: [UInt8], credentialID: [UInt8]? = nil
+    ) -> SoftwareCredential {
+        let id = credentialID ?? (try! SystemRandom().bytes(32))
+        return SoftwareCredential(
+            id: id, algorithm: algorithm, rpID: rpID, userHandle: userHandle,
+            key: AuthenticatorKey(for: algorithm))
+    }
+
+    /// Answers `navigator.credentials.create` for `credential`.
+    public func register(
+        _ credential: SoftwareCredential, challenge: [UInt8], origin: String,
+        behaviour: Behaviour = Behaviour()
+    ) -> SoftwareRegistration {
+        let clientData = Self.clientDataJSON(
+            type: behaviour.type ?? "webauthn.create", challenge: challenge, origin: origin,
+            behaviour: behaviour)
+        let authenticatorData = makeAuthenticatorData(
+            credential, behaviour: behaviour, attested: true)
+        let attestationObject = Self.attestationObject(
+            format: behaviour.attestationFormat, statement: behaviour.attestationStatement,
+            authenticatorData: authenticatorData)
+        let convenience = behaviour.includeConvenienceMembers
+        return SoftwareRegistration(
+            rawID: behaviour.rawID ?? credential.id, clientDataJSON: clientData,
+            attestationObject: attestationObject,
+            transports: transports, authenticatorData: convenience ? authenticatorData : nil,
+            publicKey: convenience ? credential.publicKey.publicKey.derRepresentation : nil,
+            publicKeyAlgorithm: convenience ? credential.algorithm.rawValue : nil, attachment: attachment,
+            residentKey: behaviour.residentKey)
+    }
+
+    /// Answers `navigator.credentials.get` with `credential`.
+    public func authenticate(
+        _ credential: SoftwareCredential, challenge: [UInt8], origin: String,
+        behaviour: Behaviour = Behaviour()
+    ) -> SoftwareAssertion {
+        let clientData = Self.clientDataJSON(
+            type: behaviour.type ?? "webauthn.get", challenge: challenge, origin: origin, behaviour: behaviour
+        )
+        let authenticatorData = makeAuthenticatorData(
+            credential, behaviour: behaviour, attested: behaviour.attestedDataInAssertion)
+        let signer = behaviour.signWith ?? credential
+        let signature = signer.sign(authenticatorData + Digest.sha256(clientData))
+        let userHandle = behaviour.omitUserHandle ? nil : (behaviour.userHandle ?? credential.userHandle)
+        return SoftwareAssertion(
+            rawID: behaviour.rawID ?? credential.id, clientDataJSON: clientData,
+            authenticatorData: authenticatorData,
+            signature: signature, userHandle: userHandle, attachment: attachment)
+    }
+
+    /// clientDataJSON as browsers serialize it (§5.8.1.1): type, challenge, origin, crossOrigin, then topOrigin.
+    public static func clientDataJSON(type: String, challenge: [UInt8], origin: String, behaviour: Behaviour)
+        -> [UInt8]
+    {
+        var text =
+            "{\"type\":\(quoted(type)),\"challenge\":\(quoted(behaviour.challengeText ?? Base64URL.encode(challenge)))"
+        text += ",\"origin\":\(quoted(origin)),\"crossOrigin\":\(behaviour.crossOrigin)"
+        if let topOrigin = behaviour.topOrigin { text += ",\"topOrigin\":\(quoted(topOrigin))" }
+        return Array((text + "}").utf8)
+    }
+
+    /// An attestation object: {fmt, attStmt, authData} in CTAP2 canonical order.
+    public static func attestationObject(format: String, statement: CBORMap, authenticatorData: [UInt8])
+        -> [UInt8]
+    {
+        CBOREncoder.encode(
+            .map(["fmt": .text(format), "attStmt": .map(statement), "authData": .bytes(authenticatorData)]))
+    }
+
+    /// Authenticator data: rpIdHash ‖ flags ‖ signCount ‖ (AAGUID ‖ idLength ‖ id ‖ COSE key).
+    private func makeAuthenticatorData(_ credential: SoftwareCredential, behaviour: Behaviour, attested: Bool)
+        -> [UInt8]
+    {
+        var flags = behaviour.flags.rawValue
+        if attested { flags |= AuthenticatorData.Flags.attestedCredentialData.rawValue }
+        var out = Digest.sha256(behaviour.rpID ?? credential.rpID) + [flags]
+        out += [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: behaviour.signCount >> $0) }
+        if attested {
+            out += withUnsafeBytes(of: aaguid.uuid) { Array($0) }
+            out += [UInt8(credential.id.count >> 8), UInt8(credential.id.count & 0xff)]
+            out += credential.id
+            out += credential.publicKey.encoded
+        }
+        return out
+    }
+}
+
+/// A registration answer in parts, so tests can damage one part and re-serialize.
+public struct SoftwareRegistration: Sendable {
+    /// rawId (and id, its base64url).
+    public var rawID: [UInt8]
+    /// response.clientDataJSON.
+    public var clientDataJSON: [UInt8]
+    /// response.attestationObject.
+    public var attestationObject: [UInt8]
+    /// response.transports.
+    public var transports: [String]
+    /// response.authenticatorData (L3 convenience), omitted when nil.
+    public var authenticatorData: [UInt8]?
+    /// response.publicKey (DER SubjectPublicKeyInfo), omitted when nil.
+    public var publicKey: [UInt8]?
+    /// response.publicKeyAlgorithm, omitted when nil.
+    public var publicKeyAlgorithm: Int64?
+    /// authenticatorAttachment, omitted when nil.
+    public var attachment: String?
+    /// clientExtensionResults.credProps.rk, credProps omitted when nil.
+    public var residentKey: Bool?
+
+    /// `RegistrationResponseJSON` as `toJSON()` writes it.
+    public func json() -> [UInt8] {
+        var response =
+            "\"clientDataJSON\":\(b64(clientDataJSON)),\"attestationObject\":\(b64(attestationObject))"
+        response += ",\"transports\":[\(transports.map(quoted).joined(separator: ","))]"
+        if let authenticatorData { response += ",\"authenticatorData\":\(b64(authenticatorData))" }
+        if let publicKey { response += ",\"publicKey\":\(b64(publicKey))" }
+        if let publicKeyAlgorithm { response += ",\"publicKeyAlgorithm\":\(publicKeyAlgorithm)" }
+        let extensions = residentKey.map { "{\"credProps\":{\"rk\":\($0)}}" } ?? "{}"
+        var text =
+            "{\"id\":\(b64(rawID)),\"rawId\":\(b64(rawID)),\"response\":{\(response)},\"type\":\"public-key\""
+        text += ",\"clientExtensionResults\":\(extensions)"
+        if let attachment { text += ",\"authenticatorAttachment\":\(quoted(attachment))" }
+        return Array((text + "}").utf8)
+    }
+}
+
+/// An assertion in parts, so tests can damage one part and re-serialize.
+public struct SoftwareAssertion: Sendable {
+    /// rawId (and id, its base64url).
+    public var rawID: [UInt8]
+    /// response.clientDataJSON.
+    public var clientDataJSON: [UInt8]
+    /// response.authenticatorData.
+    public var authenticatorData: [UInt8]
+    /// response.signature.
+    public var signature: [UInt8]
+    /// response.userHandle, omitted when nil.
+    public var userHandle: [UInt8]?
+    /// authenticatorAttachment, omitted when nil.
+    public var attachment: String?
+
+    /// `AuthenticationResponseJSON` as `toJSON()` writes it.
+    public func json() -> [UInt8] {
+        var response =
+            "\"clientDataJSON\":\(b64(clientDataJSON)),\"authenticatorData\":\(b64(authenticatorData))"
+        response += ",\"signature\":\(b64(signature))"
+        if let userHandle { response += ",\"userHandle\":\(b64(userHandle))" }
+        var text =
+            "{\"id\":\(b64(rawID)),\"rawId\":\(b64(rawID)),\"response\":{\(response)},\"type\":\"public-key\""
+        text += ",\"clientExtensionResults\":{}"
+        if let attachment { text += ",\"authenticatorAttachment\":\(quoted(attachment))" }
+        return Array((text + "}").utf8)
+    }
+}
+
+/// A credential held by the software authenticator: ID, owner, and the private key.
+public final class SoftwareCredential: Sendable {
+    /// The credential ID.
+    public let id: [UInt8]
+    /// The COSE algorithm it signs with.
+    public let algorithm: COSEAlgorithm
+    /// The RP ID it is scoped to.
+    public let rpID: String
+    /// The owner's user handle.
+    public let userHandle: [UInt8]
+    /// The public half, as it appears in attested credential data.
+    public let publicKey: COSEKey
+    private let key: AuthenticatorKey
+
+    init(id: [UInt8], algorithm: COSEAlgorithm, rpID: String, userHandle: [UInt8], key: AuthenticatorKey) {
+        self.id = id
+        self.algorithm = algorithm
+        self.rpID = rpID
+        self.userHandle = userHandle
+        self.key = key
+        // A generated key always makes a valid COSE key; failing here is a broken test environment.
+        self.publicKey = try! COSEKey(algorithm: algorithm, parameters: key.coseParameters)
+    }
+
+    /// Signs `data` as the authenticator would for this credential's algorithm.
+    public func sign(_ data: [UInt8]) -> [UInt8] { key.sign(data, algorithm: algorithm.signatureAlgorithm) }
+}
+
+private func quoted(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+private func b64(_ bytes: [UInt8]) -> String { "\"\(Base64URL.encode(bytes))\"" }
+
+/// The authenticator's private key over OpenSSL EVP. Kept private to this file: the test-only
+/// `SoftwareKey` in PasskeyCoreTests may move here separately, and the two must not collide.
+///
+/// Traps on OpenSSL failures: in tests a failed key generation is a broken environment, not a case.
+/// Sendable because signing only reads the EVP_PKEY, whose reference count OpenSSL keeps atomically.
+final class AuthenticatorKey: @unchecked Sendable {
+    private let pkey: OpaquePointer
+    private let curve: ECCurve?
+    private let isRSA: Bool
+
+    /// Generates the key type `algorithm` needs (RSA keys are 2048 bits).
+    init(for algorithm: COSEAlgorithm) {
+        let typeName: String
+        switch algorithm.keyType {
+        case .ec2: typeName = "EC"
+        case .okp: typeName = "ED25519"
+        case .rsa: typeName = "RSA"
+        }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, typeName, nil) else {
+            fatalError("no \(typeName) keygen")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { fatalError("keygen init failed") }
+        let curve = algorithm.curve?.ecCurve
+        if let curve {
+            let name =
+                switch curve {
+                case .p256: "prime256v1"
+                case .p384: "secp384r1"
+                case .p521: "secp521r1"
+                }
+            guard EVP_PKEY_CTX_set_group_name(context, name) == 1 else { fatalError("set group failed") }
+        }
+        if algorithm.keyType == .rsa {
+            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048) == 1 else { fatalError("set bits failed") }
+        }
+        var pkey: OpaquePointer? = nil
+        guard EVP_PKEY_generate(context, &pkey) == 1, let pkey else { fatalError("key generation failed") }
+        self.pkey = pkey
+        self.curve = curve
+        self.isRSA = algorithm.keyType == .rsa
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// Signs with `algorithm` (DER for ECDSA, PSS with a digest-length salt).
+    func sign(_ data: [UInt8], algorithm: SignatureAlgorithm) -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { fatalError("no MD context") }
+        defer { EVP_MD_CTX_free(context) }
+        var keyContext: OpaquePointer? = nil
+        let digest: String? =
+            switch algorithm {
+            case .ecdsaSHA256, .rsaPKCS1SHA256, .rsaPSSSHA256: "SHA256"
+            case .ecdsaSHA384, .rsaPKCS1SHA384: "SHA384"
+            case .ecdsaSHA512, .rsaPKCS1SHA512: "SHA512"
+            case .rsaPKCS1SHA1: "SHA1"
+            case .ed25519: nil
+            }
+        let initialised =
+            if let digest {
+                EVP_DigestSignInit_ex(context, &keyContext, digest, nil, nil, pkey, nil)
+            } else {
+                EVP_DigestSignInit_ex(context, &keyContext, nil, nil, nil, pkey, nil)
+            }
+        guard initialised == 1 else { fatalError("sign init failed for \(algorithm)") }
+        if algorithm == .rsaPSSSHA256 {
+            guard EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING) == 1,
+                EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, RSA_PSS_SALTLEN_DIGEST) == 1
+            else { fatalError("PSS setup failed") }
+        }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, data, data.count) == 1 else {
+            fatalError("sign sizing failed")
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, data, data.count) == 1 else {
+            fatalError("sign failed")
+        }
+        return Array(signature.prefix(length))
+    }
+
+    /// The public half as COSE_Key parameters.
+    var coseParameters: COSEKey.Parameters {
+        if let curve {
+            let size = curve.coordinateByteCount
+            var point = [UInt8](repeating: 0, count: 1 + 2 * size)
+            var length = 0
+            guard EVP_PKEY_get_octet_string_param(pkey, "encoded-pub-key", &point, point.count, &length) == 1,
+                length == point.count, point[0] == 0x04
+            else { fatalError("could not export the EC point") }
+            let coseCurve: COSECurve =
+                switch curve {
+                case .p256: .p256
+                case .p384: .p384
+                case .p521: .p521
+                }
+            return .ec2(curve: coseCurve, x: Array(point[1...size]), y: Array(point[(1 + size)...]))
+        }
+        if isRSA { return .rsa(n: bigNumber("n"), e: bigNumber("e")) }
+        var raw = [UInt8](repeating: 0, count: 32)
+        var length = 32
+        guard EVP_PKEY_get_raw_public_key(pkey, &raw, &length) == 1, length == 32 else {
+            fatalError("could not export the Ed25519 key")
+        }
+        return .okp(curve: .ed25519, x: raw)
+    }
+
+    private func bigNumber(_ name: String) -> [UInt8] {
+        var number: OpaquePointer? = nil
+        guard EVP_PKEY_get_bn_param(pkey, name, &number) == 1, let number else { fatalError("no \(name)") }
+        defer { BN_free(number) }
+        var out = [UInt8](repeating: 0, count: (Int(BN_num_bits(number)) + 7) / 8)
+        _ = BN_bn2bin(number, &out)
+        return out
+    }
+}
