@@ -16,6 +16,12 @@ public enum PortvaktCLI {
           migrate [--config FILE]        apply database migrations and exit
           config check FILE              validate a configuration file; names every problem
           config show [--config FILE]    print the effective configuration, secrets redacted
+          webauthn verify-registration --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
+                   [--require-uv] [--trust-anchor PEM ...] [--at RFC3339]
+                                         verify a RegistrationResponseJSON from standard input
+          webauthn verify-authentication --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
+                   --public-key COSE_B64URL --sign-count N [--user-handle B64URL] [--require-uv]
+                                         verify an AuthenticationResponseJSON from standard input
           webauthn inspect               decode a WebAuthn response, attestation object or
                                          authenticator data from standard input, every field
           help                           show this text
@@ -115,10 +121,15 @@ public enum PortvaktCLI {
                 withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
             FileHandle.standardOutput.write(json + Data("\n".utf8))
             return 0
+        case "verify-registration":
+            return try VerifyCommands.registration(rest)
+        case "verify-authentication":
+            return try VerifyCommands.authentication(rest)
         case let other?:
             throw UsageError("unknown webauthn command '\(other)'")
         case nil:
-            throw UsageError("webauthn needs a command: inspect")
+            throw UsageError(
+                "webauthn needs a command: verify-registration, verify-authentication or inspect")
         }
     }
 
@@ -149,40 +160,62 @@ struct UsageError: Error {
     init(_ message: String) { self.message = message }
 }
 
-/// Parsed `--flag VALUE` options and positional arguments, refusing anything not declared.
+/// Parsed options and positional arguments, refusing anything not declared: `--flag VALUE`
+/// (once), repeatable `--flag VALUE` (any number of times) and `--switch` (no value).
 struct Options {
-    private var values: [String: String] = [:]
+    private var values: [String: [String]] = [:]
+    private var switchesSet: Set<String> = []
     private(set) var positional: [String] = []
 
-    subscript(flag: String) -> String? { values[flag] }
+    /// The value of a single-valued flag.
+    subscript(flag: String) -> String? { values[flag]?.first }
 
-    /// Parses `arguments` where every flag in `flags` takes one value.
+    /// Every value a repeatable flag was given.
+    func all(_ flag: String) -> [String] { values[flag] ?? [] }
+
+    /// Whether a switch was given.
+    func isSet(_ flag: String) -> Bool { switchesSet.contains(flag) }
+
+    /// Parses `arguments` where every flag in `flags` takes one value (once), every flag in
+    /// `repeatable` takes one value each time, and `switches` take none.
     static func parse(
-        _ arguments: ArraySlice<String>, command: String, flags: Set<String>, positional limit: Int = 0
+        _ arguments: ArraySlice<String>, command: String, flags: Set<String>, repeatable: Set<String> = [],
+        switches: Set<String> = [], positional limit: Int = 0
     ) throws(UsageError) -> Options {
         var options = Options()
         var rest = arguments
         while let argument = rest.popFirst() {
-            if argument.hasPrefix("-") {
-                let (name, inline) = Self.split(argument)
-                guard flags.contains(name) else {
-                    throw UsageError("unknown option '\(name)' for \(command)")
-                }
-                guard let value = inline ?? rest.popFirst(), !value.isEmpty else {
-                    throw UsageError("option '\(name)' needs a value")
-                }
-                guard options.values[name] == nil else {
-                    throw UsageError("option '\(name)' given twice")
-                }
-                options.values[name] = value
-            } else {
+            guard argument.hasPrefix("-") else {
                 guard options.positional.count < limit else {
                     throw UsageError("unexpected argument '\(argument)' for \(command)")
                 }
                 options.positional.append(argument)
+                continue
             }
+            let (name, inline) = Self.split(argument)
+            if switches.contains(name) {
+                guard inline == nil else { throw UsageError("option '\(name)' takes no value") }
+                options.switchesSet.insert(name)
+                continue
+            }
+            guard flags.contains(name) || repeatable.contains(name) else {
+                throw UsageError("unknown option '\(name)' for \(command)")
+            }
+            guard let value = inline ?? rest.popFirst(), !value.isEmpty else {
+                throw UsageError("option '\(name)' needs a value")
+            }
+            guard repeatable.contains(name) || options.values[name] == nil else {
+                throw UsageError("option '\(name)' given twice")
+            }
+            options.values[name, default: []].append(value)
         }
         return options
+    }
+
+    /// The value of a flag that must be given.
+    func required(_ flag: String) throws(UsageError) -> String {
+        guard let value = self[flag] else { throw UsageError("missing required option '\(flag)'") }
+        return value
     }
 
     /// Splits `--flag=value` into its name and value.

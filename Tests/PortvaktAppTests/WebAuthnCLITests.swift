@@ -81,4 +81,180 @@ struct WebAuthnCLITests {
         #expect(try inspect("hello world").status == 1)
         #expect(try PortvaktProcess.run(["webauthn", "inspect", "--pretty"]).status == 2)
     }
+
+    // MARK: verify-registration and verify-authentication
+
+    /// One W3C §16 vector from Tests/Fixtures.
+    struct Vector {
+        let registration: [String: String]
+        let authentication: [String: String]
+
+        init(_ anchor: String) throws {
+            let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/w3c-webauthn-l3-test-vectors.json")
+            let root = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+            let vectors = try #require(root["vectors"] as? [[String: Any]])
+            let vector = try #require(vectors.first { $0["anchor"] as? String == anchor })
+            registration = try #require(vector["registration"] as? [String: String])
+            authentication = try #require(vector["authentication"] as? [String: String])
+        }
+
+        func b64(_ hex: String?) -> String { Base64URL.encode(Hex.decode(hex ?? "") ?? []) }
+
+        var registrationJSON: String {
+            let id = b64(registration["credential_id"])
+            return """
+                {"id":"\(id)","rawId":"\(id)","type":"public-key","clientExtensionResults":{},
+                 "response":{"clientDataJSON":"\(b64(registration["clientDataJSON"]))",
+                 "attestationObject":"\(b64(registration["attestationObject"]))","transports":["internal"]}}
+                """
+        }
+
+        var authenticationJSON: String {
+            let id = b64(registration["credential_id"])
+            return """
+                {"id":"\(id)","rawId":"\(id)","type":"public-key","clientExtensionResults":{},
+                 "response":{"clientDataJSON":"\(b64(authentication["clientDataJSON"]))",
+                 "authenticatorData":"\(b64(authentication["authenticatorData"]))",
+                 "signature":"\(b64(authentication["signature"]))"}}
+                """
+        }
+    }
+
+    func run(_ arguments: [String], stdin: String) throws -> (
+        status: Int32, json: [String: Any], stderr: String
+    ) {
+        let result = try PortvaktProcess.run(["webauthn"] + arguments, stdin: stdin)
+        let json =
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+        return (result.status, json, result.stderr)
+    }
+
+    @Test("verify-registration accepts the W3C none-ES256 vector and prints the credential")
+    func verifyRegistration() throws {
+        let vector = try Vector("none-es256")
+        let (status, json, _) = try run(
+            [
+                "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org",
+                "--challenge",
+                vector.b64(vector.registration["challenge"]),
+            ], stdin: vector.registrationJSON)
+        #expect(status == 0)
+        #expect(json["ok"] as? Bool == true)
+        #expect(json["fmt"] as? String == "none" && json["attestationType"] as? String == "none")
+        #expect(json["trusted"] as? Bool == false)
+        #expect(json["aaguid"] as? String == "8446ccb9-ab1d-b374-750b-2367ff6f3a1f")
+        #expect(json["credentialId"] as? String == vector.b64(vector.registration["credential_id"]))
+        #expect(json["alg"] as? Int == -7 && json["signCount"] as? Int == 0)
+        let flags = try #require(json["flags"] as? [String: Bool])
+        #expect(flags == ["UP": true, "UV": false, "BE": true, "BS": true])
+        #expect((json["publicKey"] as? String)?.isEmpty == false)
+    }
+
+    @Test("verify-registration reports each failure as ok:false with the verifier's code, exit 1")
+    func verifyRegistrationFailures() throws {
+        let vector = try Vector("none-es256")
+        let challenge = vector.b64(vector.registration["challenge"])
+        let base = ["verify-registration", "--rp-id", "example.org", "--challenge", challenge]
+        let cases: [([String], String)] = [
+            (base + ["--origin", "https://example.com"], "ceremony.origin_not_allowed"),
+            (base + ["--origin", "https://example.org", "--require-uv"], "ceremony.user_not_verified"),
+            (
+                [
+                    "verify-registration", "--rp-id", "example.com", "--origin", "https://example.org",
+                    "--challenge", challenge,
+                ],
+                "ceremony.rp_id_hash_mismatch"
+            ),
+            (
+                [
+                    "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org",
+                    "--challenge", "AAAA",
+                ],
+                "ceremony.challenge_mismatch"
+            ),
+        ]
+        for (arguments, code) in cases {
+            let (status, json, _) = try run(arguments, stdin: vector.registrationJSON)
+            #expect(status == 1, "\(code)")
+            #expect(json["ok"] as? Bool == false)
+            #expect((json["error"] as? [String: String])?["code"] == code)
+        }
+        let (status, json, _) = try run(base + ["--origin", "https://example.org"], stdin: "{}")
+        #expect(status == 1 && (json["error"] as? [String: String])?["code"]?.hasPrefix("response.") == true)
+    }
+
+    @Test("bad usage exits 2 and names the option, printing nothing on standard output")
+    func verifyUsage() throws {
+        let vector = try Vector("none-es256")
+        let cases: [[String]] = [
+            ["verify-registration", "--rp-id", "example.org", "--origin", "https://example.org"],
+            ["verify-registration", "--rp-id", "example.org", "--challenge", "AAAA"],
+            [
+                "verify-registration", "--rp-id", "example.org", "--origin", "example.org", "--challenge",
+                "AAAA",
+            ],
+            [
+                "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org",
+                "--challenge",
+                "AAAA", "--at", "yesterday",
+            ],
+            [
+                "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org",
+                "--challenge",
+                "AAAA", "--trust-anchor", "/nonexistent.pem",
+            ],
+            [
+                "verify-authentication", "--rp-id", "example.org", "--origin", "https://example.org",
+                "--challenge",
+                "AAAA", "--public-key", "AAAA", "--sign-count", "0",
+            ],
+            [
+                "verify-authentication", "--rp-id", "example.org", "--origin", "https://example.org",
+                "--challenge",
+                "AAAA", "--public-key", "AAAA", "--sign-count", "-1",
+            ],
+        ]
+        for arguments in cases {
+            let result = try PortvaktProcess.run(["webauthn"] + arguments, stdin: vector.registrationJSON)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains("--"), "the message names the option")
+        }
+    }
+
+    @Test("verify-authentication checks the W3C vector's assertion with the registered key")
+    func verifyAuthentication() throws {
+        let vector = try Vector("none-es256")
+        let registered = try run(
+            [
+                "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org",
+                "--challenge",
+                vector.b64(vector.registration["challenge"]),
+            ], stdin: vector.registrationJSON)
+        let publicKey = try #require(registered.json["publicKey"] as? String)
+        let arguments = [
+            "verify-authentication", "--rp-id", "example.org", "--origin", "https://example.org",
+            "--challenge",
+            vector.b64(vector.authentication["challenge"]), "--public-key", publicKey,
+        ]
+        let (status, json, _) = try run(arguments + ["--sign-count", "0"], stdin: vector.authenticationJSON)
+        #expect(status == 0)
+        #expect(json["ok"] as? Bool == true && json["signCount"] as? Int == 0)
+        #expect((json["flags"] as? [String: Bool])?["UP"] == true)
+
+        // A tampered signature, and a stored counter the assertion's 0 regresses from.
+        var tampered = vector.authenticationJSON
+        tampered = tampered.replacingOccurrences(of: "\"signature\":\"ME", with: "\"signature\":\"MF")
+        let bad = try run(arguments + ["--sign-count", "0"], stdin: tampered)
+        #expect(bad.status == 1)
+        let regressed = try run(arguments + ["--sign-count", "7"], stdin: vector.authenticationJSON)
+        #expect((regressed.json["error"] as? [String: String])?["code"] == "ceremony.counter_regression")
+        let otherUser = try run(
+            arguments + ["--sign-count", "0", "--user-handle", "AQID"], stdin: vector.authenticationJSON)
+        #expect(
+            otherUser.status == 0,
+            "a login naming a user checks the stored owner, and the vector returns no handle")
+    }
 }
