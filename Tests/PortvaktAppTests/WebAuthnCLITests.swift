@@ -257,4 +257,47 @@ struct WebAuthnCLITests {
             otherUser.status == 0,
             "a login naming a user checks the stored owner, and the vector returns no handle")
     }
+
+    @Test("verify-registration reads a FIDO MDS3 BLOB: a compromised model is flagged, strict mode refuses")
+    func verifyWithMetadata() throws {
+        let directory = try TemporaryDirectory()
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        let root = TestCertificateAuthority.root(
+            name: .init(commonName: "Test MDS Root"), notBefore: start,
+            notAfter: start.addingTimeInterval(86_400 * 365))
+        let blob = try TestMetadataBLOB.sign(
+            payload: TestMetadataBLOB.payload(
+                entries: [
+                    ("8446ccb9-ab1d-b374-750b-2367ff6f3a1f", "Test Key", ["FIDO_CERTIFIED", "REVOKED"])
+                ],
+                nextUpdate: "2026-02-01"),
+            issuer: root)
+        try Data(blob).write(to: directory.url.appendingPathComponent("blob.jwt"))
+        let pem =
+            "-----BEGIN CERTIFICATE-----\n"
+            + Data(root.certificateDER).base64EncodedString(options: .lineLength64Characters)
+            + "\n-----END CERTIFICATE-----\n"
+        try Data(pem.utf8).write(to: directory.url.appendingPathComponent("root.pem"))
+
+        let vector = try Vector("none-es256")
+        let arguments = [
+            "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge",
+            vector.b64(vector.registration["challenge"]), "--at", "2026-01-10T00:00:00Z", "--metadata",
+            directory.path("blob.jwt"), "--metadata-root", directory.path("root.pem"),
+        ]
+        let flagged = try run(arguments, stdin: vector.registrationJSON)
+        #expect(flagged.status == 0)
+        let metadata = try #require(flagged.json["metadata"] as? [String: Any])
+        #expect(metadata["name"] as? String == "Test Key" && metadata["status"] as? String == "REVOKED")
+        #expect(metadata["compromised"] as? Bool == true)
+
+        let strict = try run(arguments + ["--require-trusted"], stdin: vector.registrationJSON)
+        #expect(strict.status == 1)
+        #expect((strict.json["error"] as? [String: String])?["code"] == "attestation.untrusted")
+
+        // A BLOB checked against the wrong root, or outside its certificates' validity, is refused.
+        let late = arguments.map { $0 == "2026-01-10T00:00:00Z" ? "2028-01-01T00:00:00Z" : $0 }
+        let refused = try run(late, stdin: vector.registrationJSON)
+        #expect(refused.status == 2 && refused.stderr.contains("metadata.untrusted_chain"))
+    }
 }

@@ -12,8 +12,9 @@ import PasskeyCore
 enum VerifyCommands {
     static func registration(_ arguments: ArraySlice<String>) throws -> Int32 {
         let options = try Options.parse(
-            arguments, command: "webauthn verify-registration", flags: ["--rp-id", "--challenge", "--at"],
-            repeatable: ["--origin", "--trust-anchor"], switches: ["--require-uv"])
+            arguments, command: "webauthn verify-registration",
+            flags: ["--rp-id", "--challenge", "--at", "--metadata", "--metadata-root"],
+            repeatable: ["--origin", "--trust-anchor"], switches: ["--require-uv", "--require-trusted"])
         var relyingParty = try relyingParty(options)
         let challenge = try challenge(options)
         let anchors = try trustAnchors(options.all("--trust-anchor"))
@@ -24,6 +25,8 @@ enum VerifyCommands {
             relyingParty.trustAnchors = StaticTrustAnchors(perFormat: perFormat)
         }
         let time = try validationTime(options["--at"])
+        if options.isSet("--require-trusted") { relyingParty.attestationPolicy = .requireTrusted }
+        relyingParty.metadata = try metadata(options, at: time)
         let input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
         do {
             let response = try RegistrationResponseJSON(json: input)
@@ -40,6 +43,13 @@ enum VerifyCommands {
                 "alg": Int(verified.algorithm.rawValue),
                 "signCount": Int(verified.signCount), "flags": flags(verified.flags),
                 "transports": verified.transports.map(\.rawValue),
+                "metadata": verified.authenticatorMetadata.map { entry -> [String: Any] in
+                    [
+                        "name": entry.name ?? NSNull(),
+                        "status": entry.statusReports.last?.rawValue ?? NSNull(),
+                        "compromised": entry.statusReports.contains(where: \.isCompromise),
+                    ]
+                } ?? NSNull(),
             ])
         } catch {
             return failure(error)
@@ -123,17 +133,19 @@ enum VerifyCommands {
 
     /// Every certificate in the PEM files given; an unreadable file or one without a certificate
     /// is bad usage, named by its path.
-    private static func trustAnchors(_ paths: [String]) throws(UsageError) -> [[UInt8]] {
+    private static func trustAnchors(_ paths: [String], option: String = "--trust-anchor") throws(UsageError)
+        -> [[UInt8]]
+    {
         var anchors: [[UInt8]] = []
         for path in paths {
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw UsageError("--trust-anchor: cannot read \(path)")
+                throw UsageError("\(option): cannot read \(path)")
             }
             let certificates: [Certificate]
             do {
                 certificates = try Certificate.certificates(pem: String(decoding: data, as: UTF8.self))
             } catch {
-                throw UsageError("--trust-anchor: \(path) is not PEM (\(error.code.rawValue))")
+                throw UsageError("\(option): \(path) is not PEM (\(error.code.rawValue))")
             }
             guard !certificates.isEmpty else {
                 throw UsageError("--trust-anchor: \(path) holds no certificate")
@@ -141,6 +153,32 @@ enum VerifyCommands {
             anchors += certificates.map(\.der)
         }
         return anchors
+    }
+
+    /// The FIDO MDS3 BLOB of `--metadata`, verified against the root in `--metadata-root` at the
+    /// validation time; nil when no BLOB is given. A BLOB that does not verify is bad usage: the
+    /// command would otherwise run with less metadata than the caller asked for.
+    private static func metadata(_ options: Options, at time: Date) throws(UsageError) -> MetadataBLOB? {
+        guard let path = options["--metadata"] else {
+            if options["--metadata-root"] != nil { throw UsageError("--metadata-root needs --metadata") }
+            return nil
+        }
+        guard let rootPath = options["--metadata-root"] else {
+            throw UsageError(
+                "--metadata needs --metadata-root, the FIDO root certificate to check it against")
+        }
+        guard let blob = FileManager.default.contents(atPath: path) else {
+            throw UsageError("--metadata: cannot read \(path)")
+        }
+        guard let root = try trustAnchors([rootPath], option: "--metadata-root").first else {
+            throw UsageError("--metadata-root: \(rootPath) holds no certificate")
+        }
+        do {
+            return try MetadataBLOB.verify(
+                jws: [UInt8](blob).filter { $0 != 0x0a && $0 != 0x0d }, rootCertificate: root, at: time)
+        } catch {
+            throw UsageError("--metadata: \(path) does not verify (\(error.code.rawValue): \(error.message))")
+        }
     }
 
     /// `--at` as an RFC 3339 instant, or now.

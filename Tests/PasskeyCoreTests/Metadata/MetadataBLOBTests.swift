@@ -55,37 +55,12 @@ struct MetadataBLOBTests {
         ]
     }
 
-    /// Signs `payload` as a JWS with a leaf issued by `issuer`, in the algorithm of `key`.
+    /// Signs `payload` as FIDO would, with a leaf issued by `issuer`.
     static func blob(
         payload: [String: Any] = payload(), key: SoftwareKey = .generate(.ec(.p256)),
         issuer: TestCertificateAuthority = intermediate, alg: String = "ES256"
     ) throws -> [UInt8] {
-        let leaf = issuer.issue(
-            subject: .init(organization: "Test FIDO", commonName: "Test MDS Signer"),
-            subjectPublicKeyInfo: key.subjectPublicKeyInfo)
-        let header: [String: Any] = [
-            "alg": alg, "typ": "JWT",
-            "x5c": [leaf, issuer.certificateDER].map { Data($0).base64EncodedString() },
-        ]
-        let signingInput =
-            Base64URL.encode(try JSONSerialization.data(withJSONObject: header)) + "."
-            + Base64URL.encode(try JSONSerialization.data(withJSONObject: payload))
-        var signature: [UInt8]
-        switch key.kind {
-        case .rsa: signature = key.sign(Array(signingInput.utf8), algorithm: .rsaPKCS1SHA256)
-        default: signature = try rawSignature(key.sign(Array(signingInput.utf8), algorithm: .ecdsaSHA256))
-        }
-        return Array((signingInput + "." + Base64URL.encode(signature)).utf8)
-    }
-
-    /// JWS ECDSA signatures are r‖s, 32 bytes each for P-256, not DER.
-    static func rawSignature(_ der: [UInt8]) throws -> [UInt8] {
-        var outer = DERReader(der)
-        var sequence = try outer.readSequence()
-        return try [sequence.readIntegerBytes(), sequence.readIntegerBytes()].flatMap { integer in
-            let trimmed = Array(integer.drop { $0 == 0 })
-            return [UInt8](repeating: 0, count: 32 - trimmed.count) + trimmed
-        }
+        try TestMetadataBLOB.sign(payload: payload, key: key, issuer: issuer, alg: alg)
     }
 
     @Test("an ES256 BLOB chaining to the configured root verifies and answers by AAGUID")
