@@ -1,5 +1,5 @@
 /// An error from CryptoCore: a stable code, a message without secret material, and where it arose.
-public struct CryptoError: Error, Equatable, CustomStringConvertible {
+public struct CryptoError: CodedError {
     /// The stable codes CryptoCore reports.
     public enum Code: String, Sendable, CaseIterable {
         /// OpenSSL's random generator failed; nothing random may be used.
@@ -75,8 +75,4 @@ public struct CryptoError: Error, Equatable, CustomStringConvertible {
         self.line = line
     }
 
-    public var description: String { "\(code.rawValue): \(message)" }
-
-    /// Errors are equal when their codes are: messages and locations may change.
-    public static func == (lhs: CryptoError, rhs: CryptoError) -> Bool { lhs.code == rhs.code }
 }

@@ -1,5 +1,7 @@
+public import CryptoCore
+
 /// Why the server could not be configured or started.
-public struct HTTPServerError: Error, Equatable, CustomStringConvertible {
+public struct HTTPServerError: CodedError {
     /// The stable codes the server reports.
     public enum Code: String, Sendable {
         /// A configuration value is invalid (host, trusted proxy, thread count...).
@@ -27,9 +29,4 @@ public struct HTTPServerError: Error, Equatable, CustomStringConvertible {
         self.line = line
     }
 
-    /// The code and message.
-    public var description: String { "\(code.rawValue): \(message)" }
-
-    /// Errors are equal when their codes are.
-    public static func == (lhs: HTTPServerError, rhs: HTTPServerError) -> Bool { lhs.code == rhs.code }
 }

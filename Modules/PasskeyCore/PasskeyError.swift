@@ -1,9 +1,11 @@
+public import CryptoCore
+
 /// The one error PasskeyCore throws: a stable code callers switch on, a message, an optional cause and
 /// the source location.
 ///
 /// Messages never carry key material, credential IDs or user data; they say what rule was broken.
 /// Two errors are equal when their codes are, so tests and callers compare codes, never messages.
-public struct PasskeyError: Error, Equatable, CustomStringConvertible {
+public struct PasskeyError: CodedError {
     /// A stable, dotted error code. New ceremony steps add cases; raw values never change once shipped.
     ///
     /// Codes are grouped by the first component (`cbor.`, `cose.`, `authdata.`, `response.`,
@@ -223,9 +225,6 @@ public struct PasskeyError: Error, Equatable, CustomStringConvertible {
             "\(code.rawValue): \(message)"
         }
     }
-
-    /// Errors are equal when their codes are: messages, causes and locations may change.
-    public static func == (lhs: PasskeyError, rhs: PasskeyError) -> Bool { lhs.code == rhs.code }
 
     /// A copy whose message says where the error arose, keeping the code, cause and original location.
     func context(_ prefix: String) -> PasskeyError {

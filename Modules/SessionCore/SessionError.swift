@@ -1,5 +1,7 @@
+public import CryptoCore
+
 /// Why a session could not be used. Codes are stable: the HTTP layer maps them to problems.
-public struct SessionError: Error, Equatable, CustomStringConvertible {
+public struct SessionError: CodedError {
     /// The stable codes SessionCore reports.
     public enum Code: String, Sendable {
         /// No token was presented, or it is not in Portvakt's token format.
@@ -33,8 +35,4 @@ public struct SessionError: Error, Equatable, CustomStringConvertible {
         self.line = line
     }
 
-    public var description: String { "\(code.rawValue): \(message)" }
-
-    /// Errors are equal when their codes are.
-    public static func == (lhs: SessionError, rhs: SessionError) -> Bool { lhs.code == rhs.code }
 }

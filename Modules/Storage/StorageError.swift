@@ -1,8 +1,10 @@
+public import CryptoCore
+
 /// An error from Storage: a stable code, a message free of bound values, and where it arose.
 ///
 /// SQLite result codes are translated once, in the connection wrapper, so callers switch on
 /// `code` and never on SQLite numbers or message text.
-public struct StorageError: Error, Equatable, CustomStringConvertible {
+public struct StorageError: CodedError {
     /// The stable codes Storage reports.
     public enum Code: String, Sendable, CaseIterable {
         /// A NOT NULL, CHECK or foreign-key constraint failed (for example a session for a missing user).
@@ -59,6 +61,4 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
         return "\(code.rawValue): \(message)"
     }
 
-    /// Errors are equal when their codes are: messages, result codes and locations may change.
-    public static func == (lhs: StorageError, rhs: StorageError) -> Bool { lhs.code == rhs.code }
 }

@@ -87,8 +87,7 @@ enum InspectCommand {
         mutating func fail(_ field: String, _ error: any Error) {
             let (code, message): (String, String) =
                 switch error {
-                case let error as PasskeyError: (error.code.rawValue, error.message)
-                case let error as CryptoError: (error.code.rawValue, error.message)
+                case let error as any CodedError: (error.codeName, error.message)
                 default: ("inspect.undecodable", String(describing: error))
                 }
             errors.append(["field": field, "code": code, "message": message])

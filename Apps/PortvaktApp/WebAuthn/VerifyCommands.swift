@@ -200,8 +200,7 @@ enum VerifyCommands {
     private static func failure(_ error: any Error) -> Int32 {
         let (code, message): (String, String) =
             switch error {
-            case let error as PasskeyError: (error.code.rawValue, error.message)
-            case let error as CryptoError: (error.code.rawValue, error.message)
+            case let error as any CodedError: (error.codeName, error.message)
             default: ("internal", "verification failed")
             }
         _ = emit(["ok": false, "error": ["code": code, "message": message]])
