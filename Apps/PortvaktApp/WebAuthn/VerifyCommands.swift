@@ -39,7 +39,8 @@ enum VerifyCommands {
                 "trusted": verified.attestationTrusted, "aaguid": verified.aaguid.uuidString.lowercased(),
                 // The curated passkey-provider names first ("iCloud Keychain"), then FIDO metadata's
                 // model names ("YubiKey 5 Series").
-                "provider": ProviderNames.bundled.name(for: verified.aaguid) ?? verified.authenticatorMetadata?.name
+                "provider": ProviderNames.bundled.name(for: verified.aaguid) ?? verified
+                    .authenticatorMetadata?.name
                     ?? NSNull(),
                 "credentialId": Base64URL.encode(verified.credentialID),
                 "publicKey": Base64URL.encode(verified.publicKeyBytes),
