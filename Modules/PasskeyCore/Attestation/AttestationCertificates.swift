@@ -83,7 +83,18 @@ public enum AttestationTrust {
     public static func evaluate(
         x5c: [[UInt8]], format: String, context: AttestationContext, bindsAAGUID: Bool
     ) throws(PasskeyError) -> (leaf: Certificate, trusted: Bool, anchor: String?) {
-        let chain = try certificates(x5c: x5c)
+        try evaluate(
+            chain: certificates(x5c: x5c), format: format, context: context, bindsAAGUID: bindsAAGUID)
+    }
+
+    /// `evaluate(x5c:format:context:bindsAAGUID:)` for a chain already parsed with `certificates(x5c:)`,
+    /// for formats that must read the leaf before they know whether it binds the AAGUID.
+    ///
+    /// - Parameter chain: The parsed x5c, leaf first; not empty.
+    public static func evaluate(
+        chain: [Certificate], format: String, context: AttestationContext, bindsAAGUID: Bool
+    ) throws(PasskeyError) -> (leaf: Certificate, trusted: Bool, anchor: String?) {
+        try checkCount(chain.count)
         let leaf = chain[0]
         var anchorDERs = context.trustAnchors(forFormat: format)
         if bindsAAGUID { anchorDERs += context.trustAnchors(forAAGUID: context.aaguid) }
