@@ -63,8 +63,9 @@ public struct CompoundAttestation: AttestationFormat {
             }
         }
         if let trusted = outcomes.first(where: \.trusted) { return trusted }
-        // max(by:) keeps the last of equals; the first of the strongest is wanted, hence the reversal.
-        return outcomes.reversed().max { Self.strength($0.type) < Self.strength($1.type) }!
+        // max(by:) replaces its pick only on a strictly stronger one, so the first of equals is kept;
+        // there are at least two outcomes, so there is a maximum.
+        return outcomes.max { Self.strength($0.type) < Self.strength($1.type) }!
     }
 
     /// One member: a map of exactly fmt (a registered, non-compound format) and attStmt (a map).

@@ -41,7 +41,8 @@ public struct PackedAttestation: AttestationFormat {
         }
         let chain = try AttestationTrust.certificates(x5c: x5c)
         let leaf = chain[0]
-        // Signature first: it is what proves the statement belongs to this ceremony at all.
+        // Signature first: it is what proves the statement belongs to this ceremony at all. The curve
+        // is not tied to alg here: §5.8.5 pins curves for credential keys, not for attestation keys.
         guard algorithm.signatureAlgorithm.accepts(leaf.publicKey.type) else {
             throw PasskeyError(
                 .attestationAlgorithmMismatch,

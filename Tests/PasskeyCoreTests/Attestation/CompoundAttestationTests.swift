@@ -30,6 +30,11 @@ struct CompoundAttestationTests {
         #expect(!result.attestationTrusted)
         let selves = try A.register(.compound([.packedSelf, .packedSelf]))
         #expect(selves.attestationType == .selfAttestation)
+        // Of equally strong members, the first is reported.
+        let first = [A.packedLeaf(), A.intermediate.certificateDER]
+        let second = [A.packedLeaf()]
+        let equals = try A.register(.compound([.packedSelf, A.packed(x5c: first), A.packed(x5c: second)]))
+        #expect(equals.attestationTrustPath == first)
         expectCode(.attestationUntrusted) {
             _ = try A.register(
                 .compound([.packedSelf, A.packed()]), relyingParty: A.relyingParty(policy: .requireTrusted))
