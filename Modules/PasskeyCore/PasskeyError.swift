@@ -187,6 +187,25 @@ public struct PasskeyError: CodedError {
         case attestationUntrusted = "attestation.untrusted"
         /// Metadata reports the authenticator model as revoked or compromised and the policy is strict.
         case attestationAuthenticatorCompromised = "attestation.authenticator_compromised"
+        /// x5c is not an array of 1 to 8 DER certificates that CryptoCore accepts.
+        case attestationCertificateInvalid = "attestation.certificate_invalid"
+        /// The x5c chain reaches a trust anchor but does not validate (expired, bad signature, not a CA).
+        case attestationChainInvalid = "attestation.chain_invalid"
+        /// The attestation certificate lacks what its format requires (packed's subject, OU and cA false;
+        /// fido-u2f's P-256 key; apple's nonce extension).
+        case attestationCertificateRequirements = "attestation.certificate_requirements"
+        /// The certificate's id-fido-gen-ce-aaguid extension is not the AAGUID in authenticator data.
+        case attestationAAGUIDMismatch = "attestation.aaguid_mismatch"
+        /// The attestation signature does not verify.
+        case attestationSignatureInvalid = "attestation.signature_invalid"
+        /// The statement's alg does not fit the key that must have made the signature.
+        case attestationAlgorithmMismatch = "attestation.algorithm_mismatch"
+        /// The statement's alg is not one Portvakt verifies, or it asks for ECDAA (removed from WebAuthn).
+        case attestationUnsupportedAlgorithm = "attestation.unsupported_algorithm"
+        /// apple: the certificate's nonce is not SHA-256(authData ‖ clientDataHash).
+        case attestationNonceMismatch = "attestation.nonce_mismatch"
+        /// apple: the certificate's subject key is not the credential public key.
+        case attestationPublicKeyMismatch = "attestation.public_key_mismatch"
     }
 
     /// What went wrong, as a stable code.

@@ -6,7 +6,8 @@ public import PasskeyCore
 /// A WebAuthn authenticator and client in software, for driving both ceremonies in tests.
 ///
 /// It makes credentials with OpenSSL keys (P-256, P-384, P-521, Ed25519, RSA-2048 for PKCS#1 v1.5 and
-/// PSS), answers with "none" attestation, and produces `RegistrationResponseJSON` and
+/// PSS), answers with "none" attestation or, through `Behaviour.attestation`, with packed (self or
+/// x5c), fido-u2f, apple or compound statements made over the ceremony's real bytes, and produces `RegistrationResponseJSON` and
 /// `AuthenticationResponseJSON` as a browser's `toJSON()` does, with clientDataJSON serialized the way
 /// browsers do (`{"type","challenge","origin","crossOrigin":false}`). Every field a relying party
 /// checks has a knob in `Behaviour`, so a test can break exactly one step.
@@ -59,6 +60,11 @@ public struct SoftwareAuthenticator: Sendable {
         public var attestationFormat: String = "none"
         /// The attestation statement.
         public var attestationStatement: CBORMap = [:]
+        /// A statement made over this ceremony's authenticator data and client data hash; when set it
+        /// replaces `attestationFormat` and `attestationStatement`.
+        public var attestation: SoftwareAttestation? = nil
+        /// Changes the finished attStmt (a wrong alg, a damaged sig) after it was made and signed.
+        public var editAttestationStatement: (@Sendable (inout CBORValue) -> Void)? = nil
         /// credProps.rk to report; nil omits credProps.
         public var residentKey: Bool? = true
         /// Write L3's convenience members (authenticatorData, publicKey, publicKeyAlgorithm).
@@ -96,9 +102,16 @@ public struct SoftwareAuthenticator: Sendable {
             behaviour: behaviour)
         let authenticatorData = makeAuthenticatorData(
             credential, behaviour: behaviour, attested: true)
-        let attestationObject = Self.attestationObject(
-            format: behaviour.attestationFormat, statement: behaviour.attestationStatement,
-            authenticatorData: authenticatorData)
+        var format = behaviour.attestationFormat
+        var statement = CBORValue.map(behaviour.attestationStatement)
+        if let attestation = behaviour.attestation {
+            (format, statement) = attestation.make(
+                credential: credential, authenticatorData: authenticatorData,
+                clientDataHash: Digest.sha256(clientData))
+        }
+        behaviour.editAttestationStatement?(&statement)
+        let attestationObject = CBOREncoder.encode(
+            .map(["fmt": .text(format), "attStmt": statement, "authData": .bytes(authenticatorData)]))
         let convenience = behaviour.includeConvenienceMembers
         return SoftwareRegistration(
             rawID: behaviour.rawID ?? credential.id, clientDataJSON: clientData,
@@ -162,6 +175,81 @@ public struct SoftwareAuthenticator: Sendable {
             out += credential.publicKey.encoded
         }
         return out
+    }
+}
+
+/// An attestation statement the software authenticator makes over the ceremony's real bytes.
+///
+/// Certificates come from the test (usually `TestCertificateAuthority`); the knobs that only a broken
+/// authenticator would turn (a foreign nonce, a certificate for another key) are explicit parameters.
+public indirect enum SoftwareAttestation: Sendable {
+    /// packed self attestation: alg is the credential's, sig is made with the credential key.
+    case packedSelf
+    /// packed with x5c: `key` signs under `algorithm`; `x5c` is its certificate chain, leaf first.
+    case packed(key: SoftwareKey, algorithm: COSEAlgorithm, x5c: [[UInt8]])
+    /// fido-u2f: `key` (P-256) signs the U2F registration message; `x5c` should be its one certificate.
+    case fidoU2F(key: SoftwareKey, x5c: [[UInt8]])
+    /// apple: `ca` issues a certificate for the credential key carrying the nonce, followed by `chain`.
+    /// `nonce` replaces the right nonce, `certifiedKey` the credential key (to make broken statements).
+    case apple(
+        ca: TestCertificateAuthority, chain: [[UInt8]], nonce: [UInt8]? = nil,
+        certifiedKey: SoftwareKey? = nil)
+    /// compound: an array of {fmt, attStmt} members, each made as its case says.
+    case compound([SoftwareAttestation])
+
+    /// The fmt and attStmt for `credential` over `authenticatorData` and `clientDataHash`.
+    public func make(credential: SoftwareCredential, authenticatorData: [UInt8], clientDataHash: [UInt8])
+        -> (format: String, statement: CBORValue)
+    {
+        let signed = authenticatorData + clientDataHash
+        switch self {
+        case .packedSelf:
+            return (
+                "packed",
+                .map(["alg": .integer(credential.algorithm.rawValue), "sig": .bytes(credential.sign(signed))])
+            )
+        case .packed(let key, let algorithm, let x5c):
+            let signature = key.sign(signed, algorithm: algorithm.signatureAlgorithm)
+            return (
+                "packed",
+                .map([
+                    "alg": .integer(algorithm.rawValue), "sig": .bytes(signature),
+                    "x5c": .array(x5c.map { .bytes($0) }),
+                ])
+            )
+        case .fidoU2F(let key, let x5c):
+            guard case .ec2(_, let x, let y) = credential.publicKey.parameters else {
+                fatalError("fido-u2f needs an EC2 credential")
+            }
+            // The U2F registration message the signature covers (FIDO U2F Raw Message Formats §4.3).
+            let rpIDHash = Array(authenticatorData.prefix(32))
+            let message = [0x00] + rpIDHash + clientDataHash + credential.id + [0x04] + x + y
+            return (
+                "fido-u2f",
+                .map([
+                    "sig": .bytes(key.sign(message, algorithm: .ecdsaSHA256)),
+                    "x5c": .array(x5c.map { .bytes($0) }),
+                ])
+            )
+        case .apple(let ca, let chain, let nonce, let certifiedKey):
+            let extensionValue = TestDER.sequence([
+                TestDER.explicit(1, TestDER.octetString(nonce ?? Digest.sha256(signed)))
+            ])
+            let leaf = ca.issue(
+                subject: .init(commonName: "Apple-style credential certificate"),
+                subjectPublicKeyInfo: certifiedKey?.subjectPublicKeyInfo
+                    ?? credential.publicKey.publicKey.derRepresentation,
+                extensions: [.init(oid: "1.2.840.113635.100.8.2", value: extensionValue)])
+            return ("apple", .map(["x5c": .array(([leaf] + chain).map { .bytes($0) })]))
+        case .compound(let members):
+            let statements: [CBORValue] = members.map { member in
+                let (format, statement) = member.make(
+                    credential: credential, authenticatorData: authenticatorData,
+                    clientDataHash: clientDataHash)
+                return .map(["fmt": .text(format), "attStmt": statement])
+            }
+            return ("compound", .array(statements))
+        }
     }
 }
 

@@ -32,6 +32,29 @@ public protocol AttestationFormat: Sendable {
         statement: CBORMap, authenticatorData: AuthenticatorData, authenticatorDataBytes: [UInt8],
         clientDataHash: [UInt8], context: AttestationContext
     ) throws(PasskeyError) -> AttestationOutcome
+
+    /// Verifies an attestation statement whose attStmt is a CBOR array rather than a map.
+    ///
+    /// Only "compound" (§8.9) has such a statement; the default implementation refuses it, so every
+    /// other format keeps a map-only syntax without writing anything.
+    ///
+    /// - Parameters: As in `verify(statement:...)`, with `statements` the attStmt array.
+    /// - Returns: The attestation type, the trust path and whether it reached an anchor.
+    /// - Throws: `attestation.malformed` by default; the format's codes when it accepts arrays.
+    func verify(
+        statements: [CBORValue], authenticatorData: AuthenticatorData, authenticatorDataBytes: [UInt8],
+        clientDataHash: [UInt8], context: AttestationContext
+    ) throws(PasskeyError) -> AttestationOutcome
+}
+
+extension AttestationFormat {
+    /// Refuses an array attStmt: §6.5.4 makes attStmt a map for every format but compound.
+    public func verify(
+        statements: [CBORValue], authenticatorData: AuthenticatorData, authenticatorDataBytes: [UInt8],
+        clientDataHash: [UInt8], context: AttestationContext
+    ) throws(PasskeyError) -> AttestationOutcome {
+        throw PasskeyError(.attestationMalformed, "attStmt must be a map for the \(identifier) format")
+    }
 }
 
 /// The attestation types of WebAuthn L3 §6.5.3.
@@ -78,16 +101,22 @@ public struct AttestationContext: Sendable {
     public let anchors: any TrustAnchorSource
     /// Metadata, when the deployment loads FIDO MDS.
     public let metadata: (any AuthenticatorMetadataSource)?
+    /// The relying party's registry, so a compound statement verifies its members with exactly the
+    /// formats this relying party accepts (an unregistered format stays refused inside compound too).
+    public let formats: AttestationFormatRegistry
 
     /// Creates a context.
+    ///
+    /// - Parameter formats: The relying party's formats; the default registry when not given.
     public init(
         validationTime: Date, aaguid: UUID, anchors: any TrustAnchorSource,
-        metadata: (any AuthenticatorMetadataSource)?
+        metadata: (any AuthenticatorMetadataSource)?, formats: AttestationFormatRegistry = .default
     ) {
         self.validationTime = validationTime
         self.aaguid = aaguid
         self.anchors = anchors
         self.metadata = metadata
+        self.formats = formats
     }
 
     /// The configured anchors for a format (for example the Apple WebAuthn root for "apple"), DER.
@@ -112,7 +141,12 @@ public struct AttestationFormatRegistry: Sendable {
     private var formats: [String: any AttestationFormat]
 
     /// The formats Portvakt verifies out of the box.
-    public static var `default`: AttestationFormatRegistry { AttestationFormatRegistry([NoneAttestation()]) }
+    public static var `default`: AttestationFormatRegistry {
+        AttestationFormatRegistry([
+            NoneAttestation(), PackedAttestation(), FIDOU2FAttestation(), AppleAttestation(),
+            CompoundAttestation(),
+        ])
+    }
 
     /// A registry of exactly `formats`; a later format with the same identifier replaces an earlier one.
     public init(_ formats: [any AttestationFormat]) {

@@ -91,7 +91,7 @@ public func verifyRegistration(
     let format = try RegistrationSteps.attestationFormat(attestation.format, relyingParty)
     let context = AttestationContext(
         validationTime: validationTime, aaguid: credential.aaguid, anchors: relyingParty.trustAnchors,
-        metadata: relyingParty.metadata)
+        metadata: relyingParty.metadata, formats: relyingParty.attestationFormats)
     let outcome = try RegistrationSteps.verifyStatement(
         format, attestation.statement, authenticatorData, clientDataHash, context)
     let metadata = relyingParty.metadata?.entry(for: credential.aaguid)
@@ -112,8 +112,14 @@ enum RegistrationSteps {
     /// The three members of an attestation object (§6.5.4).
     struct AttestationObject {
         let format: String
-        let statement: CBORMap
+        let statement: Statement
         let authenticatorData: [UInt8]
+    }
+
+    /// attStmt: a map for every format, an array for compound (§8.9).
+    enum Statement {
+        case map(CBORMap)
+        case array([CBORValue])
     }
 
     /// §7.1 step 12: CBOR-decode the attestation object into fmt, attStmt and authData, and nothing else.
@@ -136,8 +142,13 @@ enum RegistrationSteps {
         guard case .text(let format)? = map[name: "fmt"] else {
             throw PasskeyError(.attestationMalformed, "attestationObject needs fmt as a text string")
         }
-        guard case .map(let statement)? = map[name: "attStmt"] else {
-            throw PasskeyError(.attestationMalformed, "attestationObject needs attStmt as a map")
+        let statement: Statement
+        switch map[name: "attStmt"] {
+        case .map(let members)?: statement = .map(members)
+        // Only compound takes an array; every other format refuses one as attestation.malformed.
+        case .array(let items)?: statement = .array(items)
+        default:
+            throw PasskeyError(.attestationMalformed, "attestationObject needs attStmt as a map or array")
         }
         guard case .bytes(let authenticatorData)? = map[name: "authData"] else {
             throw PasskeyError(.attestationMalformed, "attestationObject needs authData as a byte string")
@@ -230,13 +241,21 @@ enum RegistrationSteps {
 
     /// §7.1 steps 22 to 24: the format verifies attStmt and assesses its trust path.
     static func verifyStatement(
-        _ format: any AttestationFormat, _ statement: CBORMap, _ authenticatorData: AuthenticatorData,
+        _ format: any AttestationFormat, _ statement: Statement, _ authenticatorData: AuthenticatorData,
         _ clientDataHash: [UInt8], _ context: AttestationContext
     ) throws(PasskeyError) -> AttestationOutcome {
-        try format.verify(
-            statement: statement, authenticatorData: authenticatorData,
-            authenticatorDataBytes: authenticatorData.rawBytes, clientDataHash: clientDataHash,
-            context: context)
+        switch statement {
+        case .map(let members):
+            try format.verify(
+                statement: members, authenticatorData: authenticatorData,
+                authenticatorDataBytes: authenticatorData.rawBytes, clientDataHash: clientDataHash,
+                context: context)
+        case .array(let items):
+            try format.verify(
+                statements: items, authenticatorData: authenticatorData,
+                authenticatorDataBytes: authenticatorData.rawBytes, clientDataHash: clientDataHash,
+                context: context)
+        }
     }
 
     /// §7.1 step 27: under requireTrusted, an attestation that reached no anchor (none and self among

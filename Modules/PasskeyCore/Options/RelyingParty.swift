@@ -52,7 +52,8 @@ public struct RelyingParty: Sendable {
     public var allowedAlgorithms: [COSEAlgorithm]
     /// The attestation formats verified; an fmt not registered here is refused.
     public var attestationFormats: AttestationFormatRegistry
-    /// Where attestation trust anchors come from (configuration, bundled roots).
+    /// Where attestation trust anchors come from: the bundled roots by default (`BundledTrustAnchors`);
+    /// to add configured ones and keep the bundled, use `CombinedTrustAnchors([BundledTrustAnchors(), configured])`.
     public var trustAnchors: any TrustAnchorSource
     /// Authenticator metadata (FIDO MDS3), when the deployment loads it.
     public var metadata: (any AuthenticatorMetadataSource)?
@@ -74,7 +75,7 @@ public struct RelyingParty: Sendable {
         self.attestationPolicy = .acceptUntrusted
         self.allowedAlgorithms = Self.defaultAlgorithms
         self.attestationFormats = .default
-        self.trustAnchors = StaticTrustAnchors()
+        self.trustAnchors = BundledTrustAnchors()
         self.metadata = nil
     }
 

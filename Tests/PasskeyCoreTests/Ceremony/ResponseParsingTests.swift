@@ -212,6 +212,9 @@ struct ResponseParsingTests {
             .ceremonyUserHandleMissing, .ceremonyUserHandleMismatch, .ceremonyCredentialNotAllowed,
             .attestationMalformed, .attestationUnsupportedFormat, .attestationInvalidStatement,
             .attestationUntrusted, .attestationAuthenticatorCompromised,
+            .attestationCertificateInvalid, .attestationChainInvalid, .attestationCertificateRequirements,
+            .attestationAAGUIDMismatch, .attestationSignatureInvalid, .attestationAlgorithmMismatch,
+            .attestationUnsupportedAlgorithm, .attestationNonceMismatch, .attestationPublicKeyMismatch,
         ]
         let prefixes = ["response.", "clientdata.", "options.", "config.", "ceremony.", "attestation."]
         let all = Set(
