@@ -290,7 +290,8 @@ struct WebAuthnCLITests {
         let metadata = try #require(flagged.json["metadata"] as? [String: Any])
         #expect(metadata["name"] as? String == "Test Key" && metadata["status"] as? String == "REVOKED")
         #expect(metadata["compromised"] as? Bool == true)
-        #expect(flagged.json["provider"] as? String == "Test Key", "FIDO metadata names models the list does not")
+        #expect(
+            flagged.json["provider"] as? String == "Test Key", "FIDO metadata names models the list does not")
 
         let strict = try run(arguments + ["--require-trusted"], stdin: vector.registrationJSON)
         #expect(strict.status == 1)
