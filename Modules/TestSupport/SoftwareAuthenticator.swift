@@ -89,7 +89,16 @@ public struct SoftwareAuthenticator: Sendable {
         let id = credentialID ?? (try! SystemRandom().bytes(32))
         return SoftwareCredential(
             id: id, algorithm: algorithm, rpID: rpID, userHandle: userHandle,
-            key: AuthenticatorKey(for: algorithm))
+            key: SoftwareKey.generate(Self.keyKind(for: algorithm)))
+    }
+
+    /// The key an algorithm needs: its curve, Ed25519, or RSA-2048.
+    static func keyKind(for algorithm: COSEAlgorithm) -> SoftwareKey.Kind {
+        switch algorithm.keyType {
+        case .ec2: .ec(algorithm.curve?.ecCurve ?? .p256)
+        case .okp: .ed25519
+        case .rsa: .rsa(bits: 2048)
+        }
     }
 
     /// Answers `navigator.credentials.create` for `credential`.
@@ -332,9 +341,9 @@ public final class SoftwareCredential: Sendable {
     public let userHandle: [UInt8]
     /// The public half, as it appears in attested credential data.
     public let publicKey: COSEKey
-    private let key: AuthenticatorKey
+    private let key: SoftwareKey
 
-    init(id: [UInt8], algorithm: COSEAlgorithm, rpID: String, userHandle: [UInt8], key: AuthenticatorKey) {
+    init(id: [UInt8], algorithm: COSEAlgorithm, rpID: String, userHandle: [UInt8], key: SoftwareKey) {
         self.id = id
         self.algorithm = algorithm
         self.rpID = rpID
@@ -363,119 +372,3 @@ private func quoted(_ text: String) -> String {
 
 private func b64(_ bytes: [UInt8]) -> String { "\"\(Base64URL.encode(bytes))\"" }
 
-/// The authenticator's private key over OpenSSL EVP. Kept private to this file: the test-only
-/// `SoftwareKey` in PasskeyCoreTests may move here separately, and the two must not collide.
-///
-/// Traps on OpenSSL failures: in tests a failed key generation is a broken environment, not a case.
-/// Sendable because signing only reads the EVP_PKEY, whose reference count OpenSSL keeps atomically.
-final class AuthenticatorKey: @unchecked Sendable {
-    private let pkey: OpaquePointer
-    private let curve: ECCurve?
-    private let isRSA: Bool
-
-    /// Generates the key type `algorithm` needs (RSA keys are 2048 bits).
-    init(for algorithm: COSEAlgorithm) {
-        let typeName: String
-        switch algorithm.keyType {
-        case .ec2: typeName = "EC"
-        case .okp: typeName = "ED25519"
-        case .rsa: typeName = "RSA"
-        }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, typeName, nil) else {
-            fatalError("no \(typeName) keygen")
-        }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_keygen_init(context) == 1 else { fatalError("keygen init failed") }
-        let curve = algorithm.curve?.ecCurve
-        if let curve {
-            let name =
-                switch curve {
-                case .p256: "prime256v1"
-                case .p384: "secp384r1"
-                case .p521: "secp521r1"
-                }
-            guard EVP_PKEY_CTX_set_group_name(context, name) == 1 else { fatalError("set group failed") }
-        }
-        if algorithm.keyType == .rsa {
-            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048) == 1 else { fatalError("set bits failed") }
-        }
-        var pkey: OpaquePointer? = nil
-        guard EVP_PKEY_generate(context, &pkey) == 1, let pkey else { fatalError("key generation failed") }
-        self.pkey = pkey
-        self.curve = curve
-        self.isRSA = algorithm.keyType == .rsa
-    }
-
-    deinit { EVP_PKEY_free(pkey) }
-
-    /// Signs with `algorithm` (DER for ECDSA, PSS with a digest-length salt).
-    func sign(_ data: [UInt8], algorithm: SignatureAlgorithm) -> [UInt8] {
-        guard let context = EVP_MD_CTX_new() else { fatalError("no MD context") }
-        defer { EVP_MD_CTX_free(context) }
-        var keyContext: OpaquePointer? = nil
-        let digest: String? =
-            switch algorithm {
-            case .ecdsaSHA256, .rsaPKCS1SHA256, .rsaPSSSHA256: "SHA256"
-            case .ecdsaSHA384, .rsaPKCS1SHA384: "SHA384"
-            case .ecdsaSHA512, .rsaPKCS1SHA512: "SHA512"
-            case .rsaPKCS1SHA1: "SHA1"
-            case .ed25519: nil
-            }
-        let initialised =
-            if let digest {
-                EVP_DigestSignInit_ex(context, &keyContext, digest, nil, nil, pkey, nil)
-            } else {
-                EVP_DigestSignInit_ex(context, &keyContext, nil, nil, nil, pkey, nil)
-            }
-        guard initialised == 1 else { fatalError("sign init failed for \(algorithm)") }
-        if algorithm == .rsaPSSSHA256 {
-            guard EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING) == 1,
-                EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, RSA_PSS_SALTLEN_DIGEST) == 1
-            else { fatalError("PSS setup failed") }
-        }
-        var length = 0
-        guard EVP_DigestSign(context, nil, &length, data, data.count) == 1 else {
-            fatalError("sign sizing failed")
-        }
-        var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, data, data.count) == 1 else {
-            fatalError("sign failed")
-        }
-        return Array(signature.prefix(length))
-    }
-
-    /// The public half as COSE_Key parameters.
-    var coseParameters: COSEKey.Parameters {
-        if let curve {
-            let size = curve.coordinateByteCount
-            var point = [UInt8](repeating: 0, count: 1 + 2 * size)
-            var length = 0
-            guard EVP_PKEY_get_octet_string_param(pkey, "encoded-pub-key", &point, point.count, &length) == 1,
-                length == point.count, point[0] == 0x04
-            else { fatalError("could not export the EC point") }
-            let coseCurve: COSECurve =
-                switch curve {
-                case .p256: .p256
-                case .p384: .p384
-                case .p521: .p521
-                }
-            return .ec2(curve: coseCurve, x: Array(point[1...size]), y: Array(point[(1 + size)...]))
-        }
-        if isRSA { return .rsa(n: bigNumber("n"), e: bigNumber("e")) }
-        var raw = [UInt8](repeating: 0, count: 32)
-        var length = 32
-        guard EVP_PKEY_get_raw_public_key(pkey, &raw, &length) == 1, length == 32 else {
-            fatalError("could not export the Ed25519 key")
-        }
-        return .okp(curve: .ed25519, x: raw)
-    }
-
-    private func bigNumber(_ name: String) -> [UInt8] {
-        var number: OpaquePointer? = nil
-        guard EVP_PKEY_get_bn_param(pkey, name, &number) == 1, let number else { fatalError("no \(name)") }
-        defer { BN_free(number) }
-        var out = [UInt8](repeating: 0, count: (Int(BN_num_bits(number)) + 7) / 8)
-        _ = BN_bn2bin(number, &out)
-        return out
-    }
-}
