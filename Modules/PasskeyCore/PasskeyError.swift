@@ -185,6 +185,10 @@ public struct PasskeyError: Error, Equatable, CustomStringConvertible {
         case attestationUntrusted = "attestation.untrusted"
         /// Metadata reports the authenticator model as revoked or compromised and the policy is strict.
         case attestationAuthenticatorCompromised = "attestation.authenticator_compromised"
+        /// x5c is not an array of 1 to 8 DER certificates that CryptoCore accepts.
+        case attestationCertificateInvalid = "attestation.certificate_invalid"
+        /// The x5c chain reaches a trust anchor but does not validate (expired, bad signature, not a CA).
+        case attestationChainInvalid = "attestation.chain_invalid"
     }
 
     /// What went wrong, as a stable code.

@@ -212,6 +212,7 @@ struct ResponseParsingTests {
             .ceremonyUserHandleMissing, .ceremonyUserHandleMismatch, .ceremonyCredentialNotAllowed,
             .attestationMalformed, .attestationUnsupportedFormat, .attestationInvalidStatement,
             .attestationUntrusted, .attestationAuthenticatorCompromised,
+            .attestationCertificateInvalid, .attestationChainInvalid,
         ]
         let prefixes = ["response.", "clientdata.", "options.", "config.", "ceremony.", "attestation."]
         let all = Set(
