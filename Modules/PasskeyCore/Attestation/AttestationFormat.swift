@@ -112,7 +112,11 @@ public struct AttestationFormatRegistry: Sendable {
     private var formats: [String: any AttestationFormat]
 
     /// The formats Portvakt verifies out of the box.
-    public static var `default`: AttestationFormatRegistry { AttestationFormatRegistry([NoneAttestation()]) }
+    public static var `default`: AttestationFormatRegistry {
+        AttestationFormatRegistry([
+            NoneAttestation(), TPMAttestation(), AndroidKeyAttestation(), AndroidSafetyNetAttestation(),
+        ])
+    }
 
     /// A registry of exactly `formats`; a later format with the same identifier replaces an earlier one.
     public init(_ formats: [any AttestationFormat]) {

@@ -208,7 +208,7 @@ struct OptionsTests {
         #expect(rp.allowedTopOrigins.isEmpty)
         #expect(rp.attestationPolicy == .acceptUntrusted)
         #expect(rp.allowedAlgorithms == [.es256, .edDSA, .es384, .es512, .ps256, .rs256])
-        #expect(rp.attestationFormats.identifiers == ["none"])
+        #expect(rp.attestationFormats.identifiers == ["android-key", "android-safetynet", "none", "tpm"])
         #expect(rp.metadata == nil)
     }
 }

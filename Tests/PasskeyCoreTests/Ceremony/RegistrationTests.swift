@@ -200,7 +200,7 @@ struct RegistrationTests {
 
     @Test("§7.1 step 21: an fmt that is not registered is refused, matched case-sensitively")
     func unsupportedFormat() {
-        for format in ["packed", "None", "tpm", "fido-u2f", "test-vouching"] {
+        for format in ["packed", "None", "TPM", "fido-u2f", "test-vouching"] {
             expectCode(.attestationUnsupportedFormat, "\(format)") {
                 _ = try Fixture.register(behaviour: behaviour { $0.attestationFormat = format })
             }
@@ -210,7 +210,10 @@ struct RegistrationTests {
         expectCode(.attestationUnsupportedFormat) {
             _ = try Fixture.register(relyingParty: relyingParty { $0.attestationFormats = registry })
         }
-        #expect(AttestationFormatRegistry.default.identifiers == ["none"])
+        #expect(
+            AttestationFormatRegistry.default.identifiers == [
+                "android-key", "android-safetynet", "none", "tpm",
+            ])
     }
 
     @Test("§7.1 step 22: the none format refuses a non-empty statement")

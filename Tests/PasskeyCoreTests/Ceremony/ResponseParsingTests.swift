@@ -213,6 +213,16 @@ struct ResponseParsingTests {
             .attestationMalformed, .attestationUnsupportedFormat, .attestationInvalidStatement,
             .attestationUntrusted, .attestationAuthenticatorCompromised,
             .attestationCertificateInvalid, .attestationChainInvalid,
+            // tpm, android-key, android-safetynet: Tests/PasskeyCoreTests/Attestation.
+            .attestationTPMUnsupportedVersion, .attestationTPMPubAreaInvalid, .attestationTPMCertInfoInvalid,
+            .attestationTPMPublicKeyMismatch, .attestationTPMExtraDataMismatch, .attestationTPMNameMismatch,
+            .attestationTPMSignatureInvalid, .attestationTPMCertificateInvalid, .attestationTPMAAGUIDMismatch,
+            .attestationAndroidKeySignatureInvalid, .attestationAndroidKeyPublicKeyMismatch,
+            .attestationAndroidKeyDescriptionInvalid, .attestationAndroidKeyChallengeMismatch,
+            .attestationAndroidKeyAllApplications, .attestationAndroidKeyAuthorizationInvalid,
+            .attestationSafetyNetResponseInvalid, .attestationSafetyNetHostnameMismatch,
+            .attestationSafetyNetSignatureInvalid, .attestationSafetyNetNonceMismatch,
+            .attestationSafetyNetCTSProfileMismatch, .attestationSafetyNetTimestampInvalid,
         ]
         let prefixes = ["response.", "clientdata.", "options.", "config.", "ceremony.", "attestation."]
         let all = Set(
