@@ -40,20 +40,20 @@ struct AndroidKeyAttestationTests {
             expectCode(
                 name == "x5c" ? .attestationInvalidStatement : .attestationInvalidStatement, "without \(name)"
             ) {
-                _ = try AttestationFixture.verify(
+                _ = try CraftedAttestation.verify(
                     AndroidKeyAttestation(), statement: statement,
                     authenticatorData: Builder().authenticatorData,
-                    context: AttestationFixture.context(format: "android-key"))
+                    context: CraftedAttestation.context(format: "android-key"))
             }
         }
         for (name, value): (String, CBORValue) in [("alg", 99), ("alg", "ES256"), ("sig", 1)] {
             var statement = valid
             statement[.text(name)] = value
             expectCode(.attestationInvalidStatement, "\(name)") {
-                _ = try AttestationFixture.verify(
+                _ = try CraftedAttestation.verify(
                     AndroidKeyAttestation(), statement: statement,
                     authenticatorData: Builder().authenticatorData,
-                    context: AttestationFixture.context(format: "android-key"))
+                    context: CraftedAttestation.context(format: "android-key"))
             }
         }
         expectCode(.attestationInvalidStatement) {
@@ -129,7 +129,7 @@ struct AndroidKeyAttestationTests {
     @Test("§8.4: attestationChallenge must be clientDataHash")
     func challenge() {
         for challenge in [
-            [], Array(AttestationFixture.clientDataHash.dropLast()), Array(repeating: 0, count: 32),
+            [], Array(CraftedAttestation.clientDataHash.dropLast()), Array(repeating: 0, count: 32),
         ] {
             expectCode(.attestationAndroidKeyChallengeMismatch) {
                 _ = try Self.builder { $0.challenge = challenge }.verify()
@@ -195,7 +195,7 @@ struct AndroidKeyAttestationTests {
         let description = try AndroidKeyDescription(extensionValue: Builder().keyDescription)
         #expect(description.attestationVersion == 200 && description.keymasterVersion == 200)
         #expect(description.attestationSecurityLevel == .trustedEnvironment)
-        #expect(description.attestationChallenge == AttestationFixture.clientDataHash)
+        #expect(description.attestationChallenge == CraftedAttestation.clientDataHash)
         #expect(description.teeEnforced.purposes == [2] && description.teeEnforced.origin == 0)
         #expect(description.teeEnforced.tags == [1, 2, 10, 702])
         #expect(description.softwareEnforced.tags.isEmpty && !description.softwareEnforced.allApplications)

@@ -53,10 +53,10 @@ struct AndroidSafetyNetAttestationTests {
         ]
         for (label, response) in responses {
             expectCode(.attestationSafetyNetResponseInvalid, "\(label)") {
-                _ = try AttestationFixture.verify(
+                _ = try CraftedAttestation.verify(
                     AndroidSafetyNetAttestation(), statement: ["ver": "1", "response": .bytes(response)],
                     authenticatorData: valid.authenticatorData,
-                    context: AttestationFixture.context(format: "android-safetynet"))
+                    context: CraftedAttestation.context(format: "android-safetynet"))
             }
         }
         let headers = [
@@ -76,11 +76,11 @@ struct AndroidSafetyNetAttestationTests {
             _ = try Self.builder { $0.payloadOverride = "{" }.verify()
         }
         expectCode(.attestationInvalidStatement) {
-            _ = try AttestationFixture.verify(
+            _ = try CraftedAttestation.verify(
                 AndroidSafetyNetAttestation(),
                 statement: ["ver": "1", "response": .bytes(valid.response), "x5c": .array([])],
                 authenticatorData: valid.authenticatorData,
-                context: AttestationFixture.context(format: "android-safetynet"))
+                context: CraftedAttestation.context(format: "android-safetynet"))
         }
         expectCode(.attestationCertificateInvalid) {
             _ = try Self.builder { $0.headerOverride = "{\"alg\":\"RS256\",\"x5c\":[\"MAA=\"]}" }.verify()
@@ -141,17 +141,17 @@ struct AndroidSafetyNetAttestationTests {
                 .utf8)
         let tampered = Array(parts.joined(separator: [UInt8(ascii: ".")]))
         expectCode(.attestationSafetyNetSignatureInvalid) {
-            _ = try AttestationFixture.verify(
+            _ = try CraftedAttestation.verify(
                 AndroidSafetyNetAttestation(), statement: ["ver": "1", "response": .bytes(tampered)],
                 authenticatorData: original.authenticatorData,
-                context: AttestationFixture.context(format: "android-safetynet"))
+                context: CraftedAttestation.context(format: "android-safetynet"))
         }
     }
 
     @Test("§8.5: nonce must be base64(SHA-256(authData ‖ clientDataHash))")
     func nonce() {
         let builder = Builder()
-        let digest = Digest.sha256(builder.authenticatorData + AttestationFixture.clientDataHash)
+        let digest = Digest.sha256(builder.authenticatorData + CraftedAttestation.clientDataHash)
         let cases = [
             Base64URL.encode(digest),  // base64url, not base64
             Data(digest).base64EncodedString().replacingOccurrences(of: "=", with: ""),
@@ -180,7 +180,7 @@ struct AndroidSafetyNetAttestationTests {
 
     @Test("SafetyNet: timestampMs must not be in the future nor older than the window")
     func timestamp() throws {
-        let now = AttestationFixture.now
+        let now = CraftedAttestation.now
         expectCode(.attestationSafetyNetTimestampInvalid, "stale") {
             _ = try Self.builder { $0.timestamp = now.addingTimeInterval(-61) }.verify()
         }
@@ -192,7 +192,7 @@ struct AndroidSafetyNetAttestationTests {
         // The window is configurable.
         _ = try Self.builder { $0.timestamp = now.addingTimeInterval(-600) }.verify(maximumAge: 900)
         let builder = Builder()
-        let nonce = Data(Digest.sha256(builder.authenticatorData + AttestationFixture.clientDataHash))
+        let nonce = Data(Digest.sha256(builder.authenticatorData + CraftedAttestation.clientDataHash))
             .base64EncodedString()
         for timestamp in ["\"1767312000000\"", "1.7e12", "null"] {
             expectCode(.attestationSafetyNetTimestampInvalid, "\(timestamp)") {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// What the crafted tpm, android-key and android-safetynet tests share: a throwaway CA, a clock
 /// inside its validity, authenticator data for a credential key, and a direct call to a format.
-enum AttestationFixture {
+enum CraftedAttestation {
     static let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
     static let end = start.addingTimeInterval(5 * 365 * 86_400)
     static let now = start.addingTimeInterval(86_400)
@@ -83,7 +83,7 @@ struct TPMStatementBuilder {
     var extendedKeyUsage: [String]? = ["2.23.133.8.3"]
     var basicConstraints: TestCertificateAuthority.BasicConstraints = .endEntity
     var aaguidExtension: [UInt8]? = TestDER.octetString(
-        withUnsafeBytes(of: AttestationFixture.aaguid.uuid) { Array($0) })
+        withUnsafeBytes(of: CraftedAttestation.aaguid.uuid) { Array($0) })
     var aikVersion = 3
 
     // statement
@@ -91,7 +91,7 @@ struct TPMStatementBuilder {
     var extraMembers: [(CBORValue, CBORValue)] = []
 
     var authenticatorData: [UInt8] {
-        AttestationFixture.authenticatorData(key: credentialKey, algorithm: credentialAlgorithm)
+        CraftedAttestation.authenticatorData(key: credentialKey, algorithm: credentialAlgorithm)
     }
 
     /// TPMT_PUBLIC for the credential key.
@@ -136,7 +136,7 @@ struct TPMStatementBuilder {
         if let certInfoOverride { return certInfoOverride }
         let extraData =
             extraDataOverride
-            ?? Digest.hash(extraDataDigest, authenticatorData + AttestationFixture.clientDataHash)
+            ?? Digest.hash(extraDataDigest, authenticatorData + CraftedAttestation.clientDataHash)
         let digest: DigestAlgorithm =
             switch nameAlgorithm {
             case 0x0004: .sha1
@@ -175,11 +175,11 @@ struct TPMStatementBuilder {
         if let aaguidExtension {
             extensions.append(.init(oid: Certificate.OID.fidoAAGUID, value: aaguidExtension))
         }
-        let ca = AttestationFixture.intermediate
+        let ca = CraftedAttestation.intermediate
         if aikVersion == 1 {
             return TestCertificateAuthority.makeCertificate(
                 subject: aikSubject, subjectPublicKeyInfo: aikKey.subjectPublicKeyInfo, issuer: ca.name,
-                issuerKey: ca.key, notBefore: AttestationFixture.start, notAfter: AttestationFixture.end,
+                issuerKey: ca.key, notBefore: CraftedAttestation.start, notAfter: CraftedAttestation.end,
                 basicConstraints: .absent, keyUsage: nil, version: 1)
         }
         return ca.issue(
@@ -193,7 +193,7 @@ struct TPMStatementBuilder {
         let sig = signatureOverride ?? aikKey.sign(info, algorithm: alg.signatureAlgorithm)
         var map: CBORMap = [
             "ver": version, "alg": .integer(alg.rawValue),
-            "x5c": .array([.bytes(aikCertificate), .bytes(AttestationFixture.intermediate.certificateDER)]),
+            "x5c": .array([.bytes(aikCertificate), .bytes(CraftedAttestation.intermediate.certificateDER)]),
             "sig": .bytes(sig), "certInfo": .bytes(info), "pubArea": .bytes(pubArea),
         ]
         for (key, value) in extraMembers { map[key] = value }
@@ -202,10 +202,10 @@ struct TPMStatementBuilder {
 
     /// Verifies with `TPMAttestation`, anchored at the test root unless told otherwise.
     func verify(anchored: Bool = true) throws(PasskeyError) -> AttestationOutcome {
-        try AttestationFixture.verify(
+        try CraftedAttestation.verify(
             TPMAttestation(), statement: statement, authenticatorData: authenticatorData,
-            context: AttestationFixture.context(
-                format: "tpm", anchors: anchored ? [AttestationFixture.root.certificateDER] : []))
+            context: CraftedAttestation.context(
+                format: "tpm", anchors: anchored ? [CraftedAttestation.root.certificateDER] : []))
     }
 }
 
@@ -242,7 +242,7 @@ struct AndroidKeyStatementBuilder {
     var certificateKey: SoftwareKey? = nil
     var alg: COSEAlgorithm = .es256
     var signingKey: SoftwareKey? = nil
-    var challenge: [UInt8] = AttestationFixture.clientDataHash
+    var challenge: [UInt8] = CraftedAttestation.clientDataHash
     var softwareEnforced = Authorizations.empty
     var teeEnforced = Authorizations()
     var keyDescriptionOverride: [UInt8]? = nil
@@ -250,7 +250,7 @@ struct AndroidKeyStatementBuilder {
     var extraMembers: [(CBORValue, CBORValue)] = []
 
     var authenticatorData: [UInt8] {
-        AttestationFixture.authenticatorData(key: credentialKey, algorithm: credentialAlgorithm)
+        CraftedAttestation.authenticatorData(key: credentialKey, algorithm: credentialAlgorithm)
     }
 
     /// The KeyDescription DER.
@@ -264,7 +264,7 @@ struct AndroidKeyStatementBuilder {
     }
 
     var leafCertificate: [UInt8] {
-        AttestationFixture.intermediate.issue(
+        CraftedAttestation.intermediate.issue(
             subject: .init(commonName: "Android Keystore Key"),
             subjectPublicKeyInfo: (certificateKey ?? credentialKey).subjectPublicKeyInfo,
             extensions: includeKeyDescription
@@ -273,10 +273,10 @@ struct AndroidKeyStatementBuilder {
 
     var statement: CBORMap {
         let sig = (signingKey ?? credentialKey).sign(
-            authenticatorData + AttestationFixture.clientDataHash, algorithm: alg.signatureAlgorithm)
+            authenticatorData + CraftedAttestation.clientDataHash, algorithm: alg.signatureAlgorithm)
         var map: CBORMap = [
             "alg": .integer(alg.rawValue), "sig": .bytes(sig),
-            "x5c": .array([.bytes(leafCertificate), .bytes(AttestationFixture.intermediate.certificateDER)]),
+            "x5c": .array([.bytes(leafCertificate), .bytes(CraftedAttestation.intermediate.certificateDER)]),
         ]
         for (key, value) in extraMembers { map[key] = value }
         return map
@@ -285,11 +285,11 @@ struct AndroidKeyStatementBuilder {
     func verify(
         anchored: Bool = true, policy: AndroidKeyAttestation.AuthorizationPolicy = .trustedEnvironment
     ) throws(PasskeyError) -> AttestationOutcome {
-        try AttestationFixture.verify(
+        try CraftedAttestation.verify(
             AndroidKeyAttestation(authorizationPolicy: policy), statement: statement,
             authenticatorData: authenticatorData,
-            context: AttestationFixture.context(
-                format: "android-key", anchors: anchored ? [AttestationFixture.root.certificateDER] : []))
+            context: CraftedAttestation.context(
+                format: "android-key", anchors: anchored ? [CraftedAttestation.root.certificateDER] : []))
     }
 }
 
@@ -302,7 +302,7 @@ struct SafetyNetStatementBuilder {
     var dnsNames: [String]? = nil
     var nonceOverride: String? = nil
     var ctsProfileMatch: String = "true"
-    var timestamp: Date = AttestationFixture.now.addingTimeInterval(-5)
+    var timestamp: Date = CraftedAttestation.now.addingTimeInterval(-5)
     var payloadOverride: String? = nil
     var headerOverride: String? = nil
     var signatureOverride: [UInt8]? = nil
@@ -310,7 +310,7 @@ struct SafetyNetStatementBuilder {
     var credentialKey: SoftwareKey = TestKeys.p256
 
     var authenticatorData: [UInt8] {
-        AttestationFixture.authenticatorData(key: credentialKey, algorithm: .es256)
+        CraftedAttestation.authenticatorData(key: credentialKey, algorithm: .es256)
     }
 
     var leafCertificate: [UInt8] {
@@ -323,7 +323,7 @@ struct SafetyNetStatementBuilder {
                     value: TestDER.sequence(
                         dnsNames.map { TestDER.contextSpecific(2, constructed: false, Array($0.utf8)) })))
         }
-        return AttestationFixture.intermediate.issue(
+        return CraftedAttestation.intermediate.issue(
             subject: subject, subjectPublicKeyInfo: signingKey.subjectPublicKeyInfo, extensions: extensions)
     }
 
@@ -331,14 +331,14 @@ struct SafetyNetStatementBuilder {
         headerOverride
             ?? """
             {"alg":"\(jwsAlgorithm)","x5c":["\(Data(leafCertificate).base64EncodedString())","\
-            \(Data(AttestationFixture.intermediate.certificateDER).base64EncodedString())"]}
+            \(Data(CraftedAttestation.intermediate.certificateDER).base64EncodedString())"]}
             """
     }
 
     var payload: String {
         let nonce =
             nonceOverride
-            ?? Data(Digest.sha256(authenticatorData + AttestationFixture.clientDataHash))
+            ?? Data(Digest.sha256(authenticatorData + CraftedAttestation.clientDataHash))
             .base64EncodedString()
         let milliseconds = Int64((timestamp.timeIntervalSince1970 * 1000).rounded())
         return payloadOverride
@@ -366,11 +366,11 @@ struct SafetyNetStatementBuilder {
     func verify(
         anchored: Bool = true, maximumAge: TimeInterval = AndroidSafetyNetAttestation.defaultMaximumAge
     ) throws(PasskeyError) -> AttestationOutcome {
-        try AttestationFixture.verify(
+        try CraftedAttestation.verify(
             AndroidSafetyNetAttestation(maximumAge: maximumAge), statement: statement,
             authenticatorData: authenticatorData,
-            context: AttestationFixture.context(
-                format: "android-safetynet", anchors: anchored ? [AttestationFixture.root.certificateDER] : []
+            context: CraftedAttestation.context(
+                format: "android-safetynet", anchors: anchored ? [CraftedAttestation.root.certificateDER] : []
             ))
     }
 }

@@ -77,8 +77,8 @@ struct AttestationParserFuzzTests {
         var rng = SplitMix64(seed: 0x7_0d4_5747)
         let builder = TPMStatementBuilder()
         let statement = builder.statement
-        let context = AttestationFixture.context(
-            format: "tpm", anchors: [AttestationFixture.root.certificateDER])
+        let context = CraftedAttestation.context(
+            format: "tpm", anchors: [CraftedAttestation.root.certificateDER])
         for round in 0..<400 {
             var mutated = statement
             let member = round % 2 == 0 ? "certInfo" : "pubArea"
@@ -87,7 +87,7 @@ struct AttestationParserFuzzTests {
             guard changed != original else { continue }
             mutated[.text(member)] = .bytes(changed)
             do throws(PasskeyError) {
-                _ = try AttestationFixture.verify(
+                _ = try CraftedAttestation.verify(
                     TPMAttestation(), statement: mutated, authenticatorData: builder.authenticatorData,
                     context: context)
                 Issue.record("a mutated \(member) verified: \(Hex.encode(changed))")
@@ -103,12 +103,12 @@ struct AttestationParserFuzzTests {
         let builder = SafetyNetStatementBuilder()
         let response = builder.response
         let parts = response.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        let context = AttestationFixture.context(
-            format: "android-safetynet", anchors: [AttestationFixture.root.certificateDER])
+        let context = CraftedAttestation.context(
+            format: "android-safetynet", anchors: [CraftedAttestation.root.certificateDER])
         for _ in 0..<400 {
             let changed = Self.mutate(response, &rng)
             do throws(PasskeyError) {
-                _ = try AttestationFixture.verify(
+                _ = try CraftedAttestation.verify(
                     AndroidSafetyNetAttestation(), statement: ["ver": "1", "response": .bytes(changed)],
                     authenticatorData: builder.authenticatorData, context: context)
                 // Only a different spelling of the same signature can verify: the signed text is unchanged.

@@ -77,9 +77,9 @@ struct TPMAttestationTests {
             var statement = CBORMap()
             for entry in valid where entry.key != .text(name) { statement[entry.key] = entry.value }
             expectCode(.attestationInvalidStatement, "without \(name)") {
-                _ = try AttestationFixture.verify(
+                _ = try CraftedAttestation.verify(
                     TPMAttestation(), statement: statement, authenticatorData: Builder().authenticatorData,
-                    context: AttestationFixture.context(format: "tpm"))
+                    context: CraftedAttestation.context(format: "tpm"))
             }
         }
         for (name, value): (String, CBORValue) in [
@@ -88,9 +88,9 @@ struct TPMAttestationTests {
             var statement = valid
             statement[.text(name)] = value
             expectCode(.attestationInvalidStatement, "\(name)") {
-                _ = try AttestationFixture.verify(
+                _ = try CraftedAttestation.verify(
                     TPMAttestation(), statement: statement, authenticatorData: Builder().authenticatorData,
-                    context: AttestationFixture.context(format: "tpm"))
+                    context: CraftedAttestation.context(format: "tpm"))
             }
         }
         expectCode(.attestationInvalidStatement) {
@@ -191,20 +191,20 @@ struct TPMAttestationTests {
         }
         // Anchors configured for the AAGUID only: used when the extension binds it, ignored otherwise.
         let anchors = StaticTrustAnchors(perAAGUID: [
-            AttestationFixture.aaguid: [AttestationFixture.root.certificateDER]
+            CraftedAttestation.aaguid: [CraftedAttestation.root.certificateDER]
         ])
         let context = AttestationContext(
-            validationTime: AttestationFixture.now, aaguid: AttestationFixture.aaguid, anchors: anchors,
+            validationTime: CraftedAttestation.now, aaguid: CraftedAttestation.aaguid, anchors: anchors,
             metadata: nil)
         let bound = Builder()
         #expect(
-            try AttestationFixture.verify(
+            try CraftedAttestation.verify(
                 TPMAttestation(), statement: bound.statement, authenticatorData: bound.authenticatorData,
                 context: context
             ).trusted)
         let unbound = Self.builder { $0.aaguidExtension = nil }
         #expect(
-            try !AttestationFixture.verify(
+            try !CraftedAttestation.verify(
                 TPMAttestation(), statement: unbound.statement, authenticatorData: unbound.authenticatorData,
                 context: context
             ).trusted)
@@ -253,10 +253,10 @@ struct TPMAttestationTests {
     @Test("§8.3: extraData must be alg's hash of authData ‖ clientDataHash")
     func extraData() {
         let builder = Builder()
-        let correct = Digest.hash(.sha256, builder.authenticatorData + AttestationFixture.clientDataHash)
+        let correct = Digest.hash(.sha256, builder.authenticatorData + CraftedAttestation.clientDataHash)
         let cases: [[UInt8]] = [
             [], Array(correct.dropLast()),
-            Digest.hash(.sha384, builder.authenticatorData + AttestationFixture.clientDataHash),
+            Digest.hash(.sha384, builder.authenticatorData + CraftedAttestation.clientDataHash),
             Digest.hash(.sha256, builder.authenticatorData),
         ]
         for extraData in cases {
@@ -296,23 +296,23 @@ struct TPMAttestationTests {
         var statement = Builder().statement
         statement["x5c"] = .array([])
         expectCode(.attestationCertificateInvalid) {
-            _ = try AttestationFixture.verify(
+            _ = try CraftedAttestation.verify(
                 TPMAttestation(), statement: statement, authenticatorData: Builder().authenticatorData,
-                context: AttestationFixture.context(format: "tpm"))
+                context: CraftedAttestation.context(format: "tpm"))
         }
         statement["x5c"] = .array([.bytes([0x30, 0x00])])
         expectCode(.attestationCertificateInvalid) {
-            _ = try AttestationFixture.verify(
+            _ = try CraftedAttestation.verify(
                 TPMAttestation(), statement: statement, authenticatorData: Builder().authenticatorData,
-                context: AttestationFixture.context(format: "tpm"))
+                context: CraftedAttestation.context(format: "tpm"))
         }
         let builder = Builder()
         expectCode(.attestationChainInvalid) {
-            _ = try AttestationFixture.verify(
+            _ = try CraftedAttestation.verify(
                 TPMAttestation(), statement: builder.statement, authenticatorData: builder.authenticatorData,
-                context: AttestationFixture.context(
-                    format: "tpm", anchors: [AttestationFixture.root.certificateDER],
-                    at: AttestationFixture.end.addingTimeInterval(86_400)))
+                context: CraftedAttestation.context(
+                    format: "tpm", anchors: [CraftedAttestation.root.certificateDER],
+                    at: CraftedAttestation.end.addingTimeInterval(86_400)))
         }
     }
 

@@ -8,7 +8,7 @@ import Testing
 /// The vectors come from the specification (Tests/Fixtures), not from this code: their certificates
 /// chain to the fixture's attestationCACertificate, which is an anchor only when a test says so.
 @Suite("W3C §16 vectors: tpm and android-key")
-struct W3CAttestationVectorTests {
+struct W3CTPMAndroidKeyVectorTests {
     /// One vector's public inputs, decoded from hex.
     struct Vector {
         let registrationChallenge: [UInt8]
