@@ -1,9 +1,12 @@
 import COpenSSL
 public import Foundation
 
-/// The SHA-2 digests Portvakt uses.
+/// The digests Portvakt uses: SHA-2, and SHA-1 where a legacy format leaves no choice.
 public enum DigestAlgorithm: Sendable, Hashable {
     case sha256, sha384, sha512
+    /// SHA-1: only for reading what old TPMs produce (TPM names with nameAlg SHA-1, RS1's extraData);
+    /// never for anything Portvakt itself signs or derives.
+    case sha1
 
     /// The digest length in bytes.
     public var byteCount: Int {
@@ -11,6 +14,7 @@ public enum DigestAlgorithm: Sendable, Hashable {
         case .sha256: 32
         case .sha384: 48
         case .sha512: 64
+        case .sha1: 20
         }
     }
 
@@ -20,11 +24,12 @@ public enum DigestAlgorithm: Sendable, Hashable {
         case .sha256: EVP_sha256()
         case .sha384: EVP_sha384()
         case .sha512: EVP_sha512()
+        case .sha1: EVP_sha1()
         }
     }
 }
 
-/// One-shot SHA-2 digests.
+/// One-shot digests.
 public enum Digest {
     /// Hashes `data` with `algorithm`.
     public static func hash(_ algorithm: DigestAlgorithm, _ data: some ContiguousBytes) -> [UInt8] {

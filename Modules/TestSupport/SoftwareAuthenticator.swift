@@ -371,4 +371,3 @@ private func quoted(_ text: String) -> String {
 }
 
 private func b64(_ bytes: [UInt8]) -> String { "\"\(Base64URL.encode(bytes))\"" }
-

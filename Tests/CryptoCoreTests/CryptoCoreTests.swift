@@ -3,7 +3,7 @@ import Testing
 
 @Suite("CryptoCore")
 struct CryptoCoreTests {
-    @Test("SHA-2 digests match the FIPS 180-4 \"abc\" vectors")
+    @Test("SHA-1 and SHA-2 digests match the FIPS 180-4 \"abc\" vectors")
     func digestVectors() {
         #expect(
             Hex.encode(Digest.hash(.sha256, Array("abc".utf8)))
@@ -16,6 +16,8 @@ struct CryptoCoreTests {
             Hex.encode(Digest.hash(.sha512, Array("abc".utf8)))
                 == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
                 + "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f")
+        #expect(
+            Hex.encode(Digest.hash(.sha1, Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
         #expect(
             Hex.encode(Digest.sha256([UInt8]()))
                 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")

@@ -144,7 +144,7 @@ public struct AttestationFormatRegistry: Sendable {
     public static var `default`: AttestationFormatRegistry {
         AttestationFormatRegistry([
             NoneAttestation(), PackedAttestation(), FIDOU2FAttestation(), AppleAttestation(),
-            CompoundAttestation(),
+            CompoundAttestation(), TPMAttestation(), AndroidKeyAttestation(), AndroidSafetyNetAttestation(),
         ])
     }
 

@@ -3,9 +3,11 @@ public import Foundation
 /// The attestation roots Portvakt ships, per format: public certificates that every deployment
 /// trusts the same way, so operators need not configure them.
 ///
-/// Only "apple" has a bundled root: Apple's anonymization CA is the sole issuer of apple attestations.
-/// Formats with many vendors (packed, fido-u2f, tpm, android-key) take their roots from configuration
-/// or FIDO metadata instead. Combine with configured anchors through `CombinedTrustAnchors`.
+/// Formats with one issuer ship their roots: "apple" (Apple's anonymization CA), "android-key"
+/// (Google's hardware attestation roots; the newer P-384 root must be configured) and
+/// "android-safetynet" (GlobalSign Root CA). Formats with many vendors (packed, fido-u2f, tpm) take
+/// their roots from configuration or FIDO metadata. Combine with configured anchors through
+/// `CombinedTrustAnchors`.
 public struct BundledTrustAnchors: TrustAnchorSource {
     /// The Apple WebAuthn Root CA (P-384, self-signed, valid 2020-03-18 to 2045-03-15, SHA-256
     /// fingerprint 0915DD5C07A28DB549D1F677BB5A75D4BFBE9561A773424327762E9E02F9BB29), as Apple
@@ -35,7 +37,11 @@ public struct BundledTrustAnchors: TrustAnchorSource {
     }()
 
     /// The bundled roots per fmt identifier.
-    public static let perFormat: [String: [[UInt8]]] = ["apple": [appleWebAuthnRootCA]]
+    public static let perFormat: [String: [[UInt8]]] = [
+        "apple": [appleWebAuthnRootCA],
+        "android-key": BundledAttestationRoots.googleHardwareAttestation,
+        "android-safetynet": BundledAttestationRoots.globalSignRootCA,
+    ]
 
     /// Creates the source.
     public init() {}

@@ -208,7 +208,10 @@ struct OptionsTests {
         #expect(rp.allowedTopOrigins.isEmpty)
         #expect(rp.attestationPolicy == .acceptUntrusted)
         #expect(rp.allowedAlgorithms == [.es256, .edDSA, .es384, .es512, .ps256, .rs256])
-        #expect(rp.attestationFormats.identifiers == ["apple", "compound", "fido-u2f", "none", "packed"])
+        #expect(
+            rp.attestationFormats.identifiers == [
+                "android-key", "android-safetynet", "apple", "compound", "fido-u2f", "none", "packed", "tpm",
+            ])
         #expect(rp.trustAnchors.anchors(forFormat: "apple") == [BundledTrustAnchors.appleWebAuthnRootCA])
         #expect(rp.metadata == nil)
     }

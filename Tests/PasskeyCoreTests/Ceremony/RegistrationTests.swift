@@ -200,7 +200,7 @@ struct RegistrationTests {
 
     @Test("§7.1 step 21: an fmt that is not registered is refused, matched case-sensitively")
     func unsupportedFormat() {
-        for format in ["None", "Packed", "FIDO-U2F", "packed2", "test-vouching"] {
+        for format in ["None", "Packed", "FIDO-U2F", "TPM", "packed2", "test-vouching"] {
             expectCode(.attestationUnsupportedFormat, "\(format)") {
                 _ = try Fixture.register(behaviour: behaviour { $0.attestationFormat = format })
             }
@@ -212,7 +212,7 @@ struct RegistrationTests {
         }
         #expect(
             AttestationFormatRegistry.default.identifiers == [
-                "apple", "compound", "fido-u2f", "none", "packed",
+                "android-key", "android-safetynet", "apple", "compound", "fido-u2f", "none", "packed", "tpm",
             ])
     }
 

@@ -215,6 +215,16 @@ struct ResponseParsingTests {
             .attestationCertificateInvalid, .attestationChainInvalid, .attestationCertificateRequirements,
             .attestationAAGUIDMismatch, .attestationSignatureInvalid, .attestationAlgorithmMismatch,
             .attestationUnsupportedAlgorithm, .attestationNonceMismatch, .attestationPublicKeyMismatch,
+            // tpm, android-key, android-safetynet: Tests/PasskeyCoreTests/Attestation.
+            .attestationTPMUnsupportedVersion, .attestationTPMPubAreaInvalid, .attestationTPMCertInfoInvalid,
+            .attestationTPMPublicKeyMismatch, .attestationTPMExtraDataMismatch, .attestationTPMNameMismatch,
+            .attestationTPMSignatureInvalid, .attestationTPMCertificateInvalid, .attestationTPMAAGUIDMismatch,
+            .attestationAndroidKeySignatureInvalid, .attestationAndroidKeyPublicKeyMismatch,
+            .attestationAndroidKeyDescriptionInvalid, .attestationAndroidKeyChallengeMismatch,
+            .attestationAndroidKeyAllApplications, .attestationAndroidKeyAuthorizationInvalid,
+            .attestationSafetyNetResponseInvalid, .attestationSafetyNetHostnameMismatch,
+            .attestationSafetyNetSignatureInvalid, .attestationSafetyNetNonceMismatch,
+            .attestationSafetyNetCTSProfileMismatch, .attestationSafetyNetTimestampInvalid,
         ]
         let prefixes = ["response.", "clientdata.", "options.", "config.", "ceremony.", "attestation."]
         let all = Set(
