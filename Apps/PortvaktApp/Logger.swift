@@ -1,6 +1,6 @@
 import Dispatch
-import Foundation
 import Glibc
+import HTTPFront
 import Synchronization
 
 /// Severity of a log line: the configuration's `logging.level` values, in order.
@@ -40,17 +40,12 @@ public final class Logger: Sendable {
         buffer.flush()
     }
 
-    /// Logs `message` with extra string fields, and writes it out at once.
+    /// Logs `message` with extra string fields (in key order), and writes it out at once.
     public func log(_ level: LogLevel, _ message: String, _ fields: [String: String] = [:]) {
         guard level >= minimum else { return }
-        var object: [String: String] = fields
-        object["ts"] = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        object["level"] = level.rawValue
-        object["msg"] = message
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-            return
-        }
-        buffer.append(data)
+        var line = LogLine(level: level.rawValue, message: message)
+        for key in fields.keys.sorted() { line.add(key, fields[key] ?? "") }
+        buffer.append(line.finish())
         buffer.flush()
     }
 
