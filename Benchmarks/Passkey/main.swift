@@ -18,45 +18,6 @@ let userHandle = [UInt8](repeating: 1, count: 32)
 let relyingParty = RelyingParty(id: rpID, name: "Bench", allowedOrigins: [origin])
 let authenticator = SoftwareAuthenticator()
 
-/// Operations per second of `body`, run for about `seconds`.
-func rate(_ body: () -> Bool) -> Double {
-    var count = 0
-    let start = DispatchTime.now().uptimeNanoseconds
-    let deadline = start + UInt64(seconds * 1e9)
-    var now = start
-    while now < deadline {
-        for _ in 0..<64 {
-            guard body() else { fatalError("verification failed during the benchmark") }
-        }
-        count += 64
-        now = DispatchTime.now().uptimeNanoseconds
-    }
-    return Double(count) / (Double(now - start) / 1e9)
-}
-
-/// The raw OpenSSL figure: EVP_DigestVerifyInit_ex + EVP_DigestVerify on a key built once.
-func rawVerifier(spki: [UInt8], digest: String?, signature: [UInt8], data: [UInt8]) -> () -> Bool {
-    // d2i_PUBKEY copies what it parses, so the buffer only has to live for the call.
-    let parsed: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
-        var pointer = buffer.baseAddress
-        return d2i_PUBKEY(nil, &pointer, buffer.count)
-    }
-    guard let pkey = parsed else { fatalError("d2i_PUBKEY failed") }
-    return {
-        guard let context = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(context) }
-        var keyContext: OpaquePointer? = nil
-        let initialised =
-            if let digest {
-                EVP_DigestVerifyInit_ex(context, &keyContext, digest, nil, nil, pkey, nil)
-            } else {
-                EVP_DigestVerifyInit_ex(context, &keyContext, nil, nil, nil, pkey, nil)
-            }
-        guard initialised == 1 else { return false }
-        return EVP_DigestVerify(context, signature, signature.count, data, data.count) == 1
-    }
-}
-
 var figures: [String] = []
 for (name, algorithm, digest) in [
     ("es256", COSEAlgorithm.es256, "SHA256" as String?), ("eddsa", .edDSA, nil), ("rs256", .rs256, "SHA256"),
@@ -79,15 +40,15 @@ for (name, algorithm, digest) in [
             return false
         }
     }
-    let raw = rawVerifier(
+    let raw = RawOpenSSLVerifier.make(
         spki: credential.publicKey.publicKey.derRepresentation, digest: digest,
         signature: assertion.signature,
         data: assertion.authenticatorData + Digest.sha256(assertion.clientDataJSON))
     var fullRates: [Double] = []
     var rawRates: [Double] = []
     for _ in 0..<rounds {
-        rawRates.append(rate(raw))
-        fullRates.append(rate(full))
+        rawRates.append(Benchmarking.rate(seconds: seconds, raw))
+        fullRates.append(Benchmarking.rate(seconds: seconds, full))
     }
     // Medians resist a single disturbed round on a shared machine.
     let fullMedian = fullRates.sorted()[rounds / 2]
@@ -128,7 +89,7 @@ do {
             return false
         }
     }
-    let rates = (0..<rounds).map { _ in rate(register) }
+    let rates = (0..<rounds).map { _ in Benchmarking.rate(seconds: seconds, register) }
     figures.append("passkey_packed_x5c_registration=\(Int(rates.sorted()[rounds / 2])):ops/s")
 }
 print(figures.joined(separator: " "))
