@@ -3,7 +3,8 @@
 
 Starts the built `portvakt serve` on a free port with a throwaway data directory, then walks the
 page as a user would: sign up, sign out, sign in with the discoverable passkey, add a second
-passkey, rename and remove one, see and end sessions, and the same ceremonies once more through
+passkey, rename and remove one, see and end sessions, sign in through autofill (conditional
+mediation), and the ceremonies once more through
 the page's fallback for browsers without the WebAuthn Level 3 JSON helpers. Each step saves a
 screenshot under .build/browser-screenshots/. The last line is `N passed, N failed` (CI reads it).
 
@@ -30,7 +31,9 @@ from pathlib import Path
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -152,6 +155,16 @@ class Page:
     def __init__(self, driver, url):
         self.driver = driver
         self.url = url
+        self.overrides = {}
+
+    def override(self, name, source):
+        """Runs `source` before the page's own script on every later load (until `restore`)."""
+        result = self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        self.overrides[name] = result["identifier"]
+
+    def restore(self, name):
+        identifier = self.overrides.pop(name)
+        self.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
 
     def find(self, css):
         return self.driver.find_element(By.CSS_SELECTOR, css)
@@ -161,8 +174,9 @@ class Page:
 
     def wait(self, condition, what):
         try:
-            WebDriverWait(self.driver, WAIT_SECONDS).until(lambda _: condition())
-        except Exception:
+            WebDriverWait(self.driver, WAIT_SECONDS, ignored_exceptions=[StaleElementReferenceException]).until(
+                lambda _: condition())
+        except TimeoutException:
             raise StepFailed(f"timed out waiting for {what}; status: {self.status()!r}")
 
     def status(self):
@@ -193,7 +207,9 @@ class Page:
         field.send_keys(text)
 
     def passkey_names(self):
-        return [node.text for node in self.all("#passkeys li .name")]
+        # One script call, so a list being redrawn cannot go stale under the test.
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll('#passkeys li .name')].map(n => n.textContent)")
 
     def passkey_item(self, name):
         for item in self.all("#passkeys li"):
@@ -203,6 +219,9 @@ class Page:
 
     def sessions(self):
         return self.all("#sessions li")
+
+    def session_count(self):
+        return self.driver.execute_script("return document.querySelectorAll('#sessions li').length")
 
     def fetch_status(self, method, path):
         """The status of a same-origin fetch from the page (with its cookie)."""
@@ -238,7 +257,14 @@ def step_page_served(server, page):
         check("immutable" in asset_headers["Cache-Control"], f"{path} is not cached as immutable")
 
 
+# Chromium's virtual authenticator answers a conditional (autofill) request at once, as if the
+# user had picked the passkey from autofill; a real user has to choose. So autofill stays off
+# (the page asks isConditionalMediationAvailable) except in the step that tests it.
+WITHOUT_AUTOFILL = "PublicKeyCredential.isConditionalMediationAvailable = async () => false;"
+
+
 def step_page_loads(server, page):
+    page.override("no-autofill", WITHOUT_AUTOFILL)
     page.open()
     check(page.state() == "signed-out", f"a new visitor sees {page.state()!r}")
     check(page.find("#signin-heading").text == "Sign in", "the English heading is missing")
@@ -309,7 +335,7 @@ def step_rename(server, page):
     check(field.tag_name == "input", "focus did not move to the rename field")
     field.clear()
     field.send_keys("Old laptop")
-    field.submit()
+    field.send_keys(Keys.ENTER)
     page.wait(lambda: "Old laptop" in page.passkey_names(), "the new name")
     page.wait_status("The passkey was renamed.")
 
@@ -334,15 +360,27 @@ def step_sessions(server, page):
     check(page.state() == "signed-out", "still signed in without a cookie")
     page.find("#signin-button").click()
     page.wait_state("signed-in")
-    page.wait(lambda: len(page.sessions()) == 2, "two sessions")
+    page.wait(lambda: page.session_count() == 2, "two sessions")
     current = [s for s in page.sessions() if "current" in s.get_attribute("class")]
     check(len(current) == 1 and "(this session)" in current[0].text, "the current session is not marked")
     other = next(s for s in page.sessions() if "current" not in s.get_attribute("class"))
     check("Chrome" in other.text and "passkey" in other.text, f"session details: {other.text!r}")
     other.find_element(By.CSS_SELECTOR, ".end-session").click()
     page.wait_status("The session was ended.")
-    page.wait(lambda: len(page.sessions()) == 1, "one session left")
+    page.wait(lambda: page.session_count() == 1, "one session left")
     check(page.state() == "signed-in", "ending the other session signed this one out")
+
+
+def step_autofill(server, page):
+    page.restore("no-autofill")
+    page.open()
+    check(page.driver.execute_script("return document.activeElement.id") != "signin-button", "focus moved")
+    check(page.state() == "signed-in", "not signed in")
+    # Signing out starts the conditional request; the virtual authenticator answers it at once.
+    page.find("#signout").click()
+    page.wait(lambda: page.status() == "You are signed in." and page.state() == "signed-in",
+              "sign-in through autofill")
+    page.override("no-autofill", WITHOUT_AUTOFILL)
 
 
 # Removes the Level 3 JSON helpers before any page script runs, so the page takes its fallback.
@@ -354,10 +392,10 @@ delete PublicKeyCredential.prototype.toJSON;
 
 
 def step_fallback(server, page):
-    page.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WITHOUT_JSON_HELPERS})
+    page.override("no-json-helpers", WITHOUT_JSON_HELPERS)
+    page.open()  # a new document, so the overrides (and no autofill) are in place
     page.find("#signout").click()
     page.wait_state("signed-out")
-    page.open()
     check(page.driver.execute_script("return PublicKeyCredential.parseRequestOptionsFromJSON") is None,
           "the JSON helpers are still there")
     page.type("#signin-username", "ada")  # by username this time: allowCredentials in the fallback
@@ -374,7 +412,7 @@ def step_fallback(server, page):
 
 PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
-                  step_remove, step_sessions, step_fallback]
+                  step_remove, step_sessions, step_autofill, step_fallback]
 
 
 def main():

@@ -254,46 +254,49 @@ enum AppScript {
 
         /** Signs in: `{}` lets the user pick any passkey for this site, `{ username }` narrows it. */
         async function signIn(body) {
-          return completeSignIn(await api('POST', '/v1/passkeys/login/initialize', body));
+          const { challengeId, publicKey } = await api('POST', '/v1/passkeys/login/initialize', body);
+          const credential = await navigator.credentials.get({ publicKey: requestOptions(publicKey) });
+          return finishSignIn(challengeId, credential);
         }
 
-        /** The browser half of sign-in. `mediation: 'conditional'` waits until the user picks a passkey
-         *  from the username field's autofill; `signal` lets us cancel that wait. */
-        async function completeSignIn({ challengeId, publicKey }, mediation, signal) {
-          const credential = await navigator.credentials.get({
-            publicKey: requestOptions(publicKey), mediation, signal,
-          });
+        function finishSignIn(challengeId, credential) {
           return api('POST', '/v1/passkeys/login/finalize', { challengeId, credential: credentialJSON(credential) });
         }
 
-        // Autofill sign-in: a conditional request waits in the background while the page shows the
-        // form. Only one WebAuthn request may be pending, so it is aborted before any other ceremony.
+        // Autofill sign-in (conditional mediation): a request waits quietly while the page shows the
+        // form, and the browser offers this site's passkeys in the username field's autofill. Only one
+        // WebAuthn request may be pending, so it is aborted before any other ceremony.
         let autofill = null;
 
         async function startAutofill() {
           stopAutofill();
           if (document.body.dataset.state !== 'signed-out') return;
-          const available = await PublicKeyCredential.isConditionalMediationAvailable?.();
-          if (!available) return;
+          if (!(await PublicKeyCredential.isConditionalMediationAvailable?.())) return;
           const controller = new AbortController();
           autofill = controller;
-          const { signal } = controller;
-          let options;
+          let challengeId, credential;
           try {
-            options = await api('POST', '/v1/passkeys/login/initialize', {});
+            const options = await api('POST', '/v1/passkeys/login/initialize', {});
+            challengeId = options.challengeId;
+            credential = await navigator.credentials.get({
+              publicKey: requestOptions(options.publicKey), mediation: 'conditional', signal: controller.signal,
+            });
           } catch {
-            return; // autofill is a convenience: the button still works, and reports what is wrong
+            // Aborted by us, declined by the browser, or the server is not answering: autofill is a
+            // convenience, so stay quiet; the button still works and says what is wrong.
+            return;
           }
-          try {
-            await completeSignIn(options, 'conditional', signal);
-            autofill = null;
+          autofill = null;
+          // From here on the user picked a passkey, so failures are theirs to see.
+          run(async () => {
+            try {
+              await finishSignIn(challengeId, credential);
+            } catch (error) {
+              startAutofill(); // a fresh challenge, so the user can pick again
+              throw error;
+            }
             await showAccount('signedIn');
-          } catch (error) {
-            if (signal.aborted) return; // we stopped it ourselves
-            sayError(error);
-            // Offer autofill again, with a fresh challenge, unless the server is refusing or failing.
-            if (!(error.status === 429 || error.status >= 500)) setTimeout(startAutofill, 1000);
-          }
+          });
         }
 
         function stopAutofill() {
