@@ -17,10 +17,11 @@ run: deps            ## release build, then serve on the embedded default (http:
 	$(SWIFT) build $(RELEASE) --product portvakt
 	$(BIN_RELEASE) serve
 
-test:                ## install, build, and run every test
+test:                ## install, build, run every test, then the sign-in page in headless Chromium
 	@Tools/install-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	Tests/Browser/run.sh
 
 lint:                ## check formatting with swift format
 	$(SWIFT) format lint --strict --recursive Package.swift Modules Apps Tests Benchmarks

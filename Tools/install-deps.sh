@@ -7,14 +7,23 @@ set -euo pipefail
 level="${1:-build}"
 missing=()
 
-need_tool() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
-need_lib() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
+need() { [[ " ${missing[*]} " == *" $1 "* ]] || missing+=("$1"); }
+need_tool() { command -v "$1" >/dev/null 2>&1 || need "$2"; }
+need_lib() { pkg-config --exists "$1" 2>/dev/null || need "$2"; }
 
 need_tool pkg-config pkg-config
 need_lib openssl libssl-dev
 need_lib libcurl libcurl4-openssl-dev
 need_lib sqlite3 libsqlite3-dev
 need_lib libmicrohttpd libmicrohttpd-dev
+if [ "$level" = test ] || [ "$level" = bench ]; then
+  # The browser test (Tests/Browser/run.sh): headless Chromium, its WebDriver, and a Python venv
+  # for Selenium (installed from PyPI into .build/browser-venv by the test itself).
+  need_tool chromium chromium
+  need_tool chromedriver chromium-driver
+  need_tool python3 python3
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need python3-venv
+fi
 if [ "$level" = bench ]; then
   # wrk drives the HTTP benchmark; python3 prints the tables and merges results.json.
   need_tool wrk wrk

@@ -68,6 +68,7 @@ public final class PortvaktServer: Sendable {
                 trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins)),
             clock: clock, readiness: readiness
         ).register(on: &publicRouter)
+        WebPages.register(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
