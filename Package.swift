@@ -63,6 +63,12 @@ let package = Package(
             name: "bench-passkey", dependencies: ["COpenSSL", "CryptoCore", "PasskeyCore", "TestSupport"],
             path: "Benchmarks/Passkey", swiftSettings: strictSettings),
 
+        // Complete passkey logins over HTTP against the release server.
+        .executableTarget(
+            name: "bench-login",
+            dependencies: ["CSQLite", "CryptoCore", "HTTPFront", "PasskeyCore", "Storage", "TestSupport"],
+            path: "Benchmarks/Login", swiftSettings: strictSettings),
+
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, software
         // keys, a throwaway certificate authority and a software WebAuthn authenticator over OpenSSL.
         .target(
