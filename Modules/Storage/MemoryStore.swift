@@ -2,13 +2,19 @@ public import Foundation
 public import SessionCore
 import Synchronization
 
-/// All four stores in memory, with the same semantics as `SQLiteStore` (conflicts, the cascade
-/// from users to sessions, ordering, millisecond times), for tests of the layers above Storage.
+/// Every store in memory, with the same semantics as `SQLiteStore` (conflicts, the cascade from
+/// users to sessions and passkeys, ordering, millisecond times), for tests of the layers above
+/// Storage. One lock guards everything, so each method is one atomic step, as a transaction is.
 public final class MemoryStore: Sendable {
     private struct State {
         var users: [String: User] = [:]
         /// username → user id, the UNIQUE index.
         var usernames: [String: String] = [:]
+        /// user handle → user id, the UNIQUE index.
+        var userHandles: [[UInt8]: String] = [:]
+        /// credential id → passkey, the primary key.
+        var passkeys: [[UInt8]: StoredPasskey] = [:]
+        var challenges: [String: StoredChallenge] = [:]
         var sessions: [String: Session] = [:]
         /// token hash → session id, the UNIQUE index.
         var sessionIDsByTokenHash: [[UInt8]: String] = [:]
@@ -29,6 +35,40 @@ public final class MemoryStore: Sendable {
             sessionIDsByTokenHash[session.tokenHash] = session.id
         }
 
+        mutating func insertUser(_ user: User) throws(StorageError) {
+            // Check every unique key before changing anything, as one INSERT would.
+            guard users[user.id] == nil else {
+                throw StorageError(.conflict, "a user with this id already exists")
+            }
+            if let username = user.username, usernames[username] != nil {
+                throw StorageError(.conflict, "a user with this username already exists")
+            }
+            guard (1...64).contains(user.userHandle.count) else {
+                throw StorageError(.constraint, "users.user_handle must be 1 to 64 bytes")
+            }
+            guard userHandles[user.userHandle] == nil else {
+                throw StorageError(.conflict, "a user with this user handle already exists")
+            }
+            if let username = user.username { usernames[username] = user.id }
+            userHandles[user.userHandle] = user.id
+            users[user.id] = user.normalised
+        }
+
+        mutating func insertPasskey(_ passkey: StoredPasskey) throws(StorageError) {
+            guard users[passkey.userID] != nil else {
+                throw StorageError(.constraint, "FOREIGN KEY constraint failed")
+            }
+            guard passkeys[passkey.credentialID] == nil else {
+                throw StorageError(.conflict, "a passkey with this credential id already exists")
+            }
+            passkeys[passkey.credentialID] = passkey.normalised
+        }
+
+        /// The passkey when it exists and belongs to `userID`.
+        func ownedPasskey(_ credentialID: [UInt8], userID: String) -> StoredPasskey? {
+            passkeys[credentialID].flatMap { $0.userID == userID ? $0 : nil }
+        }
+
         mutating func removeSession(id: String) {
             guard let session = sessions.removeValue(forKey: id) else { return }
             sessionIDsByTokenHash[session.tokenHash] = nil
@@ -43,18 +83,7 @@ public final class MemoryStore: Sendable {
 
 extension MemoryStore: UserStore {
     public func insertUser(_ user: User) throws {
-        try state.withLock { state throws(StorageError) in
-            guard state.users[user.id] == nil else {
-                throw StorageError(.conflict, "a user with this id already exists")
-            }
-            if let username = user.username {
-                guard state.usernames[username] == nil else {
-                    throw StorageError(.conflict, "a user with this username already exists")
-                }
-                state.usernames[username] = user.id
-            }
-            state.users[user.id] = user.normalised
-        }
+        try state.withLock { state throws(StorageError) in try state.insertUser(user) }
     }
 
     public func user(id: String) throws -> User? {
@@ -63,6 +92,10 @@ extension MemoryStore: UserStore {
 
     public func user(username: String) throws -> User? {
         state.withLock { state in state.usernames[username].flatMap { state.users[$0] } }
+    }
+
+    public func user(handle: [UInt8]) throws -> User? {
+        state.withLock { state in state.userHandles[handle].flatMap { state.users[$0] } }
     }
 
     public func updateUser(_ user: User) throws {
@@ -87,10 +120,12 @@ extension MemoryStore: UserStore {
         state.withLock { state in
             guard let user = state.users.removeValue(forKey: id) else { return false }
             if let username = user.username { state.usernames[username] = nil }
+            state.userHandles[user.userHandle] = nil
             // The cascade SQLite performs through ON DELETE CASCADE.
             for session in state.sessions.values where session.userID == id {
                 state.removeSession(id: session.id)
             }
+            state.passkeys = state.passkeys.filter { $0.value.userID != id }
             return true
         }
     }
@@ -240,6 +275,127 @@ extension MemoryStore: SettingsStore {
     }
 }
 
+extension MemoryStore: AccountStore {
+    public func insertPasskey(_ passkey: StoredPasskey) throws {
+        try state.withLock { state throws(StorageError) in try state.insertPasskey(passkey) }
+    }
+
+    public func passkey(credentialID: [UInt8]) throws -> StoredPasskey? {
+        state.withLock { $0.passkeys[credentialID] }
+    }
+
+    public func passkeys(userID: String) throws -> [StoredPasskey] {
+        state.withLock { state in
+            // created_at, then the credential id's bytes, as SQLite's ORDER BY sorts them.
+            state.passkeys.values.filter { $0.userID == userID }.sorted {
+                $0.createdAt != $1.createdAt
+                    ? $0.createdAt < $1.createdAt
+                    : $0.credentialID.lexicographicallyPrecedes($1.credentialID)
+            }
+        }
+    }
+
+    public func passkeyCount(userID: String) throws -> Int {
+        state.withLock { state in state.passkeys.values.count { $0.userID == userID } }
+    }
+
+    public func renamePasskey(credentialID: [UInt8], userID: String, name: String) throws -> Bool {
+        state.withLock { state in
+            guard state.ownedPasskey(credentialID, userID: userID) != nil else { return false }
+            state.passkeys[credentialID]?.name = name
+            return true
+        }
+    }
+
+    public func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool {
+        state.withLock { state in
+            guard state.ownedPasskey(credentialID, userID: userID) != nil else { return false }
+            state.passkeys[credentialID] = nil
+            return true
+        }
+    }
+
+    public func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String) throws
+        -> PasskeyDeletion
+    {
+        state.withLock { state in
+            guard state.ownedPasskey(credentialID, userID: userID) != nil else { return .notFound }
+            guard
+                state.passkeys.values.contains(where: {
+                    $0.userID == userID && $0.credentialID != credentialID
+                })
+            else { return .lastPasskey }
+            state.passkeys[credentialID] = nil
+            return .deleted
+        }
+    }
+
+    public func recordPasskeyUse(
+        credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date
+    ) throws {
+        let at = at.storagePrecision
+        try state.withLock { state throws(StorageError) in
+            guard var passkey = state.passkeys[credentialID] else {
+                throw StorageError(.notFound, "no such passkey")
+            }
+            // Never backwards, as in SQLiteStore: racing logins leave the higher values.
+            passkey.signCount = max(passkey.signCount, signCount)
+            passkey.backupState = backupState
+            passkey.lastUsedAt = max(passkey.lastUsedAt ?? at, at)
+            state.passkeys[credentialID] = passkey
+        }
+    }
+
+    public func createUser(_ user: User, firstPasskey: StoredPasskey) throws {
+        guard firstPasskey.userID == user.id else {
+            throw StorageError(.invalidArgument, "the first passkey must belong to the new user")
+        }
+        try state.withLock { state throws(StorageError) in
+            // Check the passkey before inserting the user, so a refusal leaves nothing behind.
+            guard state.passkeys[firstPasskey.credentialID] == nil else {
+                throw StorageError(.conflict, "a passkey with this credential id already exists")
+            }
+            try state.insertUser(user)
+            try state.insertPasskey(firstPasskey)
+        }
+    }
+}
+
+extension MemoryStore: ChallengeStore {
+    public func insertChallenge(_ challenge: StoredChallenge) throws {
+        try state.withLock { state throws(StorageError) in
+            guard state.challenges[challenge.id] == nil else {
+                throw StorageError(.conflict, "a challenge with this id already exists")
+            }
+            state.challenges[challenge.id] = challenge.normalised
+        }
+    }
+
+    public func consumeChallenge(id: String, purpose: ChallengePurpose, at now: Date) throws
+        -> StoredChallenge?
+    {
+        let now = now.storagePrecision
+        // Removed whatever the outcome: one attempt per challenge, as in SQLiteStore.
+        guard let challenge = state.withLock({ $0.challenges.removeValue(forKey: id) }) else {
+            return nil
+        }
+        return challenge.purpose == purpose && challenge.expiresAt > now ? challenge : nil
+    }
+
+    public func purgeChallenges(expiredBefore now: Date) throws -> Int {
+        let now = now.storagePrecision
+        return state.withLock { state in
+            let before = state.challenges.count
+            state.challenges = state.challenges.filter { $0.value.expiresAt > now }
+            return before - state.challenges.count
+        }
+    }
+
+    public func challengeCount() throws -> Int {
+        state.withLock { $0.challenges.count }
+    }
+}
+
 /// Whether `lhs` sorts before `rhs` byte by byte in UTF-8, as SQLite's BINARY collation does
 /// (Swift's `<` on String follows Unicode ordering, which differs outside ASCII).
 func bytewiseLess(_ lhs: String, _ rhs: String) -> Bool {
@@ -253,6 +409,26 @@ extension User {
         user.createdAt = createdAt.storagePrecision
         user.disabledAt = disabledAt?.storagePrecision
         return user
+    }
+}
+
+extension StoredPasskey {
+    /// This passkey with times at the precision SQLite keeps.
+    fileprivate var normalised: StoredPasskey {
+        var passkey = self
+        passkey.createdAt = createdAt.storagePrecision
+        passkey.lastUsedAt = lastUsedAt?.storagePrecision
+        return passkey
+    }
+}
+
+extension StoredChallenge {
+    /// This challenge with times at the precision SQLite keeps.
+    fileprivate var normalised: StoredChallenge {
+        var challenge = self
+        challenge.createdAt = createdAt.storagePrecision
+        challenge.expiresAt = expiresAt.storagePrecision
+        return challenge
     }
 }
 

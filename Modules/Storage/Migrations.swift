@@ -87,7 +87,64 @@ extension Migration {
                     value BLOB NOT NULL,
                     updated_at INTEGER NOT NULL
                 ) STRICT;
-                """)
+                """),
+        Migration(
+            version: 2, name: "user handles, passkeys, challenges",
+            sql: """
+                -- Nullable only because ALTER TABLE cannot add a NOT NULL column without a default,
+                -- and rebuilding users would cascade through sessions' foreign key. The triggers
+                -- below refuse NULL instead, and every existing user gets a handle here.
+                ALTER TABLE users ADD COLUMN user_handle BLOB;
+                UPDATE users SET user_handle = randomblob(32);
+                -- Discoverable login finds the account by the handle the authenticator returns.
+                CREATE UNIQUE INDEX users_user_handle ON users(user_handle);
+                CREATE TRIGGER users_user_handle_insert BEFORE INSERT ON users
+                    WHEN NEW.user_handle IS NULL OR length(NEW.user_handle) NOT BETWEEN 1 AND 64
+                BEGIN SELECT RAISE(ABORT, 'users.user_handle must be 1 to 64 bytes'); END;
+                CREATE TRIGGER users_user_handle_update BEFORE UPDATE OF user_handle ON users
+                    WHEN NEW.user_handle IS NULL OR length(NEW.user_handle) NOT BETWEEN 1 AND 64
+                BEGIN SELECT RAISE(ABORT, 'users.user_handle must be 1 to 64 bytes'); END;
+
+                -- A rowid table with the credential id as its (automatically indexed) primary
+                -- key: credential ids run to 1023 bytes, too long to be the B-tree key of every row.
+                CREATE TABLE passkeys (
+                    credential_id BLOB PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    public_key BLOB NOT NULL,
+                    algorithm INTEGER NOT NULL,
+                    sign_count INTEGER NOT NULL CHECK (sign_count BETWEEN 0 AND 4294967295),
+                    aaguid TEXT NOT NULL,
+                    provider_name TEXT,
+                    transports TEXT NOT NULL DEFAULT '[]'
+                        CHECK (json_valid(transports) AND json_type(transports) = 'array'),
+                    backup_eligible INTEGER NOT NULL CHECK (backup_eligible IN (0, 1)),
+                    backup_state INTEGER NOT NULL CHECK (backup_state IN (0, 1)),
+                    attestation_format TEXT NOT NULL,
+                    attestation_type TEXT NOT NULL,
+                    attestation_trusted INTEGER NOT NULL CHECK (attestation_trusted IN (0, 1)),
+                    name TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    last_used_at INTEGER
+                ) STRICT;
+                -- Listing (oldest first) and counting a user's passkeys, and the cascade.
+                CREATE INDEX passkeys_user_id ON passkeys(user_id, created_at);
+
+                -- No foreign key on user_id: a sign-up challenge precedes its user. WITHOUT
+                -- ROWID: the rows are small and only ever found by id, so the id is the key.
+                CREATE TABLE challenges (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    challenge BLOB NOT NULL,
+                    purpose TEXT NOT NULL CHECK (purpose IN ('registration', 'login')),
+                    user_id TEXT,
+                    username TEXT,
+                    display_name TEXT,
+                    user_handle BLOB,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                -- Purging expired challenges.
+                CREATE INDEX challenges_expires_at ON challenges(expires_at);
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.

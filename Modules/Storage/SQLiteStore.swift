@@ -15,12 +15,22 @@ public final class SQLiteStore: Sendable {
         self.clock = clock
     }
 
-    fileprivate static let userColumns = "id, username, display_name, created_at, disabled_at"
+    fileprivate static let userColumns =
+        "id, username, display_name, created_at, disabled_at, user_handle"
 
     fileprivate static func user(_ row: Row) -> User {
         User(
             id: row.string(0), username: row.optionalString(1), displayName: row.string(2),
-            createdAt: row.date(3), disabledAt: row.optionalDate(4))
+            createdAt: row.date(3), disabledAt: row.optionalDate(4), userHandle: row.blob(5))
+    }
+
+    fileprivate static func insert(_ user: User, on connection: Connection) throws {
+        try connection.execute(
+            "INSERT INTO users (\(userColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            [
+                user.id, user.username, user.displayName, user.createdAt, user.disabledAt,
+                user.userHandle,
+            ])
     }
 
     fileprivate static let sessionColumns = """
@@ -54,11 +64,7 @@ public final class SQLiteStore: Sendable {
 
 extension SQLiteStore: UserStore {
     public func insertUser(_ user: User) throws {
-        try database.write { connection in
-            try connection.execute(
-                "INSERT INTO users (\(Self.userColumns)) VALUES (?1, ?2, ?3, ?4, ?5)",
-                [user.id, user.username, user.displayName, user.createdAt, user.disabledAt])
-        }
+        try database.write { try Self.insert(user, on: $0) }
     }
 
     public func user(id: String) throws -> User? {
@@ -75,6 +81,13 @@ extension SQLiteStore: UserStore {
         }
     }
 
+    public func user(handle: [UInt8]) throws -> User? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.userColumns) FROM users WHERE user_handle = ?1", [handle], Self.user)
+        }
+    }
+
     public func updateUser(_ user: User) throws {
         try database.write { connection in
             try connection.execute(
@@ -85,7 +98,7 @@ extension SQLiteStore: UserStore {
     }
 
     public func deleteUser(id: String) throws -> Bool {
-        // The sessions go with the user through ON DELETE CASCADE, in the same transaction.
+        // Sessions and passkeys go with the user through ON DELETE CASCADE, in the same transaction.
         try database.write { connection in
             try connection.execute("DELETE FROM users WHERE id = ?1", [id])
             return connection.changes > 0

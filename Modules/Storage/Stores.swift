@@ -13,16 +13,35 @@ public struct User: Sendable, Equatable {
     public var createdAt: Date
     /// When an administrator disabled the account, if one did.
     public var disabledAt: Date?
+    /// The WebAuthn user handle (`user.id` in creation options, `userHandle` in assertions):
+    /// random, unique, and free of personal data, so it is not the `id`. Fixed at creation:
+    /// `updateUser` never changes it.
+    public var userHandle: [UInt8]
 
-    /// Creates a user value.
+    /// Creates a user value; a new user gets a fresh random user handle unless one is given.
     public init(
-        id: String, username: String?, displayName: String, createdAt: Date, disabledAt: Date? = nil
+        id: String, username: String?, displayName: String, createdAt: Date, disabledAt: Date? = nil,
+        userHandle: [UInt8] = User.randomHandle()
     ) {
         self.id = id
         self.username = username
         self.displayName = displayName
         self.createdAt = createdAt
         self.disabledAt = disabledAt
+        self.userHandle = userHandle
+    }
+
+    /// The length of a generated user handle: 32 bytes, within WebAuthn's 64-byte limit.
+    public static let handleByteCount = 32
+
+    /// 32 bytes from the system CSPRNG.
+    ///
+    /// `SystemRandomNumberGenerator` (getrandom(2) on Linux) rather than CryptoCore's
+    /// `SystemRandom`, because it cannot fail and so can serve as a default argument. A caller
+    /// that injects randomness passes `userHandle:` explicitly.
+    public static func randomHandle() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<handleByteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 }
 
@@ -64,17 +83,21 @@ public struct AuditEvent: Sendable, Equatable {
 /// Accounts. Every method is atomic on its own; dates are kept to the millisecond.
 public protocol UserStore: Sendable {
     /// Stores a new user.
-    /// - Throws: `StorageError(.conflict)` when the id or the username is taken.
+    /// - Throws: `StorageError(.conflict)` when the id, the username or the user handle is taken.
     func insertUser(_ user: User) throws
     /// The user with this id; nil when none.
     func user(id: String) throws -> User?
     /// The user with exactly this username; nil when none.
     func user(username: String) throws -> User?
-    /// Replaces the username, display name and disabled time of an existing user.
+    /// The user with this WebAuthn user handle (from a discoverable login's assertion); nil when none.
+    func user(handle: [UInt8]) throws -> User?
+    /// Replaces the username, display name and disabled time of an existing user (never the
+    /// creation time or the user handle).
     /// - Throws: `StorageError(.notFound)` when no user has the id, `.conflict` when the username
     ///   belongs to someone else.
     func updateUser(_ user: User) throws
-    /// Deletes the user and, with it, every session of theirs; false when there was no such user.
+    /// Deletes the user and, with it, every session and passkey of theirs; false when there was no
+    /// such user.
     func deleteUser(id: String) throws -> Bool
     /// Up to `limit` users with ids after `afterID` (from the start when nil), ordered by id's
     /// bytes: pass the last id of one page to get the next.

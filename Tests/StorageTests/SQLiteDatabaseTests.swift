@@ -16,9 +16,12 @@ struct SQLiteDatabaseTests {
 
     var path: String { directory.path("portvakt.sqlite") }
 
-    /// A second migration for tests of stepwise upgrades.
+    /// The newest schema version this binary knows.
+    static let latest = Migration.all.count
+
+    /// One migration past the binary's own, for tests of stepwise upgrades.
     static let notesMigration = Migration(
-        version: 2, name: "notes",
+        version: latest + 1, name: "notes",
         sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;")
 
     func tableNames(_ database: SQLiteDatabase) throws -> Set<String> {
@@ -37,12 +40,13 @@ struct SQLiteDatabaseTests {
         let database = try SQLiteDatabase(
             path: path, clock: FixedClock(at(0.5)))
         defer { database.close() }
-        #expect(try database.schemaVersion == 1)
-        #expect(SQLiteDatabase.supportedSchemaVersion == 1)
+        #expect(try database.schemaVersion == Self.latest)
+        #expect(SQLiteDatabase.supportedSchemaVersion == Self.latest)
         #expect(
-            try database.appliedMigrations() == [
-                AppliedMigration(version: 1, name: Migration.all[0].name, appliedAt: at(0.5))
-            ])
+            try database.appliedMigrations()
+                == Migration.all.map {
+                    AppliedMigration(version: $0.version, name: $0.name, appliedAt: at(0.5))
+                })
         #expect(
             try tableNames(database).isSuperset(of: [
                 "users", "sessions", "audit_events", "settings", "schema_migrations",
@@ -56,8 +60,8 @@ struct SQLiteDatabaseTests {
         let reopened = try SQLiteDatabase(path: path, clock: FixedClock(at(2)))
         defer { reopened.close() }
         let applied = try reopened.appliedMigrations()
-        #expect(applied.count == 1)
-        #expect(applied.first?.appliedAt == at(1), "the record is from the first open")
+        #expect(applied.count == Self.latest)
+        #expect(applied.allSatisfy { $0.appliedAt == at(1) }, "the records are from the first open")
         #expect(try reopened.migrate().isEmpty)
     }
 
@@ -69,9 +73,9 @@ struct SQLiteDatabaseTests {
         defer { database.close() }
         #expect(try database.schemaVersion == 0)
         let applied = try database.migrate()
-        #expect(applied.map(\.version) == [1])
+        #expect(applied.map(\.version) == Array(1...Self.latest))
         #expect(applied.first?.appliedAt == epoch)
-        #expect(try database.schemaVersion == 1)
+        #expect(try database.schemaVersion == Self.latest)
     }
 
     @Test("a later migration is applied on its own to an older database")
@@ -81,8 +85,8 @@ struct SQLiteDatabaseTests {
             path: path, configuration: .init(migrateOnOpen: false), clock: SystemClock(),
             migrations: Migration.all + [Self.notesMigration])
         defer { upgraded.close() }
-        #expect(try upgraded.migrate().map(\.version) == [2])
-        #expect(try upgraded.schemaVersion == 2)
+        #expect(try upgraded.migrate().map(\.version) == [Self.latest + 1])
+        #expect(try upgraded.schemaVersion == Self.latest + 1)
         #expect(try tableNames(upgraded).contains("notes"))
     }
 
@@ -96,7 +100,7 @@ struct SQLiteDatabaseTests {
         do {
             _ = try SQLiteDatabase(path: path)
         } catch let error as StorageError {
-            #expect(error.message.contains("schema version 2"))
+            #expect(error.message.contains("schema version \(Self.latest + 1)"))
         }
     }
 
@@ -114,14 +118,14 @@ struct SQLiteDatabaseTests {
     func failingMigrationRollsBack() throws {
         try SQLiteDatabase(path: path).close()
         let broken = Migration(
-            version: 2, name: "broken",
+            version: Self.latest + 1, name: "broken",
             sql: "CREATE TABLE half (x INTEGER) STRICT; CREATE TABLE users (y INTEGER);")
         let database = try SQLiteDatabase(
             path: path, configuration: .init(migrateOnOpen: false), clock: SystemClock(),
             migrations: Migration.all + [broken])
         defer { database.close() }
         #expect(throws: StorageError(.migration, "")) { try database.migrate() }
-        #expect(try database.schemaVersion == 1)
+        #expect(try database.schemaVersion == Self.latest)
         #expect(
             try tableNames(database).contains("half") == false, "the first statement was undone too"
         )
@@ -129,7 +133,7 @@ struct SQLiteDatabaseTests {
 
     @Test("a migration list with a gap is refused")
     func gapInMigrations() throws {
-        let gap = Migration(version: 3, name: "gap", sql: "SELECT 1;")
+        let gap = Migration(version: Self.latest + 2, name: "gap", sql: "SELECT 1;")
         #expect(throws: StorageError(.migration, "")) {
             try SQLiteDatabase(
                 path: path, configuration: .init(), clock: SystemClock(),
@@ -216,7 +220,7 @@ struct SQLiteDatabaseTests {
         #expect(throws: Abort.self) {
             try database.write { connection in
                 try connection.execute(
-                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO users (id, display_name, created_at, user_handle) VALUES (?1, ?2, ?3, randomblob(32))",
                     ["u1", "One", epoch])
                 throw Abort()
             }
@@ -234,7 +238,7 @@ struct SQLiteDatabaseTests {
         #expect(throws: StorageError(.readOnly, "")) {
             try database.read { connection in
                 try connection.execute(
-                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO users (id, display_name, created_at, user_handle) VALUES (?1, ?2, ?3, randomblob(32))",
                     ["u1", "One", epoch])
             }
         }
@@ -251,7 +255,7 @@ struct SQLiteDatabaseTests {
         let writer = Thread {
             _ = try? database.write { connection in
                 try connection.execute(
-                    "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO users (id, display_name, created_at, user_handle) VALUES (?1, ?2, ?3, randomblob(32))",
                     ["u1", "One", epoch])
                 inside.signal()
                 // Hold the transaction open until the reads are done (bounded, so a bug cannot hang).
@@ -331,7 +335,7 @@ struct SQLiteDatabaseTests {
         #expect(try restored.setting("admin.token_hash") == [1, 2, 3])
         #expect(
             try restored.auditEvents(userID: nil, beforeID: nil, limit: 5).map(\.id) == [eventID])
-        #expect(try copy.schemaVersion == 1)
+        #expect(try copy.schemaVersion == Self.latest)
         #expect(try copy.integrityCheck() == "ok")
     }
 

@@ -47,16 +47,19 @@ struct UserStoreTests {
     }
 
     @Test(
-        "an update changes username, display name and disabled time, never the creation time",
+        "an update changes username, display name and disabled time, never the creation time or the user handle",
         arguments: StoreKind.allCases)
     func update(kind: StoreKind) throws {
         let fixture = try kind.make()
-        try fixture.store.insertUser(makeUser("u1", username: "alice", createdAt: at(0)))
+        let original = makeUser("u1", username: "alice", createdAt: at(0))
+        try fixture.store.insertUser(original)
         var changed = User(
             id: "u1", username: "alicia", displayName: "Alicia", createdAt: at(500),
             disabledAt: at(7))
+        #expect(changed.userHandle != original.userHandle)
         try fixture.store.updateUser(changed)
         changed.createdAt = at(0)
+        changed.userHandle = original.userHandle
         #expect(try fixture.store.user(id: "u1") == changed)
         #expect(try fixture.store.user(username: "alice") == nil, "the old username is released")
         #expect(try fixture.store.user(username: "alicia")?.id == "u1")

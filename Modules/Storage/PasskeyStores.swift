@@ -1,0 +1,186 @@
+public import Foundation
+
+/// A registered passkey (a WebAuthn public-key credential) as Storage keeps it.
+public struct StoredPasskey: Sendable, Equatable {
+    /// The credential id the authenticator chose (1 to 1023 bytes); unique across all users.
+    public var credentialID: [UInt8]
+    /// The user who owns it.
+    public var userID: String
+    /// The credential public key in COSE_Key form, as registered.
+    public var publicKey: [UInt8]
+    /// The COSE algorithm identifier (for example -7 for ES256).
+    public var algorithm: Int
+    /// The signature counter last seen; 0 for authenticators that do not count.
+    public var signCount: UInt32
+    /// The authenticator model's AAGUID in its textual UUID form (all zeros when not disclosed).
+    public var aaguid: String
+    /// The provider's name looked up from the AAGUID (for example "iCloud Keychain"), if known.
+    public var providerName: String?
+    /// The transports the client reported (for example "internal", "hybrid").
+    public var transports: [String]
+    /// The BE flag at registration: whether the credential may be synced.
+    public var backupEligible: Bool
+    /// The BS flag last seen: whether the credential is currently backed up.
+    public var backupState: Bool
+    /// The attestation statement format ("none", "packed", …).
+    public var attestationFormat: String
+    /// The attestation type the verifier found ("None", "Self", "Basic", "AttCA", …).
+    public var attestationType: String
+    /// Whether the attestation chained to a trusted root.
+    public var attestationTrusted: Bool
+    /// The user-given name shown in passkey lists.
+    public var name: String
+    /// When it was registered.
+    public var createdAt: Date
+    /// When it was last used to sign in; nil before the first use.
+    public var lastUsedAt: Date?
+
+    /// Creates a passkey value.
+    public init(
+        credentialID: [UInt8], userID: String, publicKey: [UInt8], algorithm: Int,
+        signCount: UInt32, aaguid: String, providerName: String?, transports: [String],
+        backupEligible: Bool, backupState: Bool, attestationFormat: String,
+        attestationType: String, attestationTrusted: Bool, name: String, createdAt: Date,
+        lastUsedAt: Date?
+    ) {
+        self.credentialID = credentialID
+        self.userID = userID
+        self.publicKey = publicKey
+        self.algorithm = algorithm
+        self.signCount = signCount
+        self.aaguid = aaguid
+        self.providerName = providerName
+        self.transports = transports
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.attestationFormat = attestationFormat
+        self.attestationType = attestationType
+        self.attestationTrusted = attestationTrusted
+        self.name = name
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// What `deletePasskeyUnlessLast` did.
+public enum PasskeyDeletion: Sendable, Equatable {
+    /// The passkey was deleted.
+    case deleted
+    /// No passkey with that credential id belongs to that user; nothing changed.
+    case notFound
+    /// It is the user's only passkey, so it was kept.
+    case lastPasskey
+}
+
+/// The passkeys of every user. Every method is atomic on its own; dates are kept to the millisecond.
+public protocol PasskeyStore: Sendable {
+    /// Stores a newly registered passkey.
+    /// - Throws: `StorageError(.conflict)` when the credential id is already registered (to anyone),
+    ///   `.constraint` when the user does not exist.
+    func insertPasskey(_ passkey: StoredPasskey) throws
+    /// The passkey with this credential id, whoever owns it; nil when none. The login hot path.
+    func passkey(credentialID: [UInt8]) throws -> StoredPasskey?
+    /// The user's passkeys, oldest first (ties by credential id bytes).
+    func passkeys(userID: String) throws -> [StoredPasskey]
+    /// How many passkeys the user has.
+    func passkeyCount(userID: String) throws -> Int
+    /// Renames the passkey when it belongs to `userID`.
+    /// - Returns: false when there is no such passkey or it belongs to someone else.
+    func renamePasskey(credentialID: [UInt8], userID: String, name: String) throws -> Bool
+    /// Deletes the passkey when it belongs to `userID`, even when it is their last.
+    /// - Returns: false when there is no such passkey or it belongs to someone else.
+    func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool
+    /// Deletes unless it is the user's last one, in one transaction; returns .deleted, .notFound or .lastPasskey
+    ///
+    /// Checking and deleting in one transaction means two concurrent deletions of a user's last
+    /// two passkeys cannot both succeed.
+    func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String) throws -> PasskeyDeletion
+    /// Records a successful sign-in: the counter, the BS flag and the time of use.
+    ///
+    /// Neither the counter nor the last-used time moves backwards (as `touchSession`): two logins
+    /// racing with the same passkey leave the higher values. Judging a counter regression is the
+    /// verifier's job, before this call.
+    /// - Throws: `StorageError(.notFound)` when the passkey no longer exists (deleted meanwhile).
+    func recordPasskeyUse(credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date)
+        throws
+}
+
+/// Accounts together with their passkeys, for the one write that needs both: passkey sign-up.
+///
+/// A protocol of its own (rather than a method on `PasskeyStore`) because only a store that holds
+/// both users and passkeys can make the two inserts one transaction.
+public protocol AccountStore: UserStore, PasskeyStore {
+    /// Creates a user and their first passkey in one transaction (sign-up), so a failed insert leaves no account behind.
+    /// - Throws: `StorageError(.invalidArgument)` when `firstPasskey.userID` is not `user.id`,
+    ///   `.conflict` when the user id, username, user handle or credential id is taken; nothing
+    ///   is stored then.
+    func createUser(_ user: User, firstPasskey: StoredPasskey) throws
+}
+
+/// What a challenge was issued for; a challenge is only accepted for the ceremony it was made for.
+public enum ChallengePurpose: String, Sendable {
+    /// navigator.credentials.create: sign-up or adding a passkey.
+    case registration
+    /// navigator.credentials.get: signing in.
+    case login
+}
+
+/// A WebAuthn challenge waiting for its response: random, single use, short-lived.
+public struct StoredChallenge: Sendable, Equatable {
+    /// Random, unguessable handle (base64url) the client sends back with its response.
+    public var id: String
+    /// The challenge bytes the authenticator signs.
+    public var challenge: [UInt8]
+    /// The ceremony it was issued for.
+    public var purpose: ChallengePurpose
+    /// The user it is bound to, when known (adding a passkey, login by username).
+    public var userID: String?
+    /// The username a sign-up asked for (the user does not exist yet).
+    public var username: String?
+    /// The display name a sign-up asked for.
+    public var displayName: String?
+    /// The WebAuthn user.id handed to the authenticator at registration.
+    public var userHandle: [UInt8]?
+    /// When it was issued.
+    public var createdAt: Date
+    /// The first instant at which it is no longer accepted.
+    public var expiresAt: Date
+
+    /// Creates a challenge value.
+    public init(
+        id: String, challenge: [UInt8], purpose: ChallengePurpose, userID: String? = nil,
+        username: String? = nil, displayName: String? = nil, userHandle: [UInt8]? = nil,
+        createdAt: Date, expiresAt: Date
+    ) {
+        self.id = id
+        self.challenge = challenge
+        self.purpose = purpose
+        self.userID = userID
+        self.username = username
+        self.displayName = displayName
+        self.userHandle = userHandle
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Outstanding WebAuthn challenges, shared by every instance so any of them can finish a ceremony.
+public protocol ChallengeStore: Sendable {
+    /// Stores a new challenge.
+    /// - Throws: `StorageError(.conflict)` when the id is taken.
+    func insertChallenge(_ challenge: StoredChallenge) throws
+    /// Atomically removes and returns the challenge when it exists, has `purpose` and has not expired at `now`;
+    /// nil otherwise (a consumed, expired or other-purpose challenge is gone or untouched accordingly: an expired one is deleted too). Exactly one of two concurrent consumers gets it.
+    ///
+    /// Any attempt deletes the challenge, whatever the outcome: one with the wrong purpose is
+    /// gone too, not left for a second try. A challenge is good for exactly one verification
+    /// attempt, so a response cannot be replayed against the other ceremony and a probe cannot
+    /// keep a challenge alive. It has expired when `expiresAt <= now`.
+    func consumeChallenge(id: String, purpose: ChallengePurpose, at now: Date) throws
+        -> StoredChallenge?
+    /// Deletes every challenge that has expired at `now` (`expiresAt <= now`, exactly those
+    /// `consumeChallenge` would refuse as expired) and returns how many.
+    func purgeChallenges(expiredBefore now: Date) throws -> Int
+    /// How many challenges are stored, expired or not (for metrics and the issuing limit).
+    func challengeCount() throws -> Int
+}
