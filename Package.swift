@@ -42,12 +42,15 @@ let package = Package(
             name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
+            name: "AuthOrchestrator", dependencies: ["CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
+            path: "Modules/AuthOrchestrator", swiftSettings: strictSettings),
+        .target(
             name: "HTTPFront",
-            dependencies: ["CMicroHTTPD", "CryptoCore", "SessionCore", "Storage"],
+            dependencies: ["CMicroHTTPD", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "AuthOrchestrator"],
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(
             name: "PortvaktApp",
-            dependencies: ["CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore"],
+            dependencies: ["CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore", "AuthOrchestrator"],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
         .executableTarget(
             name: "portvakt", dependencies: ["PortvaktApp"], path: "Apps/portvakt",
