@@ -320,3 +320,224 @@ enum AuditDetails {
         return details
     }
 }
+
+extension SQLiteStore: AccountStore {
+    fileprivate static let passkeyColumns = """
+        credential_id, user_id, public_key, algorithm, sign_count, aaguid, provider_name, \
+        transports, backup_eligible, backup_state, attestation_format, attestation_type, \
+        attestation_trusted, name, created_at, last_used_at
+        """
+
+    fileprivate static func passkey(_ row: Row) throws -> StoredPasskey {
+        guard let signCount = UInt32(exactly: row.int64(4)) else {
+            // The CHECK constraint keeps it in range, so anything else means the file was altered.
+            throw StorageError(.corrupt, "a passkey has a sign count out of range")
+        }
+        return StoredPasskey(
+            credentialID: row.blob(0), userID: row.string(1), publicKey: row.blob(2),
+            algorithm: Int(row.int64(3)), signCount: signCount, aaguid: row.string(5),
+            providerName: row.optionalString(6), transports: try Transports.decode(row.string(7)),
+            backupEligible: row.int64(8) != 0, backupState: row.int64(9) != 0,
+            attestationFormat: row.string(10), attestationType: row.string(11),
+            attestationTrusted: row.int64(12) != 0, name: row.string(13), createdAt: row.date(14),
+            lastUsedAt: row.optionalDate(15))
+    }
+
+    fileprivate static func insert(_ passkey: StoredPasskey, on connection: Connection) throws {
+        try connection.execute(
+            """
+            INSERT INTO passkeys (\(passkeyColumns))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            """,
+            [
+                passkey.credentialID, passkey.userID, passkey.publicKey, passkey.algorithm,
+                Int64(passkey.signCount), passkey.aaguid, passkey.providerName,
+                try Transports.encode(passkey.transports), passkey.backupEligible,
+                passkey.backupState, passkey.attestationFormat, passkey.attestationType,
+                passkey.attestationTrusted, passkey.name, passkey.createdAt, passkey.lastUsedAt,
+            ])
+    }
+
+    public func insertPasskey(_ passkey: StoredPasskey) throws {
+        try database.write { try Self.insert(passkey, on: $0) }
+    }
+
+    public func passkey(credentialID: [UInt8]) throws -> StoredPasskey? {
+        // The login hot path: one seek of the primary key's index, through a cached statement.
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.passkeyColumns) FROM passkeys WHERE credential_id = ?1",
+                [credentialID], Self.passkey)
+        }
+    }
+
+    public func passkeys(userID: String) throws -> [StoredPasskey] {
+        // The (user_id, created_at) index yields them in order; the credential id breaks ties.
+        try database.read { connection in
+            try connection.query(
+                """
+                SELECT \(Self.passkeyColumns) FROM passkeys WHERE user_id = ?1
+                ORDER BY created_at, credential_id
+                """, [userID], Self.passkey)
+        }
+    }
+
+    public func passkeyCount(userID: String) throws -> Int {
+        try database.read { connection in
+            Int(
+                try connection.queryFirst(
+                    "SELECT count(*) FROM passkeys WHERE user_id = ?1", [userID]
+                ) { $0.int64(0) } ?? 0)
+        }
+    }
+
+    public func renamePasskey(credentialID: [UInt8], userID: String, name: String) throws -> Bool {
+        // The owner is part of the key, so nobody renames another user's passkey.
+        try database.write { connection in
+            try connection.execute(
+                "UPDATE passkeys SET name = ?3 WHERE credential_id = ?1 AND user_id = ?2",
+                [credentialID, userID, name])
+            return connection.changes > 0
+        }
+    }
+
+    public func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool {
+        try database.write { connection in
+            try connection.execute(
+                "DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2",
+                [credentialID, userID])
+            return connection.changes > 0
+        }
+    }
+
+    public func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String) throws
+        -> PasskeyDeletion
+    {
+        // One statement decides and deletes; the write lock makes the count and the delete one
+        // step, so racing deletions of a user's last two passkeys cannot both succeed.
+        try database.write { connection in
+            try connection.execute(
+                """
+                DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2
+                  AND (SELECT count(*) FROM passkeys WHERE user_id = ?2) > 1
+                """, [credentialID, userID])
+            if connection.changes > 0 { return .deleted }
+            // Tell the two refusals apart only on the slow path.
+            let owned =
+                try connection.queryFirst(
+                    "SELECT 1 FROM passkeys WHERE credential_id = ?1 AND user_id = ?2",
+                    [credentialID, userID]
+                ) { _ in true } ?? false
+            return owned ? .lastPasskey : .notFound
+        }
+    }
+
+    public func recordPasskeyUse(
+        credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date
+    ) throws {
+        // max(): racing logins with one passkey must not move the counter or the time backwards.
+        try database.write { connection in
+            try connection.execute(
+                """
+                UPDATE passkeys SET sign_count = max(sign_count, ?2), backup_state = ?3,
+                  last_used_at = max(coalesce(last_used_at, ?4), ?4)
+                WHERE credential_id = ?1
+                """, [credentialID, Int64(signCount), backupState, at])
+            guard connection.changes > 0 else { throw StorageError(.notFound, "no such passkey") }
+        }
+    }
+
+    public func createUser(_ user: User, firstPasskey: StoredPasskey) throws {
+        guard firstPasskey.userID == user.id else {
+            throw StorageError(.invalidArgument, "the first passkey must belong to the new user")
+        }
+        // One transaction: when the passkey is refused, the user is rolled back with it.
+        try database.write { connection in
+            try Self.insert(user, on: connection)
+            try Self.insert(firstPasskey, on: connection)
+        }
+    }
+}
+
+extension SQLiteStore: ChallengeStore {
+    fileprivate static let challengeColumns = """
+        id, challenge, purpose, user_id, username, display_name, user_handle, created_at, expires_at
+        """
+
+    fileprivate static func challenge(_ row: Row) throws -> StoredChallenge {
+        guard let purpose = ChallengePurpose(rawValue: row.string(2)) else {
+            // The CHECK constraint allows only the known purposes.
+            throw StorageError(.corrupt, "a challenge has an unknown purpose")
+        }
+        return StoredChallenge(
+            id: row.string(0), challenge: row.blob(1), purpose: purpose,
+            userID: row.optionalString(3), username: row.optionalString(4),
+            displayName: row.optionalString(5), userHandle: row.optionalBlob(6),
+            createdAt: row.date(7), expiresAt: row.date(8))
+    }
+
+    public func insertChallenge(_ challenge: StoredChallenge) throws {
+        try database.write { connection in
+            try connection.execute(
+                "INSERT INTO challenges (\(Self.challengeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                [
+                    challenge.id, challenge.challenge, challenge.purpose.rawValue,
+                    challenge.userID, challenge.username, challenge.displayName,
+                    challenge.userHandle, challenge.createdAt, challenge.expiresAt,
+                ])
+        }
+    }
+
+    public func consumeChallenge(id: String, purpose: ChallengePurpose, at now: Date) throws
+        -> StoredChallenge?
+    {
+        // DELETE … RETURNING removes and reads in one statement under the write lock, so of two
+        // racing consumers exactly one gets the row. It goes whatever its purpose or expiry: a
+        // challenge is good for one attempt (see ChallengeStore).
+        let consumed = try database.write { connection in
+            try connection.queryFirst(
+                "DELETE FROM challenges WHERE id = ?1 RETURNING \(Self.challengeColumns)", [id],
+                Self.challenge)
+        }
+        guard let consumed, consumed.purpose == purpose,
+            consumed.expiresAt > now.storagePrecision
+        else { return nil }
+        return consumed
+    }
+
+    public func purgeChallenges(expiredBefore now: Date) throws -> Int {
+        // The expires_at index finds them; <= matches what consumeChallenge refuses as expired.
+        try database.write { connection in
+            try connection.execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])
+            return connection.changes
+        }
+    }
+
+    public func challengeCount() throws -> Int {
+        try database.read { connection in
+            Int(try connection.queryFirst("SELECT count(*) FROM challenges") { $0.int64(0) } ?? 0)
+        }
+    }
+}
+
+/// The JSON form of a passkey's transports: a compact array of strings.
+enum Transports {
+    static func encode(_ transports: [String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        guard let data = try? encoder.encode(transports) else {
+            throw StorageError(.invalidArgument, "passkey transports could not be encoded as JSON")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decode(_ text: String) throws -> [String] {
+        // Most passkeys report none or one; skip the decoder for the common empty case.
+        if text == "[]" { return [] }
+        guard let transports = try? JSONDecoder().decode([String].self, from: Data(text.utf8))
+        else {
+            throw StorageError(.corrupt, "stored passkey transports are not a JSON array of strings")
+        }
+        return transports
+    }
+}

@@ -6,7 +6,7 @@ import Storage
 import TestSupport
 
 /// Every store protocol at once: what both implementations provide.
-typealias AllStores = AuditStore & SessionRepository & SettingsStore & UserStore
+typealias AllStores = AccountStore & AuditStore & ChallengeStore & SessionRepository & SettingsStore
 
 /// A store under test, keeping its database file alive as long as the fixture lives.
 final class StoreFixture {
@@ -76,4 +76,25 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         thread.start()
     }
     group.wait()
+}
+
+func makePasskey(
+    _ credentialID: [UInt8], userID: String, name: String = "Passkey", createdAt: Date = epoch,
+    signCount: UInt32 = 0
+) -> StoredPasskey {
+    StoredPasskey(
+        credentialID: credentialID, userID: userID, publicKey: [0xA5, 0x01, 0x02, 0x03, 0x26],
+        algorithm: -7, signCount: signCount, aaguid: "fbfc3007-154e-4ecc-8c0b-6e020557d7bd",
+        providerName: "iCloud Keychain", transports: ["hybrid", "internal"], backupEligible: true,
+        backupState: true, attestationFormat: "none", attestationType: "None",
+        attestationTrusted: false, name: name, createdAt: createdAt, lastUsedAt: nil)
+}
+
+func makeChallenge(
+    _ id: String, purpose: ChallengePurpose = .login, createdAt: Date = epoch,
+    expiresAt: Date = at(300)
+) -> StoredChallenge {
+    StoredChallenge(
+        id: id, challenge: Array(repeating: 7, count: 32), purpose: purpose, createdAt: createdAt,
+        expiresAt: expiresAt)
 }

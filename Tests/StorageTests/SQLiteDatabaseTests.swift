@@ -141,6 +141,63 @@ struct SQLiteDatabaseTests {
         }
     }
 
+    @Test("migration 2 keeps version-1 users and gives each a unique 32-byte user handle")
+    func userHandlesMigration() throws {
+        let versionOne = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Array(Migration.all.prefix(1)))
+        try versionOne.write { connection in
+            for index in 0..<50 {
+                try connection.execute(
+                    "INSERT INTO users (id, username, display_name, created_at) VALUES (?1, ?2, ?3, ?4)",
+                    ["u\(index)", "user\(index)", "User \(index)", at(Double(index))])
+            }
+            try connection.execute(
+                """
+                INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at,
+                  last_seen_at, expires_at) VALUES ('s1', 'u1', x'01', 'web', 'bankid', 0, 0, 1)
+                """)
+        }
+        versionOne.close()
+
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        #expect(try database.schemaVersion == 2)
+        let users = try store.users(afterID: nil, limit: 100)
+        #expect(users.count == 50)
+        #expect(users.allSatisfy { $0.userHandle.count == 32 })
+        #expect(Set(users.map(\.userHandle)).count == 50, "every handle is different")
+        let user = try #require(try store.user(id: "u7"))
+        #expect(user.username == "user7" && user.displayName == "User 7" && user.createdAt == at(7))
+        #expect(try store.user(handle: user.userHandle) == user)
+        #expect(try store.session(id: "s1")?.userID == "u1", "sessions survive the migration")
+        #expect(try database.integrityCheck() == "ok")
+        let foreignKeyProblems = try database.read { connection in
+            try connection.query("PRAGMA foreign_key_check") { $0.string(0) }
+        }
+        #expect(foreignKeyProblems.isEmpty)
+    }
+
+    @Test("a passkey lookup by credential id and a challenge consumption seek their primary keys")
+    func hotPathPlans() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        func plan(_ sql: String) throws -> String {
+            try database.read { connection in
+                try connection.query("EXPLAIN QUERY PLAN " + sql, [[UInt8](), ""]) { $0.string(3) }
+                    .joined(separator: "; ")
+            }
+        }
+        let lookup = try plan("SELECT name FROM passkeys WHERE credential_id = ?1 AND ?2 = ?2")
+        #expect(lookup.contains("USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"), "\(lookup)")
+        let list = try plan(
+            "SELECT name FROM passkeys WHERE user_id = ?2 AND ?1 = ?1 ORDER BY created_at, credential_id")
+        #expect(list.contains("passkeys_user_id (user_id=?)"), "\(list)")
+        let consume = try plan("SELECT challenge FROM challenges WHERE id = ?2 AND ?1 = ?1")
+        #expect(consume.contains("PRIMARY KEY (id=?)"), "\(consume)")
+    }
+
     // MARK: Opening
 
     @Test(

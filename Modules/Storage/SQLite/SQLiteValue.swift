@@ -24,6 +24,11 @@ extension Int: SQLiteBindable {
     var sqliteValue: SQLiteValue { .integer(Int64(self)) }
 }
 
+extension Bool: SQLiteBindable {
+    /// SQLite has no boolean type: 0 or 1, as the CHECK constraints on flag columns require.
+    var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
+}
+
 extension Double: SQLiteBindable {
     var sqliteValue: SQLiteValue { .real(self) }
 }
