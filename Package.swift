@@ -46,11 +46,15 @@ let package = Package(
             path: "Modules/AuthOrchestrator", swiftSettings: strictSettings),
         .target(
             name: "HTTPFront",
-            dependencies: ["CMicroHTTPD", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "AuthOrchestrator"],
+            dependencies: [
+                "CMicroHTTPD", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "AuthOrchestrator",
+            ],
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(
             name: "PortvaktApp",
-            dependencies: ["CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore", "AuthOrchestrator"],
+            dependencies: [
+                "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore", "AuthOrchestrator",
+            ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
         .executableTarget(
             name: "portvakt", dependencies: ["PortvaktApp"], path: "Apps/portvakt",
@@ -93,7 +97,8 @@ let package = Package(
             name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
             path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "PortvaktAppTests", dependencies: ["PortvaktApp", "HTTPFront", "TestSupport", "portvakt"],
+            name: "PortvaktAppTests",
+            dependencies: ["PortvaktApp", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt"],
             path: "Tests/PortvaktAppTests", swiftSettings: strictSettings),
     ]
 )

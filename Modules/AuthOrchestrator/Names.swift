@@ -13,7 +13,8 @@ public enum Names {
     /// Unicode form alone.
     /// - Throws: `AuthError(.invalidUsername)`.
     public static func normaliseUsername(_ text: String) throws(AuthError) -> String {
-        let trimmed = text.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.precomposedStringWithCanonicalMapping.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         // Lowercasing can decompose (e.g. "İ"), so compose again afterwards.
         let name = trimmed.lowercased().precomposedStringWithCanonicalMapping
         guard (3...64).contains(name.count),
@@ -39,7 +40,8 @@ public enum Names {
     /// A display name, or `AuthError(.invalidDisplayName)`.
     public static func displayName(_ text: String) throws(AuthError) -> String {
         guard let label = label(text) else {
-            throw AuthError(.invalidDisplayName, "a display name is 1 to 64 characters without control characters")
+            throw AuthError(
+                .invalidDisplayName, "a display name is 1 to 64 characters without control characters")
         }
         return label
     }
@@ -47,7 +49,8 @@ public enum Names {
     /// A passkey name, or `AuthError(.invalidPasskeyName)`.
     public static func passkeyName(_ text: String) throws(AuthError) -> String {
         guard let label = label(text) else {
-            throw AuthError(.invalidPasskeyName, "a passkey name is 1 to 64 characters without control characters")
+            throw AuthError(
+                .invalidPasskeyName, "a passkey name is 1 to 64 characters without control characters")
         }
         return label
     }

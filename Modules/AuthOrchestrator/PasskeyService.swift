@@ -167,7 +167,8 @@ public struct PasskeyService: Sendable {
         }
         stored.id = try randomToken(Self.challengeIDBytes)
         try challenges.insertChallenge(stored)
-        return IssuedChallenge(challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
+        return IssuedChallenge(
+            challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
     }
 
     /// Verifies a registration response (§7.1), stores the passkey and, for a sign-up, creates
@@ -191,15 +192,20 @@ public struct PasskeyService: Sendable {
         var chosenName: String?
         if let name { chosenName = try Names.passkeyName(name) }
         let now = clock.now()
-        guard let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .registration, at: now)
-        else { throw AuthError(.challengeInvalid, "the challenge is unknown, used, expired or for another ceremony") }
+        guard
+            let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .registration, at: now)
+        else {
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        }
         // An add-passkey challenge is good only for the user it was issued to.
         if let owner = challenge.userID, signedInUser?.id != owner {
             throw AuthError(.challengeInvalid, "the challenge was issued to another session")
         }
         let parsed = try RegistrationResponseJSON(json: response)
         let verified = try verifyRegistration(
-            response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty, at: now)
+            response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty,
+            at: now)
         // §7.1 step 26: a credential ID registered to anyone is refused, never re-bound.
         guard try accounts.passkey(credentialID: verified.credentialID) == nil else {
             throw AuthError(.credentialExists, "this passkey is already registered")
@@ -214,7 +220,8 @@ public struct PasskeyService: Sendable {
             aaguid: verified.aaguid.uuidString.lowercased(), providerName: provider,
             transports: verified.transports.map(\.rawValue), backupEligible: verified.backupEligible,
             backupState: verified.backupState, attestationFormat: verified.attestationFormat,
-            attestationType: verified.attestationType.rawValue, attestationTrusted: verified.attestationTrusted,
+            attestationType: verified.attestationType.rawValue,
+            attestationTrusted: verified.attestationTrusted,
             name: chosenName ?? provider ?? "Passkey", createdAt: now, lastUsedAt: nil)
 
         let user: User
@@ -231,7 +238,8 @@ public struct PasskeyService: Sendable {
                 throw AuthError(.challengeInvalid, "the challenge does not describe a new account")
             }
             let newUser = User(
-                id: userID, username: username, displayName: challenge.displayName ?? username, createdAt: now,
+                id: userID, username: username, displayName: challenge.displayName ?? username,
+                createdAt: now,
                 userHandle: handle)
             do {
                 // One transaction: a failed passkey insert leaves no account without a way in.
@@ -276,7 +284,8 @@ public struct PasskeyService: Sendable {
         }
         let allowed = try user.map { try accounts.passkeys(userID: $0.id).map(Self.descriptor) } ?? []
         let options = try AuthenticationOptions(
-            relyingParty: policy.relyingParty, allowCredentials: allowed, timeoutMilliseconds: timeoutMilliseconds,
+            relyingParty: policy.relyingParty, allowCredentials: allowed,
+            timeoutMilliseconds: timeoutMilliseconds,
             random: random)
         let now = clock.now()
         // The username is kept (for five minutes) so that finalize knows the login named someone,
@@ -285,7 +294,8 @@ public struct PasskeyService: Sendable {
             id: try randomToken(Self.challengeIDBytes), challenge: options.challenge, purpose: .login,
             userID: user?.id, username: username, createdAt: now, expiresAt: now + policy.challengeLifetime)
         try challenges.insertChallenge(stored)
-        return IssuedChallenge(challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
+        return IssuedChallenge(
+            challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
     }
 
     /// Verifies an authentication response (§7.2), records the passkey's use and opens a session.
@@ -315,7 +325,8 @@ public struct PasskeyService: Sendable {
             // The audit event carries the failure's code and, when the credential was known, its
             // owner; never the username that was typed.
             let code = (error as? any CodedError)?.codeName ?? "internal"
-            try? record("passkey.login_failed", userID: concerned.id, context: context, details: ["code": code])
+            try? record(
+                "passkey.login_failed", userID: concerned.id, context: context, details: ["code": code])
             throw error
         }
     }
@@ -325,8 +336,10 @@ public struct PasskeyService: Sendable {
         context: ClientContext, concerned: ConcernedUser
     ) throws -> CompletedLogin {
         let now = clock.now()
-        guard let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .login, at: now) else {
-            throw AuthError(.challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        guard let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .login, at: now)
+        else {
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
         }
         let parsed = try AuthenticationResponseJSON(json: response)
         guard let passkey = try accounts.passkey(credentialID: parsed.rawID) else {
@@ -351,7 +364,8 @@ public struct PasskeyService: Sendable {
             throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
         }
         try accounts.recordPasskeyUse(
-            credentialID: passkey.credentialID, signCount: verified.signCount, backupState: verified.backupState,
+            credentialID: passkey.credentialID, signCount: verified.signCount,
+            backupState: verified.backupState,
             at: now)
         let session = try sessions.issue(
             userID: user.id, clientKind: clientKind, authMethod: "passkey", userAgent: context.userAgent,
@@ -360,7 +374,9 @@ public struct PasskeyService: Sendable {
         if let replacingSessionID {
             _ = try sessions.repository.revokeSession(id: replacingSessionID, at: now)
         }
-        var details = ["credentialId": Base64URL.encode(passkey.credentialID), "sessionId": session.session.id]
+        var details = [
+            "credentialId": Base64URL.encode(passkey.credentialID), "sessionId": session.session.id,
+        ]
         if verified.counterRegressed { details["counterRegressed"] = "true" }
         if verified.backupEligibilityChanged { details["backupEligibilityChanged"] = "true" }
         try record("passkey.login", userID: user.id, context: context, details: details)
@@ -410,7 +426,8 @@ public struct PasskeyService: Sendable {
             try accounts.renamePasskey(credentialID: id, userID: userID, name: label),
             let renamed = try accounts.passkey(credentialID: id)
         else { throw AuthError(.passkeyNotFound, "no such passkey") }
-        try record("passkey.renamed", userID: userID, context: context, details: ["credentialId": credentialID])
+        try record(
+            "passkey.renamed", userID: userID, context: context, details: ["credentialId": credentialID])
         return renamed
     }
 
@@ -425,9 +442,11 @@ public struct PasskeyService: Sendable {
         case .deleted: break
         case .notFound: throw AuthError(.passkeyNotFound, "no such passkey")
         case .lastPasskey:
-            throw AuthError(.lastPasskey, "this is the account's last passkey; add another before removing it")
+            throw AuthError(
+                .lastPasskey, "this is the account's last passkey; add another before removing it")
         }
-        try record("passkey.deleted", userID: userID, context: context, details: ["credentialId": credentialID])
+        try record(
+            "passkey.deleted", userID: userID, context: context, details: ["credentialId": credentialID])
     }
 
     /// Deletes expired challenges; the server's hourly maintenance calls this.
@@ -454,7 +473,8 @@ public struct PasskeyService: Sendable {
 
     private static func descriptor(_ passkey: StoredPasskey) -> CredentialDescriptor {
         CredentialDescriptor(
-            id: passkey.credentialID, transports: passkey.transports.map(AuthenticatorTransport.init(rawValue:)))
+            id: passkey.credentialID,
+            transports: passkey.transports.map(AuthenticatorTransport.init(rawValue:)))
     }
 
     private func record(_ action: String, userID: String?, context: ClientContext, details: [String: String])
@@ -462,7 +482,8 @@ public struct PasskeyService: Sendable {
     {
         _ = try audit.appendAudit(
             AuditEvent(
-                at: clock.now(), action: action, actor: userID.map { "user:\($0)" } ?? "anonymous", userID: userID,
+                at: clock.now(), action: action, actor: userID.map { "user:\($0)" } ?? "anonymous",
+                userID: userID,
                 requestID: context.requestID, ipAddress: context.ipAddress, details: details))
     }
 }

@@ -58,13 +58,15 @@ extension AuthError: HTTPResponseError {
         case .challengeInvalid:
             ProblemDetails(
                 status: 400, code: code.rawValue, title: "Challenge not valid",
-                detail: "The challenge is unknown, already used, expired or for another ceremony; start again.")
+                detail:
+                    "The challenge is unknown, already used, expired or for another ceremony; start again.")
         case .loginFailed:
             ProblemDetails(
                 status: 400, code: code.rawValue, title: "Sign-in failed",
                 detail: "This passkey cannot sign in here.")
         default:
-            ProblemDetails(status: status, code: code.rawValue, title: Self.titles[code] ?? "Refused", detail: message)
+            ProblemDetails(
+                status: status, code: code.rawValue, title: Self.titles[code] ?? "Refused", detail: message)
         }
     }
 
@@ -87,7 +89,8 @@ extension PasskeyError: HTTPResponseError {
         isServerFault
             ? ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
             // PasskeyError messages name the broken rule and never carry key material or user data.
-            : ProblemDetails(status: 400, code: code.rawValue, title: "Passkey verification failed", detail: message)
+            : ProblemDetails(
+                status: 400, code: code.rawValue, title: "Passkey verification failed", detail: message)
     }
 
     private var isServerFault: Bool {

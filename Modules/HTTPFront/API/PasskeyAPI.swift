@@ -111,13 +111,16 @@ public struct PasskeyAPI: Sendable {
                 challengeID: body.challengeID, response: body.credential, clientKind: body.client,
                 replacingSessionID: optionalUser(request).session?.id, context: Self.context(request))
             var response = try HTTPResponse.json(
-                LoginResponse(user: UserView(completed.user), session: SessionGrant(completed.session, client: body.client)))
+                LoginResponse(
+                    user: UserView(completed.user),
+                    session: SessionGrant(completed.session, client: body.client)))
             if body.client == .web { setCookie(completed.session, on: &response) }
             return response
         }
         router.add(.GET, "/v1/me/passkeys", summary: "The signed-in user's passkeys") { request in
             let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
-            return try .json(PasskeysResponse(passkeys: try passkeys.listPasskeys(userID: user.id).map(PasskeyView.init)))
+            return try .json(
+                PasskeysResponse(passkeys: try passkeys.listPasskeys(userID: user.id).map(PasskeyView.init)))
         }
         router.add(.PATCH, "/v1/me/passkeys/{id}", summary: "Rename one of the signed-in user's passkeys") {
             request in
@@ -129,11 +132,13 @@ public struct PasskeyAPI: Sendable {
             return try .json(PasskeyView(renamed))
         }
         router.add(
-            .DELETE, "/v1/me/passkeys/{id}", summary: "Remove one of the signed-in user's passkeys (never the last)"
+            .DELETE, "/v1/me/passkeys/{id}",
+            summary: "Remove one of the signed-in user's passkeys (never the last)"
         ) { request in
             let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
             try passkeys.deletePasskey(
-                userID: user.id, credentialID: request.pathParameters["id"] ?? "", context: Self.context(request))
+                userID: user.id, credentialID: request.pathParameters["id"] ?? "",
+                context: Self.context(request))
             return .noContent
         }
         let policy = passkeys.policy
@@ -147,11 +152,14 @@ public struct PasskeyAPI: Sendable {
 
     /// The well-known documents, encoded once; a document with nothing to say is a 404.
     private func registerWellKnown(on router: inout Router) {
-        let apple = wellKnown.appleAppIDs.isEmpty
+        let apple =
+            wellKnown.appleAppIDs.isEmpty
             ? nil : try? JSONCoding.encoder.encode(AppleAppSiteAssociation(apps: wellKnown.appleAppIDs))
-        let assetLinks = wellKnown.androidApps.isEmpty
+        let assetLinks =
+            wellKnown.androidApps.isEmpty
             ? nil : try? JSONCoding.encoder.encode(wellKnown.androidApps.map(AssetLink.init))
-        let related = wellKnown.relatedOrigins.isEmpty
+        let related =
+            wellKnown.relatedOrigins.isEmpty
             ? nil : try? JSONCoding.encoder.encode(["origins": wellKnown.relatedOrigins])
         for (path, document, summary) in [
             ("/.well-known/apple-app-site-association", apple, "iOS associated domains (webcredentials)"),
@@ -188,13 +196,15 @@ public struct PasskeyAPI: Sendable {
 
     private static func context(_ request: HTTPRequest) -> ClientContext {
         ClientContext(
-            requestID: request.requestID, ipAddress: request.clientIP, userAgent: request.headers["user-agent"])
+            requestID: request.requestID, ipAddress: request.clientIP,
+            userAgent: request.headers["user-agent"])
     }
 
     /// `{"challengeId": …, "publicKey": <options JSON>}`: the options are PasskeyCore's bytes,
     /// passed through unchanged.
     private static func optionsResponse(_ issued: IssuedChallenge) -> HTTPResponse {
-        let body = Array(#"{"challengeId":""#.utf8) + Array(issued.challengeID.utf8) + Array(#"","publicKey":"#.utf8)
+        let body =
+            Array(#"{"challengeId":""#.utf8) + Array(issued.challengeID.utf8) + Array(#"","publicKey":"#.utf8)
             + issued.optionsJSON + [UInt8(ascii: "}")]
         return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
     }
