@@ -42,12 +42,19 @@ let package = Package(
             name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
+            name: "AuthOrchestrator", dependencies: ["CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
+            path: "Modules/AuthOrchestrator", swiftSettings: strictSettings),
+        .target(
             name: "HTTPFront",
-            dependencies: ["CMicroHTTPD", "CryptoCore", "SessionCore", "Storage"],
+            dependencies: [
+                "CMicroHTTPD", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "AuthOrchestrator",
+            ],
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(
             name: "PortvaktApp",
-            dependencies: ["CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore"],
+            dependencies: [
+                "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore", "AuthOrchestrator",
+            ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
         .executableTarget(
             name: "portvakt", dependencies: ["PortvaktApp"], path: "Apps/portvakt",
@@ -96,7 +103,8 @@ let package = Package(
             name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
             path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "PortvaktAppTests", dependencies: ["PortvaktApp", "HTTPFront", "TestSupport", "portvakt"],
+            name: "PortvaktAppTests",
+            dependencies: ["PortvaktApp", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt"],
             path: "Tests/PortvaktAppTests", swiftSettings: strictSettings),
     ]
 )

@@ -1,6 +1,8 @@
+public import AuthOrchestrator
 public import CryptoCore
 public import Foundation
 import HTTPFront
+import PasskeyCore
 public import SessionCore
 public import Storage
 import Synchronization
@@ -16,6 +18,8 @@ public final class PortvaktServer: Sendable {
     public let store: SQLiteStore
     /// Sessions over `store`.
     public let sessions: SessionService
+    /// Passkey sign-up, sign-in and management over `store`.
+    public let passkeys: PasskeyService
     /// The admin token, when this start created it (first start); print it once, never log it.
     public let createdAdminToken: String?
 
@@ -60,13 +64,26 @@ public final class PortvaktServer: Sendable {
             if writeAccessLog { logger.write(line: line.utf8) }
         }
 
+        passkeys = PasskeyService(
+            accounts: store, challenges: store, audit: store, sessions: sessions,
+            policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
+
         var publicRouter = Router()
+        let transport = SessionTransport(
+            cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
+            trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins))
         PublicAPI(
-            sessions: sessions, users: store, audit: store,
-            transport: SessionTransport(
-                cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
-                trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins)),
-            clock: clock, readiness: readiness
+            sessions: sessions, users: store, audit: store, transport: transport, clock: clock,
+            readiness: readiness
+        ).register(on: &publicRouter)
+        PasskeyAPI(
+            passkeys: passkeys, sessions: sessions, users: store, transport: transport,
+            wellKnown: WellKnownDocuments(
+                appleAppIDs: configuration.wellKnown.appleAppIDs,
+                androidApps: configuration.wellKnown.androidApps.map {
+                    .init(package: $0.package, sha256Fingerprints: $0.sha256Fingerprints)
+                },
+                relatedOrigins: configuration.wellKnown.relatedOrigins)
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
@@ -89,16 +106,24 @@ public final class PortvaktServer: Sendable {
             adminServer = nil
         }
 
-        // Hourly upkeep off the request threads: ended sessions are deleted a day after they end.
+        // Hourly upkeep off the request threads: ended sessions are deleted a day after they end,
+        // expired challenges at once.
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "portvakt.maintenance"))
         timer.schedule(deadline: .now() + 60, repeating: 3600, leeway: .seconds(60))
         let sessions = sessions
+        let passkeys = passkeys
         timer.setEventHandler { [logger] in
             do {
                 let purged = try sessions.purge()
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
             } catch {
                 logger.log(.error, "session purge failed", ["error": String(describing: type(of: error))])
+            }
+            do {
+                let purged = try passkeys.purgeExpiredChallenges()
+                if purged > 0 { logger.log(.info, "purged expired challenges", ["count": String(purged)]) }
+            } catch {
+                logger.log(.error, "challenge purge failed", ["error": String(describing: type(of: error))])
             }
         }
         maintenance = Mutex(timer)
@@ -154,6 +179,26 @@ public final class PortvaktServer: Sendable {
             RateLimit(burst: $0.burst, perSecond: $0.perSecond)
         }
         return server
+    }
+
+    /// The relying party and passkey switches from the configuration. Related origins are accepted
+    /// as ceremony origins too: that is what publishing them in /.well-known/webauthn asks for.
+    static func passkeyPolicy(_ configuration: PortvaktConfiguration) throws -> PasskeyPolicy {
+        let settings = configuration.relyingParty
+        var relyingParty = RelyingParty(
+            id: settings.id, name: settings.name,
+            allowedOrigins: Set(
+                settings.origins + settings.androidOrigins + configuration.wellKnown.relatedOrigins))
+        relyingParty.allowedTopOrigins = Set(settings.topOrigins)
+        relyingParty.userVerification = settings.userVerification
+        relyingParty.attestationPolicy = settings.attestationPolicy
+        relyingParty.counterPolicy = settings.counterPolicy
+        try relyingParty.validate()
+        return PasskeyPolicy(
+            relyingParty: relyingParty, attestation: settings.attestation == .direct ? .direct : .none,
+            challengeLifetime: TimeInterval(settings.challengeLifetimeSeconds),
+            enabled: configuration.methods.passkey.enabled,
+            signupEnabled: configuration.methods.passkey.signup)
     }
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one

@@ -1,4 +1,5 @@
 import Foundation
+import PasskeyCore
 import Testing
 
 @testable import PortvaktApp
@@ -117,7 +118,22 @@ struct ConfigurationAcceptanceTests {
           "sessions": { "absoluteLifetimeSeconds": 600, "idleTimeoutSeconds": 600, "rotationIntervalSeconds": 60,
                         "cookieName": "pv_sid" },
           "admin": { "enabled": false },
-          "logging": { "level": "warning", "accessLog": false }
+          "logging": { "level": "warning", "accessLog": false },
+          "relyingParty": {
+            "id": "example.com", "name": "Example Login",
+            "origins": ["https://login.example.com:8443", "https://example.com"],
+            "androidOrigins": ["android:apk-key-hash:bJRsQ5g8ywqUDXm7ljxn1k7s3LtkTq1zs7DHbXk8hu8"],
+            "topOrigins": ["https://shop.example.net"],
+            "userVerification": "preferred", "attestation": "direct",
+            "attestationPolicy": "requireTrusted", "counterPolicy": "flag", "challengeLifetimeSeconds": 120
+          },
+          "methods": { "passkey": { "enabled": true, "signup": false } },
+          "wellKnown": {
+            "appleAppIDs": ["ABCDE12345.com.example.app"],
+            "androidApps": [{ "package": "com.example.app",
+                              "sha256Fingerprints": ["6C:94:6C:43:98:3C:CB:0A:94:0D:79:BB:96:3C:67:D6:4E:EC:DC:BB:64:4E:AD:73:B3:B0:C3:6D:79:3C:86:EF"] }],
+            "relatedOrigins": ["https://example.se"]
+          }
         }
         """
 
@@ -155,6 +171,19 @@ struct ConfigurationAcceptanceTests {
                     cookieName: "pv_sid"))
         #expect(c.admin == .init(enabled: false, token: nil))
         #expect(c.logging == .init(level: .warning, accessLog: false))
+        #expect(
+            c.relyingParty
+                == .init(
+                    id: "example.com", name: "Example Login",
+                    origins: ["https://login.example.com:8443", "https://example.com"],
+                    androidOrigins: ["android:apk-key-hash:bJRsQ5g8ywqUDXm7ljxn1k7s3LtkTq1zs7DHbXk8hu8"],
+                    topOrigins: ["https://shop.example.net"], userVerification: .preferred,
+                    attestation: .direct, attestationPolicy: .requireTrusted, counterPolicy: .flag,
+                    challengeLifetimeSeconds: 120))
+        #expect(c.methods.passkey == .init(enabled: true, signup: false))
+        #expect(c.wellKnown.appleAppIDs == ["ABCDE12345.com.example.app"])
+        #expect(c.wellKnown.androidApps.map(\.package) == ["com.example.app"])
+        #expect(c.wellKnown.relatedOrigins == ["https://example.se"])
     }
 
     @Test("the derived values main's server wiring uses: origin, token, rate limits by class name")
@@ -211,10 +240,10 @@ struct ConfigurationUnknownKeyTests {
         #expect(issue == "logging.format: unknown key (known: accessLog, level)")
     }
 
-    @Test("sections not supported yet (methods, bankid) are unknown keys")
+    @Test("sections not supported yet (bankid, methods.bankid) are unknown keys")
     func futureSectionsAreUnknownForNow() {
-        let found = issues(#"{"methods": {}, "bankid": {}}"#)
-        #expect(found.map(\.path) == ["methods", "bankid"])
+        let found = issues(#"{"methods": {"bankid": {}}, "bankid": {}}"#)
+        #expect(found.map(\.path) == ["methods.bankid", "bankid"])
         #expect(found.allSatisfy { $0.code == .unknownKey })
     }
 
@@ -667,5 +696,72 @@ struct ConfigurationEffectiveTests {
         #expect(throws: ConfigurationError.self) {
             try PortvaktConfiguration.load(path: path, environment: [:])
         }
+    }
+}
+
+@Suite("Configuration: relying party, methods and well-known documents")
+struct ConfigurationPasskeyTests {
+    @Test("defaults: RP ID and origin follow the public URL; UV required, attestation none, 300 s challenges")
+    func defaults() throws {
+        let c = PortvaktConfiguration.embeddedDefault
+        #expect(c.relyingParty.id == "localhost" && c.relyingParty.name == "Portvakt")
+        #expect(c.relyingParty.origins == ["http://localhost:8080"])
+        #expect(c.relyingParty.userVerification == .required && c.relyingParty.attestation == .none)
+        #expect(
+            c.relyingParty.attestationPolicy == .acceptUntrusted && c.relyingParty.counterPolicy == .reject)
+        #expect(c.relyingParty.challengeLifetimeSeconds == 300)
+        #expect(c.methods.passkey.enabled && c.methods.passkey.signup)
+        #expect(c.wellKnown == .init())
+        let https = try parse(#"{"publicURL": "https://login.example.com"}"#)
+        #expect(https.relyingParty.id == "login.example.com")
+        #expect(https.relyingParty.origins == ["https://login.example.com"])
+        // An IP-literal public URL cannot be an RP ID; the default falls back without a conflict.
+        #expect(try parse(#"{"publicURL": "http://127.0.0.1:8080"}"#).relyingParty.id == "localhost")
+    }
+
+    @Test("every passkey key is checked with its exact key path")
+    func invalidValues() {
+        let found = issues(
+            #"""
+            {"relyingParty": {"id": "https://example.com", "name": "", "origins": ["https://example.com/"],
+              "androidOrigins": ["android:apk-key-hash:short", "https://x.example"], "topOrigins": [1],
+              "userVerification": "always", "attestation": "enterprise", "attestationPolicy": "trust",
+              "counterPolicy": "ignore", "challengeLifetimeSeconds": 5, "origin": []},
+             "methods": {"passkey": {"enabled": "yes", "signUp": true}},
+             "wellKnown": {"appleAppIDs": ["com.example.app"], "relatedOrigins": ["*"],
+               "androidApps": [{"package": "app", "sha256Fingerprints": ["aa:bb"]}, {"sha256Fingerprints": []}, 3]}}
+            """#)
+        #expect(
+            found.map(\.path) == [
+                "relyingParty.id", "relyingParty.name", "relyingParty.origins[0]",
+                "relyingParty.androidOrigins[0]", "relyingParty.androidOrigins[1]",
+                "relyingParty.topOrigins[0]",
+                "relyingParty.userVerification", "relyingParty.attestation", "relyingParty.attestationPolicy",
+                "relyingParty.counterPolicy", "relyingParty.challengeLifetimeSeconds", "relyingParty.origin",
+                "methods.passkey.enabled", "methods.passkey.signUp", "wellKnown.appleAppIDs[0]",
+                "wellKnown.relatedOrigins[0]", "wellKnown.androidApps[0].package",
+                "wellKnown.androidApps[0].sha256Fingerprints[0]", "wellKnown.androidApps[1].package",
+                "wellKnown.androidApps[1].sha256Fingerprints", "wellKnown.androidApps[2]",
+            ], "\(found)")
+        let unknown = found.first { $0.path == "methods.passkey.signUp" }
+        #expect(unknown?.description.contains("did you mean \"signup\"") == true)
+        let choice = found.first { $0.path == "relyingParty.attestation" }
+        #expect(choice?.description.contains("\"none\", \"direct\"") == true)
+    }
+
+    @Test("an origin outside the RP ID is a conflict naming the origin")
+    func originOutsideRPID() {
+        let issue = singleIssue(
+            #"{"publicURL": "https://login.example.com", "relyingParty": {"id": "example.org"}}"#)
+        #expect(
+            issue.hasPrefix("relyingParty.id: the origin \"https://login.example.com\" is not on the RP ID"))
+        let listed = singleIssue(
+            #"{"relyingParty": {"id": "example.com", "origins": ["https://example.com", "https://evil.com"]}}"#
+        )
+        #expect(listed.hasPrefix("relyingParty.origins[1]:"))
+        // A subdomain of the RP ID is fine.
+        #expect(
+            (try? parse(#"{"publicURL": "https://login.example.com", "relyingParty": {"id": "example.com"}}"#))
+                != nil)
     }
 }

@@ -209,6 +209,14 @@ final class ConfigReader {
         return "unknown \(noun) (known: \(list))"
     }
 
+    /// The value at `key` converted by `convert`; nil when absent, or (reported as a wrong type,
+    /// stating `expectation`) when `convert` gives nil.
+    func readRaw<T>(_ key: String, expectation: String, convert: (ConfigJSON) -> T?) -> T? {
+        read(key, required: false, expectation: expectation) { value in
+            convert(value).map { .ok($0) } ?? .wrongType
+        }
+    }
+
     // MARK: Core
 
     /// What a conversion made of a present value.

@@ -1,3 +1,5 @@
+import PasskeyCore
+
 extension PortvaktConfiguration {
     /// The configuration in force as pretty JSON with sorted keys, every key with its value.
     ///
@@ -84,9 +86,55 @@ extension PortvaktConfiguration {
                     ("accessLog", .bool(logging.accessLog)),
                 ])
             ),
+            (
+                "relyingParty",
+                .object([
+                    ("id", .string(relyingParty.id)),
+                    ("name", .string(relyingParty.name)),
+                    ("origins", Self.strings(relyingParty.origins)),
+                    ("androidOrigins", Self.strings(relyingParty.androidOrigins)),
+                    ("topOrigins", Self.strings(relyingParty.topOrigins)),
+                    ("userVerification", .string(relyingParty.userVerification.rawValue)),
+                    ("attestation", .string(relyingParty.attestation.rawValue)),
+                    ("attestationPolicy", .string(relyingParty.attestationPolicy.rawValue)),
+                    ("counterPolicy", .string(relyingParty.counterPolicy.rawValue)),
+                    ("challengeLifetimeSeconds", .integer(relyingParty.challengeLifetimeSeconds)),
+                ])
+            ),
+            (
+                "methods",
+                .object([
+                    (
+                        "passkey",
+                        .object([
+                            ("enabled", .bool(methods.passkey.enabled)),
+                            ("signup", .bool(methods.passkey.signup)),
+                        ])
+                    )
+                ])
+            ),
+            (
+                "wellKnown",
+                .object([
+                    ("appleAppIDs", Self.strings(wellKnown.appleAppIDs)),
+                    (
+                        "androidApps",
+                        .array(
+                            wellKnown.androidApps.map { app in
+                                .object([
+                                    ("package", .string(app.package)),
+                                    ("sha256Fingerprints", Self.strings(app.sha256Fingerprints)),
+                                ])
+                            })
+                    ),
+                    ("relatedOrigins", Self.strings(wellKnown.relatedOrigins)),
+                ])
+            ),
         ])
         return ConfigJSONWriter.render(document)
     }
+
+    private static func strings(_ values: [String]) -> ConfigJSON { .array(values.map { .string($0) }) }
 
     private static func json(_ listener: Listener) -> ConfigJSON {
         .object([("host", .string(listener.host)), ("port", .integer(listener.port))])

@@ -154,7 +154,13 @@ extension PortvaktConfiguration {
                 SessionSettings(reading: $0, secure: secure, publicURLValid: r.log.allValid("publicURL"))
             },
             admin: r.section("admin") { AdminSettings(reading: $0, environment: environment) },
-            logging: r.section("logging") { LoggingSettings(reading: $0) })
+            logging: r.section("logging") { LoggingSettings(reading: $0) },
+            relyingParty: r.section("relyingParty") {
+                RelyingPartySettings(
+                    reading: $0, publicURL: publicURL, publicURLValid: r.log.allValid("publicURL"))
+            },
+            methods: r.section("methods") { MethodSettings(reading: $0) },
+            wellKnown: r.section("wellKnown") { WellKnownSettings(reading: $0) })
     }
 }
 

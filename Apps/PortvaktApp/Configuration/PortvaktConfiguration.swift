@@ -25,12 +25,18 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var admin: AdminSettings
     /// What is logged.
     public var logging: LoggingSettings
+    /// The WebAuthn relying party (RP ID, origins, policies).
+    public var relyingParty: RelyingPartySettings
+    /// Which sign-in methods are offered.
+    public var methods: MethodSettings
+    /// The /.well-known documents for apps and related origins.
+    public var wellKnown: WellKnownSettings
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()
 
-    /// Creates a configuration; unspecified storage and sessions get defaults resolved against
-    /// `dataDirectory` and `publicURL`. Values are not checked here: checking happens on load.
+    /// Creates a configuration; unspecified storage, sessions and relying party get defaults
+    /// resolved against `dataDirectory` and `publicURL`. Values are not checked here: checking happens on load.
     public init(
         publicURL: String = "http://localhost:8080",
         dataDirectory: String = "./.portvakt",
@@ -40,7 +46,10 @@ public struct PortvaktConfiguration: Sendable, Equatable {
         storage: StorageSettings? = nil,
         sessions: SessionSettings? = nil,
         admin: AdminSettings = AdminSettings(),
-        logging: LoggingSettings = LoggingSettings()
+        logging: LoggingSettings = LoggingSettings(),
+        relyingParty: RelyingPartySettings? = nil,
+        methods: MethodSettings = MethodSettings(),
+        wellKnown: WellKnownSettings = WellKnownSettings()
     ) {
         self.publicURL = publicURL
         self.dataDirectory = dataDirectory
@@ -54,6 +63,9 @@ public struct PortvaktConfiguration: Sendable, Equatable {
             ?? SessionSettings(cookieName: SessionSettings.defaultCookieName(secure: Self.isHTTPS(publicURL)))
         self.admin = admin
         self.logging = logging
+        self.relyingParty = relyingParty ?? RelyingPartySettings.defaults(publicURL: publicURL)
+        self.methods = methods
+        self.wellKnown = wellKnown
     }
 
     // MARK: Derived values

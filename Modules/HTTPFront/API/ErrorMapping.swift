@@ -1,3 +1,5 @@
+public import AuthOrchestrator
+public import PasskeyCore
 public import SessionCore
 public import Storage
 
@@ -34,4 +36,64 @@ extension StorageError: HTTPResponseError {
     }
 
     public var headers: [(String, String)] { code == .busy ? [("Retry-After", "1")] : [] }
+}
+
+/// The passkey use cases' own failures: 403 for switched-off features and disabled accounts,
+/// 409 for conflicts, 404 for a passkey that is not the caller's, 400 for the rest.
+extension AuthError: HTTPResponseError {
+    public var status: Int {
+        switch code {
+        case .passkeyDisabled, .signupDisabled, .accountDisabled: 403
+        case .usernameTaken, .credentialExists, .lastPasskey: 409
+        case .passkeyNotFound: 404
+        case .randomFailure: 500
+        case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed: 400
+        }
+    }
+
+    public var problem: ProblemDetails {
+        switch code {
+        case .randomFailure:
+            ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+        case .challengeInvalid:
+            ProblemDetails(
+                status: 400, code: code.rawValue, title: "Challenge not valid",
+                detail:
+                    "The challenge is unknown, already used, expired or for another ceremony; start again.")
+        case .loginFailed:
+            ProblemDetails(
+                status: 400, code: code.rawValue, title: "Sign-in failed",
+                detail: "This passkey cannot sign in here.")
+        default:
+            ProblemDetails(
+                status: status, code: code.rawValue, title: Self.titles[code] ?? "Refused", detail: message)
+        }
+    }
+
+    private static let titles: [Code: String] = [
+        .passkeyDisabled: "Passkeys are not enabled", .signupDisabled: "Sign-up is not enabled",
+        .accountDisabled: "Account disabled", .usernameTaken: "Username taken",
+        .credentialExists: "Passkey already registered", .lastPasskey: "Last passkey",
+        .passkeyNotFound: "Passkey not found", .invalidUsername: "Invalid username",
+        .invalidDisplayName: "Invalid display name", .invalidPasskeyName: "Invalid passkey name",
+    ]
+}
+
+/// WebAuthn verification failures: 400 with the failing step's code (`ceremony.*`,
+/// `attestation.*`, `response.*`, `clientdata.*`, …). `options.*` and `config.*` are server faults:
+/// 500 with nothing more said.
+extension PasskeyError: HTTPResponseError {
+    public var status: Int { isServerFault ? 500 : 400 }
+
+    public var problem: ProblemDetails {
+        isServerFault
+            ? ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+            // PasskeyError messages name the broken rule and never carry key material or user data.
+            : ProblemDetails(
+                status: 400, code: code.rawValue, title: "Passkey verification failed", detail: message)
+    }
+
+    private var isServerFault: Bool {
+        code.rawValue.hasPrefix("options.") || code.rawValue.hasPrefix("config.")
+    }
 }

@@ -82,16 +82,7 @@ public struct PublicAPI: Sendable {
 
     /// The session and its user, refusing disabled or deleted accounts.
     private func currentUser(_ request: HTTPRequest) throws -> (AuthenticatedSession, User) {
-        let auth = try sessions.authenticate(request, transport: transport)
-        guard let user = try users.user(id: auth.session.userID) else {
-            throw SessionError(.unknown, "the session's account no longer exists")
-        }
-        guard user.disabledAt == nil else {
-            throw HTTPError(
-                status: 403, code: "account.disabled", title: "Account disabled",
-                detail: "This account has been disabled by an administrator.")
-        }
-        return (auth, user)
+        try sessions.currentUser(request, transport: transport, users: users)
     }
 
     private func record(_ action: String, user: String, request: HTTPRequest, details: [String: String])

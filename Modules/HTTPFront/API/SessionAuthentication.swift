@@ -1,5 +1,6 @@
 public import Foundation
 public import SessionCore
+import Storage
 
 /// How the public API finds and sets session tokens: `Authorization: Bearer` for native apps,
 /// an HttpOnly cookie for browsers.
@@ -94,5 +95,23 @@ extension SessionService {
         let session = try authenticate(token: token)
         if source == .cookie { try transport.checkCrossSite(request) }
         return AuthenticatedSession(session: session, source: source)
+    }
+}
+
+extension SessionService {
+    /// The live session behind a request and its user, refusing disabled or deleted accounts.
+    func currentUser(_ request: HTTPRequest, transport: SessionTransport, users: any UserStore) throws
+        -> (AuthenticatedSession, User)
+    {
+        let auth = try authenticate(request, transport: transport)
+        guard let user = try users.user(id: auth.session.userID) else {
+            throw SessionError(.unknown, "the session's account no longer exists")
+        }
+        guard user.disabledAt == nil else {
+            throw HTTPError(
+                status: 403, code: "account.disabled", title: "Account disabled",
+                detail: "This account has been disabled by an administrator.")
+        }
+        return (auth, user)
     }
 }

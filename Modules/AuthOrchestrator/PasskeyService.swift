@@ -1,0 +1,495 @@
+public import CryptoCore
+public import Foundation
+public import PasskeyCore
+public import SessionCore
+public import Storage
+
+/// What passkey sign-up and sign-in run with: the relying party and the deployment's switches.
+public struct PasskeyPolicy: Sendable {
+    /// RP ID, origins, user verification, attestation and counter policies.
+    public var relyingParty: RelyingParty
+    /// The attestation conveyance asked for at registration.
+    public var attestation: AttestationConveyance
+    /// How long a challenge may be answered.
+    public var challengeLifetime: TimeInterval
+    /// Whether passkeys are offered at all.
+    public var enabled: Bool
+    /// Whether a new account may be created with a passkey.
+    public var signupEnabled: Bool
+    /// AAGUID → provider name ("iCloud Keychain"); FIDO metadata is consulted after it.
+    public var providerNames: ProviderNames
+
+    /// Creates a policy with the documented defaults for everything but the relying party.
+    public init(
+        relyingParty: RelyingParty, attestation: AttestationConveyance = .none,
+        challengeLifetime: TimeInterval = 300, enabled: Bool = true, signupEnabled: Bool = true,
+        providerNames: ProviderNames = .bundled
+    ) {
+        self.relyingParty = relyingParty
+        self.attestation = attestation
+        self.challengeLifetime = challengeLifetime
+        self.enabled = enabled
+        self.signupEnabled = signupEnabled
+        self.providerNames = providerNames
+    }
+}
+
+/// Who asked, for the audit trail and the sessions list.
+public struct ClientContext: Sendable {
+    /// The request id, to correlate audit events with logs.
+    public var requestID: String?
+    /// The client address.
+    public var ipAddress: String?
+    /// The User-Agent, kept on new sessions.
+    public var userAgent: String?
+
+    /// Creates a context.
+    public init(requestID: String? = nil, ipAddress: String? = nil, userAgent: String? = nil) {
+        self.requestID = requestID
+        self.ipAddress = ipAddress
+        self.userAgent = userAgent
+    }
+}
+
+/// Whom a registration is for.
+public enum RegistrationSubject: Sendable {
+    /// A signed-in user adding a passkey.
+    case signedIn(User)
+    /// A new account, created when the passkey is verified.
+    case newAccount(username: String, displayName: String?)
+}
+
+/// Options handed to the client, and the handle to send back with its response.
+public struct IssuedChallenge: Sendable {
+    /// The stored challenge's id (base64url), sent back with the response.
+    public let challengeID: String
+    /// `PublicKeyCredentialCreationOptionsJSON` or `PublicKeyCredentialRequestOptionsJSON`, UTF-8.
+    public let optionsJSON: [UInt8]
+    /// When the challenge stops being accepted.
+    public let expiresAt: Date
+}
+
+/// A verified and stored registration.
+public struct CompletedRegistration: Sendable {
+    /// The account the passkey belongs to (new for a sign-up).
+    public let user: User
+    /// The stored passkey.
+    public let passkey: StoredPasskey
+    /// The session opened by a sign-up; nil when a signed-in user added a passkey.
+    public let session: IssuedSession?
+}
+
+/// A verified login and the session it opened.
+public struct CompletedLogin: Sendable {
+    /// The user who signed in.
+    public let user: User
+    /// The passkey used, with its counter and last use updated.
+    public let passkey: StoredPasskey
+    /// The new session.
+    public let session: IssuedSession
+    /// The counter went backwards and the policy is `flag`: a possible cloned authenticator.
+    public let counterRegressed: Bool
+}
+
+/// Passkey sign-up, sign-in and passkey management: the use cases behind the passkey routes.
+///
+/// Every step that changes state or decides a login writes an audit event. Challenges are
+/// single use through `ChallengeStore.consumeChallenge`, which is atomic, so two finalize calls
+/// racing with one response cannot both succeed.
+public struct PasskeyService: Sendable {
+    let accounts: any AccountStore
+    let challenges: any ChallengeStore
+    let audit: any AuditStore
+    let sessions: SessionService
+    /// The policy in force.
+    public let policy: PasskeyPolicy
+    let clock: any WallClock
+    let random: any RandomSource
+
+    /// The bytes of a challenge id: 128 bits, unguessable.
+    static let challengeIDBytes = 16
+
+    /// Creates the service over its stores, with injected time and randomness.
+    public init(
+        accounts: any AccountStore, challenges: any ChallengeStore, audit: any AuditStore,
+        sessions: SessionService, policy: PasskeyPolicy, clock: any WallClock, random: any RandomSource
+    ) {
+        self.accounts = accounts
+        self.challenges = challenges
+        self.audit = audit
+        self.sessions = sessions
+        self.policy = policy
+        self.clock = clock
+        self.random = random
+    }
+
+    // MARK: Registration
+
+    /// Issues creation options for a signed-in user's new passkey or for a new account.
+    ///
+    /// - Throws: `passkey.disabled`, `passkey.signup_disabled`, `user.invalid_username`,
+    ///   `user.invalid_display_name`, `user.username_taken`; `StorageError` on storage faults.
+    public func startRegistration(_ subject: RegistrationSubject) throws -> IssuedChallenge {
+        try requireEnabled()
+        let now = clock.now()
+        let options: RegistrationOptions
+        var stored: StoredChallenge
+        switch subject {
+        case .signedIn(let user):
+            // Listing the existing passkeys lets the authenticator refuse a second one for this RP.
+            let existing = try accounts.passkeys(userID: user.id).map(Self.descriptor)
+            options = try RegistrationOptions(
+                relyingParty: policy.relyingParty, userName: user.username ?? user.displayName,
+                userDisplayName: user.displayName, userHandle: user.userHandle, excludeCredentials: existing,
+                residentKey: .required, attestation: policy.attestation,
+                timeoutMilliseconds: timeoutMilliseconds, random: random)
+            stored = StoredChallenge(
+                id: "", challenge: options.challenge, purpose: .registration, userID: user.id,
+                userHandle: user.userHandle, createdAt: now, expiresAt: now + policy.challengeLifetime)
+        case .newAccount(let rawUsername, let rawDisplayName):
+            guard policy.signupEnabled else {
+                throw AuthError(.signupDisabled, "new accounts cannot be created with a passkey here")
+            }
+            let username = try Names.normaliseUsername(rawUsername)
+            let displayName = try Names.displayName(rawDisplayName ?? username)
+            guard try accounts.user(username: username) == nil else {
+                throw AuthError(.usernameTaken, "the username is taken")
+            }
+            // A nil handle makes the options draw a fresh one from the injected randomness.
+            options = try RegistrationOptions(
+                relyingParty: policy.relyingParty, userName: username, userDisplayName: displayName,
+                residentKey: .required, attestation: policy.attestation,
+                timeoutMilliseconds: timeoutMilliseconds, random: random)
+            stored = StoredChallenge(
+                id: "", challenge: options.challenge, purpose: .registration, username: username,
+                displayName: displayName, userHandle: options.user.id, createdAt: now,
+                expiresAt: now + policy.challengeLifetime)
+        }
+        stored.id = try randomToken(Self.challengeIDBytes)
+        try challenges.insertChallenge(stored)
+        return IssuedChallenge(
+            challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
+    }
+
+    /// Verifies a registration response (§7.1), stores the passkey and, for a sign-up, creates
+    /// the account and its first session.
+    ///
+    /// - Parameters:
+    ///   - challengeID: The id `startRegistration` returned.
+    ///   - response: The `RegistrationResponseJSON` bytes.
+    ///   - name: The passkey's name; the provider's name (or "Passkey") when nil.
+    ///   - signedInUser: The request's user, required when the challenge was for adding a passkey.
+    ///   - clientKind: Where a sign-up's session token goes.
+    ///   - context: For the audit trail and the session.
+    /// - Throws: `AuthError` (`passkey.challenge_invalid`, `passkey.credential_exists`,
+    ///   `user.username_taken`, `passkey.invalid_name`, …) or the failing step's `PasskeyError`.
+    public func finishRegistration(
+        challengeID: String, response: [UInt8], name: String?, signedInUser: User?, clientKind: ClientKind,
+        context: ClientContext
+    ) throws -> CompletedRegistration {
+        try requireEnabled()
+        // Checked before the challenge is spent, so a typo in the name costs no new ceremony.
+        var chosenName: String?
+        if let name { chosenName = try Names.passkeyName(name) }
+        let now = clock.now()
+        guard
+            let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .registration, at: now)
+        else {
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        }
+        // An add-passkey challenge is good only for the user it was issued to.
+        if let owner = challenge.userID, signedInUser?.id != owner {
+            throw AuthError(.challengeInvalid, "the challenge was issued to another session")
+        }
+        let parsed = try RegistrationResponseJSON(json: response)
+        let verified = try verifyRegistration(
+            response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty,
+            at: now)
+        // §7.1 step 26: a credential ID registered to anyone is refused, never re-bound.
+        guard try accounts.passkey(credentialID: verified.credentialID) == nil else {
+            throw AuthError(.credentialExists, "this passkey is already registered")
+        }
+        let provider =
+            policy.providerNames.name(for: verified.aaguid) ?? verified.authenticatorMetadata?.name
+        let userID: String
+        if let owner = challenge.userID { userID = owner } else { userID = try randomToken(16) }
+        let passkey = StoredPasskey(
+            credentialID: verified.credentialID, userID: userID, publicKey: verified.publicKeyBytes,
+            algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount,
+            aaguid: verified.aaguid.uuidString.lowercased(), providerName: provider,
+            transports: verified.transports.map(\.rawValue), backupEligible: verified.backupEligible,
+            backupState: verified.backupState, attestationFormat: verified.attestationFormat,
+            attestationType: verified.attestationType.rawValue,
+            attestationTrusted: verified.attestationTrusted,
+            name: chosenName ?? provider ?? "Passkey", createdAt: now, lastUsedAt: nil)
+
+        let user: User
+        var session: IssuedSession?
+        if let signedInUser, challenge.userID != nil {
+            do {
+                try accounts.insertPasskey(passkey)
+            } catch let error as StorageError where error.code == .conflict {
+                throw AuthError(.credentialExists, "this passkey is already registered", underlying: error)
+            }
+            user = signedInUser
+        } else {
+            guard let username = challenge.username, let handle = challenge.userHandle else {
+                throw AuthError(.challengeInvalid, "the challenge does not describe a new account")
+            }
+            let newUser = User(
+                id: userID, username: username, displayName: challenge.displayName ?? username,
+                createdAt: now,
+                userHandle: handle)
+            do {
+                // One transaction: a failed passkey insert leaves no account without a way in.
+                try accounts.createUser(newUser, firstPasskey: passkey)
+            } catch let error as StorageError where error.code == .conflict {
+                // Someone took the name between initialize and finalize, or the credential exists.
+                if try accounts.user(username: username) != nil {
+                    throw AuthError(.usernameTaken, "the username is taken", underlying: error)
+                }
+                throw AuthError(.credentialExists, "this passkey is already registered", underlying: error)
+            }
+            user = newUser
+            session = try sessions.issue(
+                userID: user.id, clientKind: clientKind, authMethod: "passkey", userAgent: context.userAgent,
+                ipAddress: context.ipAddress)
+        }
+        var details = [
+            "credentialId": Base64URL.encode(passkey.credentialID), "aaguid": passkey.aaguid,
+            "attestationFormat": passkey.attestationFormat, "newAccount": String(session != nil),
+        ]
+        if let provider { details["provider"] = provider }
+        if let session { details["sessionId"] = session.session.id }
+        try record("passkey.registered", userID: user.id, context: context, details: details)
+        return CompletedRegistration(user: user, passkey: passkey, session: session)
+    }
+
+    // MARK: Login
+
+    /// Issues request options: discoverable (no username) or for a named user.
+    ///
+    /// An unknown username gets the same answer as a user without passkeys (an empty
+    /// allowCredentials), so the options never reveal whether an account exists.
+    /// - Throws: `passkey.disabled`, `user.invalid_username`; `StorageError` on storage faults.
+    public func startLogin(username rawUsername: String?) throws -> IssuedChallenge {
+        try requireEnabled()
+        var user: User?
+        var username: String?
+        if let rawUsername {
+            let normalised = try Names.normaliseUsername(rawUsername)
+            username = normalised
+            user = try accounts.user(username: normalised)
+        }
+        let allowed = try user.map { try accounts.passkeys(userID: $0.id).map(Self.descriptor) } ?? []
+        let options = try AuthenticationOptions(
+            relyingParty: policy.relyingParty, allowCredentials: allowed,
+            timeoutMilliseconds: timeoutMilliseconds,
+            random: random)
+        let now = clock.now()
+        // The username is kept (for five minutes) so that finalize knows the login named someone,
+        // and refuses every credential when that someone does not exist.
+        let stored = StoredChallenge(
+            id: try randomToken(Self.challengeIDBytes), challenge: options.challenge, purpose: .login,
+            userID: user?.id, username: username, createdAt: now, expiresAt: now + policy.challengeLifetime)
+        try challenges.insertChallenge(stored)
+        return IssuedChallenge(
+            challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
+    }
+
+    /// Verifies an authentication response (§7.2), records the passkey's use and opens a session.
+    ///
+    /// - Parameters:
+    ///   - challengeID: The id `startLogin` returned.
+    ///   - response: The `AuthenticationResponseJSON` bytes.
+    ///   - clientKind: Where the session token goes.
+    ///   - replacingSessionID: The request's current session, revoked once the new one exists.
+    ///   - context: For the audit trail and the session.
+    /// - Throws: `passkey.challenge_invalid`; `passkey.login_failed` for an unknown credential,
+    ///   an unknown user or another user's credential (one code, so nothing leaks); the failing
+    ///   step's `PasskeyError` otherwise; `account.disabled`.
+    public func finishLogin(
+        challengeID: String, response: [UInt8], clientKind: ClientKind, replacingSessionID: String?,
+        context: ClientContext
+    ) throws -> CompletedLogin {
+        try requireEnabled()
+        let concerned = ConcernedUser()
+        do {
+            return try login(
+                challengeID: challengeID, response: response, clientKind: clientKind,
+                replacingSessionID: replacingSessionID, context: context, concerned: concerned)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            // The audit event carries the failure's code and, when the credential was known, its
+            // owner; never the username that was typed.
+            let code = (error as? any CodedError)?.codeName ?? "internal"
+            try? record(
+                "passkey.login_failed", userID: concerned.id, context: context, details: ["code": code])
+            throw error
+        }
+    }
+
+    private func login(
+        challengeID: String, response: [UInt8], clientKind: ClientKind, replacingSessionID: String?,
+        context: ClientContext, concerned: ConcernedUser
+    ) throws -> CompletedLogin {
+        let now = clock.now()
+        guard let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .login, at: now)
+        else {
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        }
+        let parsed = try AuthenticationResponseJSON(json: response)
+        guard let passkey = try accounts.passkey(credentialID: parsed.rawID) else {
+            throw AuthError(.loginFailed, "the passkey is not known")
+        }
+        concerned.id = passkey.userID
+        // A login that named a user accepts only that user's passkeys; one that named an
+        // unknown user accepts none.
+        if challenge.username != nil, challenge.userID != passkey.userID {
+            throw AuthError(.loginFailed, "the passkey does not belong to the named account")
+        }
+        guard let user = try accounts.user(id: passkey.userID) else {
+            throw AuthError(.loginFailed, "the passkey's account no longer exists")
+        }
+        let credential = try StoredCredential(
+            id: passkey.credentialID, publicKeyBytes: passkey.publicKey, signCount: passkey.signCount,
+            userHandle: user.userHandle, backupEligible: passkey.backupEligible)
+        let verified = try verify(
+            parsed, challenge: challenge.challenge, credential: credential,
+            expectedUserHandle: challenge.userID == nil ? nil : user.userHandle)
+        guard user.disabledAt == nil else {
+            throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
+        }
+        try accounts.recordPasskeyUse(
+            credentialID: passkey.credentialID, signCount: verified.signCount,
+            backupState: verified.backupState,
+            at: now)
+        let session = try sessions.issue(
+            userID: user.id, clientKind: clientKind, authMethod: "passkey", userAgent: context.userAgent,
+            ipAddress: context.ipAddress)
+        // Signing in is a change of privilege: the session the request came with ends here.
+        if let replacingSessionID {
+            _ = try sessions.repository.revokeSession(id: replacingSessionID, at: now)
+        }
+        var details = [
+            "credentialId": Base64URL.encode(passkey.credentialID), "sessionId": session.session.id,
+        ]
+        if verified.counterRegressed { details["counterRegressed"] = "true" }
+        if verified.backupEligibilityChanged { details["backupEligibilityChanged"] = "true" }
+        try record("passkey.login", userID: user.id, context: context, details: details)
+        var used = passkey
+        used.signCount = max(passkey.signCount, verified.signCount)
+        used.backupState = verified.backupState
+        used.lastUsedAt = now
+        return CompletedLogin(
+            user: user, passkey: used, session: session, counterRegressed: verified.counterRegressed)
+    }
+
+    /// §7.2 through PasskeyCore, with the two codes that would tell a prober which account a
+    /// credential belongs to folded into `passkey.login_failed`.
+    private func verify(
+        _ response: AuthenticationResponseJSON, challenge: [UInt8], credential: StoredCredential,
+        expectedUserHandle: [UInt8]?
+    ) throws -> VerifiedAuthentication {
+        do {
+            return try verifyAuthentication(
+                response: response, expectedChallenge: challenge, relyingParty: policy.relyingParty,
+                credential: credential, expectedUserHandle: expectedUserHandle)
+        } catch {
+            switch error.code {
+            case .ceremonyUserHandleMismatch, .ceremonyCredentialNotAllowed:
+                throw AuthError(.loginFailed, "the passkey does not belong to the account", underlying: error)
+            default:
+                throw error
+            }
+        }
+    }
+
+    // MARK: Managing passkeys
+
+    /// The user's passkeys, oldest first.
+    public func listPasskeys(userID: String) throws -> [StoredPasskey] {
+        try accounts.passkeys(userID: userID)
+    }
+
+    /// Renames one of the user's passkeys.
+    /// - Parameter credentialID: The credential ID in base64url, as the API shows it.
+    /// - Throws: `passkey.invalid_name`, `passkey.not_found` (also for someone else's passkey).
+    public func renamePasskey(userID: String, credentialID: String, name: String, context: ClientContext)
+        throws -> StoredPasskey
+    {
+        let label = try Names.passkeyName(name)
+        guard let id = Base64URL.decode(credentialID),
+            try accounts.renamePasskey(credentialID: id, userID: userID, name: label),
+            let renamed = try accounts.passkey(credentialID: id)
+        else { throw AuthError(.passkeyNotFound, "no such passkey") }
+        try record(
+            "passkey.renamed", userID: userID, context: context, details: ["credentialId": credentialID])
+        return renamed
+    }
+
+    /// Deletes one of the user's passkeys, unless it is the account's last way in.
+    /// - Throws: `passkey.not_found`, `passkey.last_passkey`.
+    public func deletePasskey(userID: String, credentialID: String, context: ClientContext) throws {
+        guard let id = Base64URL.decode(credentialID) else {
+            throw AuthError(.passkeyNotFound, "no such passkey")
+        }
+        // Passkeys are the only way in today; when BankID links exist they count here too.
+        switch try accounts.deletePasskeyUnlessLast(credentialID: id, userID: userID) {
+        case .deleted: break
+        case .notFound: throw AuthError(.passkeyNotFound, "no such passkey")
+        case .lastPasskey:
+            throw AuthError(
+                .lastPasskey, "this is the account's last passkey; add another before removing it")
+        }
+        try record(
+            "passkey.deleted", userID: userID, context: context, details: ["credentialId": credentialID])
+    }
+
+    /// Deletes expired challenges; the server's hourly maintenance calls this.
+    @discardableResult
+    public func purgeExpiredChallenges() throws -> Int {
+        try challenges.purgeChallenges(expiredBefore: clock.now())
+    }
+
+    // MARK: Helpers
+
+    private var timeoutMilliseconds: Int { Int(policy.challengeLifetime * 1000) }
+
+    private func requireEnabled() throws(AuthError) {
+        guard policy.enabled else { throw AuthError(.passkeyDisabled, "passkeys are not enabled here") }
+    }
+
+    private func randomToken(_ byteCount: Int) throws(AuthError) -> String {
+        do {
+            return try random.token(byteCount: byteCount)
+        } catch {
+            throw AuthError(.randomFailure, "the random source failed", underlying: error)
+        }
+    }
+
+    private static func descriptor(_ passkey: StoredPasskey) -> CredentialDescriptor {
+        CredentialDescriptor(
+            id: passkey.credentialID,
+            transports: passkey.transports.map(AuthenticatorTransport.init(rawValue:)))
+    }
+
+    private func record(_ action: String, userID: String?, context: ClientContext, details: [String: String])
+        throws
+    {
+        _ = try audit.appendAudit(
+            AuditEvent(
+                at: clock.now(), action: action, actor: userID.map { "user:\($0)" } ?? "anonymous",
+                userID: userID,
+                requestID: context.requestID, ipAddress: context.ipAddress, details: details))
+    }
+}
+
+/// The account a failing login concerned, once the credential was found; for the audit event.
+/// A class so the failure path can read what the attempt learnt before it threw.
+private final class ConcernedUser {
+    var id: String?
+}
