@@ -2,13 +2,42 @@ public import Foundation
 
 /// Base64url without padding (RFC 4648 §5), the encoding of WebAuthn and of Portvakt's tokens.
 public enum Base64URL {
-    /// Encodes bytes as unpadded base64url.
+    private static let alphabet = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Encodes bytes as unpadded base64url, straight into the output (tokens, ids and WebAuthn
+    /// fields are encoded on every request; going through base64 and string replacement cost more).
     public static func encode(_ bytes: some ContiguousBytes) -> String {
-        let data = bytes.withUnsafeBytes { Data($0) }
-        var text = data.base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        bytes.withUnsafeBytes { raw in
+            let count = raw.count
+            let length = (count / 3) * 4 + [0, 2, 3][count % 3]
+            return String(unsafeUninitializedCapacity: length) { out in
+                var input = 0
+                var output = 0
+                while input + 3 <= count {
+                    let value =
+                        UInt32(raw[input]) << 16 | UInt32(raw[input + 1]) << 8 | UInt32(raw[input + 2])
+                    out[output] = alphabet[Int(value >> 18 & 63)]
+                    out[output + 1] = alphabet[Int(value >> 12 & 63)]
+                    out[output + 2] = alphabet[Int(value >> 6 & 63)]
+                    out[output + 3] = alphabet[Int(value & 63)]
+                    input += 3
+                    output += 4
+                }
+                let rest = count - input
+                if rest > 0 {
+                    let value = UInt32(raw[input]) << 16 | (rest == 2 ? UInt32(raw[input + 1]) << 8 : 0)
+                    out[output] = alphabet[Int(value >> 18 & 63)]
+                    out[output + 1] = alphabet[Int(value >> 12 & 63)]
+                    output += 2
+                    if rest == 2 {
+                        out[output] = alphabet[Int(value >> 6 & 63)]
+                        output += 1
+                    }
+                }
+                return output
+            }
+        }
     }
 
     /// Decodes unpadded (or padded) base64url; nil when the text is not base64url.
