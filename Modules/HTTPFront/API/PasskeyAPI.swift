@@ -1,6 +1,7 @@
 public import AuthOrchestrator
 import CryptoCore
 import Foundation
+import PasskeyCore
 public import SessionCore
 public import Storage
 
@@ -238,25 +239,22 @@ struct FinalizeBody {
         guard HTTPRequest.isJSONMediaType(request.headers["Content-Type"]) else {
             throw HTTPError.unsupportedMediaType()
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
-            let challengeID = object["challengeId"] as? String,
-            let credential = object["credential"] as? [String: Any],
-            let credentialBytes = try? JSONSerialization.data(withJSONObject: credential)
-        else {
+        let envelope: CredentialEnvelope
+        do {
+            envelope = try CredentialEnvelope(json: request.body)
+        } catch {
             throw HTTPError.malformedJSON(
                 detail: "Expected {\"challengeId\": string, \"credential\": object, \"name\"?, \"client\"?}.")
         }
-        let name = object["name"]
-        let client = object["client"]
-        guard name == nil || name is String, client == nil || client is String else {
-            throw HTTPError.malformedJSON(detail: "\"name\" and \"client\" are strings.")
+        guard let challengeID = envelope.strings["challengeId"] else {
+            throw HTTPError.malformedJSON(detail: "\"challengeId\" is required.")
         }
-        guard let kind = ClientKind(rawValue: (client as? String) ?? "web") else {
+        guard let kind = ClientKind(rawValue: envelope.strings["client"] ?? "web") else {
             throw HTTPError.malformedJSON(detail: "\"client\" is \"web\" or \"native\".")
         }
         self.challengeID = challengeID
-        self.credential = [UInt8](credentialBytes)
-        self.name = name as? String
+        self.credential = envelope.credential
+        self.name = envelope.strings["name"]
         self.client = kind
     }
 }

@@ -85,6 +85,70 @@ struct JSONReader {
         return try outcome.get()
     }
 
+    /// Parses `input` as one JSON object and returns its members with the exact byte range of each
+    /// value, so an envelope can hand one member's bytes, untouched, to another strict parser.
+    /// Same rules as `parse`: duplicates, trailing content and excess depth are refused.
+    static func parseMembers(_ input: [UInt8], code: PasskeyError.Code, what: String) throws(PasskeyError)
+        -> [(name: String, value: JSONValue, range: Range<Int>)]
+    {
+        let outcome: Swift.Result<[(name: String, value: JSONValue, range: Range<Int>)], PasskeyError> =
+            input.withUnsafeBufferPointer { buffer in
+                var reader = JSONReader(bytes: buffer, code: code, what: what)
+                do throws(PasskeyError) {
+                    return .success(try reader.readTopLevelMembers())
+                } catch {
+                    return .failure(error)
+                }
+            }
+        return try outcome.get()
+    }
+
+    private mutating func readTopLevelMembers() throws(PasskeyError) -> [(
+        name: String, value: JSONValue, range: Range<Int>
+    )] {
+        skipWhitespace()
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else {
+            throw error("expected an object")
+        }
+        offset += 1
+        var members: [(name: String, value: JSONValue, range: Range<Int>)] = []
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
+            offset += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
+                    throw error("a member name must be a string")
+                }
+                let name = try readString()
+                for member in members where member.name == name { throw error("duplicate member name") }
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
+                    throw error("expected ':'")
+                }
+                offset += 1
+                skipWhitespace()
+                let start = offset
+                let value = try readValue(depth: 2)
+                members.append((name, value, start..<offset))
+                guard members.count <= Self.maximumEntries else { throw error("too many members") }
+                skipWhitespace()
+                guard offset < bytes.count else { throw error("input ends inside an object") }
+                if bytes[offset] == UInt8(ascii: ",") {
+                    offset += 1
+                    continue
+                }
+                guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
+                offset += 1
+                break
+            }
+        }
+        skipWhitespace()
+        guard offset == bytes.count else { throw error("content after the value") }
+        return members
+    }
+
     private func error(_ message: String) -> PasskeyError {
         PasskeyError(code, "\(what) is not strict JSON: \(message) at byte \(offset)")
     }

@@ -1,0 +1,44 @@
+/// A request body that carries a credential response inside an envelope, such as
+/// `{"challengeId": "…", "credential": {…}, "name": "…", "client": "web"}`.
+///
+/// The envelope is read by the same strict parser as the responses (duplicate members refused), and
+/// the credential member is handed on as its exact bytes: re-serialising it through another JSON
+/// library would hide duplicates inside it and cost a second parse on the login hot path.
+public struct CredentialEnvelope: Sendable {
+    /// The envelope's string members, other than `credential`; members of other types are refused.
+    public let strings: [String: String]
+    /// The `credential` member's bytes, for `RegistrationResponseJSON(json:)` or
+    /// `AuthenticationResponseJSON(json:)`.
+    public let credential: [UInt8]
+
+    /// The largest envelope accepted: a registration response plus a few short members.
+    public static let maximumLength = RegistrationResponseJSON.maximumLength + 4 * 1024
+
+    /// Parses an envelope.
+    /// - Throws: `response.too_large`, `response.malformed_json` (not strict JSON, not an object, a
+    ///   non-string member), `response.missing_field` (no `credential` object).
+    public init(json: [UInt8]) throws(PasskeyError) {
+        guard json.count <= Self.maximumLength else {
+            throw PasskeyError(.responseTooLarge, "the request body is over \(Self.maximumLength) bytes")
+        }
+        let members = try JSONReader.parseMembers(
+            json, code: .responseMalformedJSON, what: "the request body")
+        var strings: [String: String] = [:]
+        var credential: [UInt8]?
+        for member in members {
+            switch (member.name, member.value) {
+            case ("credential", .object): credential = Array(json[member.range])
+            case ("credential", _):
+                throw PasskeyError(.responseMalformedJSON, "\"credential\" must be an object")
+            case (_, .string(let text)): strings[member.name] = text
+            default:
+                throw PasskeyError(.responseMalformedJSON, "\"\(member.name.prefix(40))\" must be a string")
+            }
+        }
+        guard let credential else {
+            throw PasskeyError(.responseMissingField, "the request body has no \"credential\" object")
+        }
+        self.strings = strings
+        self.credential = credential
+    }
+}
