@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 BIN=.build/release
 DURATION=${BENCH_DURATION:-8}
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-5}
 THREADS=${BENCH_SERVER_THREADS:-4}
 work=$(mktemp -d)
 pids=()
@@ -62,24 +62,29 @@ run_wrk() { # url -> "requests_per_second p99_ms"
   echo "$rps $p99"
 }
 
-# Warm both up, then alternate rounds and keep each side's best (least disturbed) round.
+# Warm both up, then alternate rounds: each round measures bare then front back to back, so the
+# pair shares the machine's state; the figure is the median over rounds of each pair's ratio
+# (a best-of or a mean would follow the occasional round another process disturbed).
 wrk -t2 -c64 -d2s "http://127.0.0.1:$bare_port/health/alive" >/dev/null
 wrk -t2 -c64 -d2s "http://127.0.0.1:$front_port/health/alive" >/dev/null
-best_bare=0; best_bare_p99=0; best_front=0; best_front_p99=0
+: >"$work/rounds.txt"
 for round in $(seq 1 "$ROUNDS"); do
-  read -r rps p99 < <(run_wrk "http://127.0.0.1:$bare_port/health/alive")
-  echo "round $round bare:  $rps req/s, p99 $p99 ms"
-  if awk "BEGIN {exit !($rps > $best_bare)}"; then best_bare=$rps; best_bare_p99=$p99; fi
-  read -r rps p99 < <(run_wrk "http://127.0.0.1:$front_port/health/alive")
-  echo "round $round front: $rps req/s, p99 $p99 ms"
-  if awk "BEGIN {exit !($rps > $best_front)}"; then best_front=$rps; best_front_p99=$p99; fi
+  read -r bare_rps bare_p99 < <(run_wrk "http://127.0.0.1:$bare_port/health/alive")
+  read -r front_rps front_p99 < <(run_wrk "http://127.0.0.1:$front_port/health/alive")
+  echo "round $round: bare $bare_rps req/s (p99 $bare_p99 ms), front $front_rps req/s (p99 $front_p99 ms)"
+  echo "$bare_rps $bare_p99 $front_rps $front_p99" >>"$work/rounds.txt"
 done
+median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+best_bare=$(awk '{print $1}' "$work/rounds.txt" | median)
+best_bare_p99=$(awk '{print $2}' "$work/rounds.txt" | median)
+best_front=$(awk '{print $3}' "$work/rounds.txt" | median)
+best_front_p99=$(awk '{print $4}' "$work/rounds.txt" | median)
 loaded_rss=$(rss_kb "$portvakt_pid")
 sleep 2
 after_rss=$(rss_kb "$portvakt_pid")
-ratio=$(awk "BEGIN {printf \"%.1f\", 100 * $best_front / $best_bare}")
+ratio=$(awk '{printf "%.4f\n", $3 / $1}' "$work/rounds.txt" | median | awk '{printf "%.1f", 100 * $1}')
 
-python3 Benchmarks/record.py "HTTP front: GET /health/alive, wrk 64 connections, ${THREADS} server threads, best of $ROUNDS x ${DURATION}s" \
+python3 Benchmarks/record.py "HTTP front: GET /health/alive, wrk 64 connections, ${THREADS} server threads, median of $ROUNDS paired rounds x ${DURATION}s" \
   "http.bare.requests_per_second=$best_bare:req/s" \
   "http.bare.p99=$best_bare_p99:ms" \
   "http.front.requests_per_second=$best_front:req/s" \
