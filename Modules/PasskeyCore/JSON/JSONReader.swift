@@ -27,7 +27,8 @@ enum JSONValue: Sendable {
 
 /// A JSON object's members in the order they arrived; names are unique (the reader refuses repeats).
 struct JSONObject: Sendable {
-    var members: [(name: String, value: JSONValue)]
+    /// The members with the byte range each value had in the input.
+    var members: [(name: String, value: JSONValue, range: Range<Int>)]
 
     /// The member called `name`; objects are small, so a scan beats hashing.
     subscript(name: String) -> JSONValue? {
@@ -110,40 +111,7 @@ struct JSONReader {
         guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else {
             throw error("expected an object")
         }
-        offset += 1
-        var members: [(name: String, value: JSONValue, range: Range<Int>)] = []
-        skipWhitespace()
-        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
-            offset += 1
-        } else {
-            while true {
-                skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
-                    throw error("a member name must be a string")
-                }
-                let name = try readString()
-                for member in members where member.name == name { throw error("duplicate member name") }
-                skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
-                    throw error("expected ':'")
-                }
-                offset += 1
-                skipWhitespace()
-                let start = offset
-                let value = try readValue(depth: 2)
-                members.append((name, value, start..<offset))
-                guard members.count <= Self.maximumEntries else { throw error("too many members") }
-                skipWhitespace()
-                guard offset < bytes.count else { throw error("input ends inside an object") }
-                if bytes[offset] == UInt8(ascii: ",") {
-                    offset += 1
-                    continue
-                }
-                guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
-                offset += 1
-                break
-            }
-        }
+        let members = try readMembers(depth: 1)
         skipWhitespace()
         guard offset == bytes.count else { throw error("content after the value") }
         return members
@@ -187,13 +155,20 @@ struct JSONReader {
     }
 
     private mutating func readObject(depth: Int) throws(PasskeyError) -> JSONObject {
+        JSONObject(members: try readMembers(depth: depth))
+    }
+
+    /// Reads an object's members (the reader is at its `{`), each with the byte range of its value.
+    private mutating func readMembers(depth: Int) throws(PasskeyError) -> [(
+        name: String, value: JSONValue, range: Range<Int>
+    )] {
         guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
         offset += 1
-        var members: [(name: String, value: JSONValue)] = []
+        var members: [(name: String, value: JSONValue, range: Range<Int>)] = []
         skipWhitespace()
         if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
             offset += 1
-            return JSONObject(members: members)
+            return members
         }
         while true {
             skipWhitespace()
@@ -209,8 +184,9 @@ struct JSONReader {
             }
             offset += 1
             skipWhitespace()
+            let start = offset
             let value = try readValue(depth: depth + 1)
-            members.append((name, value))
+            members.append((name, value, start..<offset))
             guard members.count <= Self.maximumEntries else { throw error("too many members") }
             skipWhitespace()
             guard offset < bytes.count else { throw error("input ends inside an object") }
@@ -220,7 +196,7 @@ struct JSONReader {
             }
             guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
             offset += 1
-            return JSONObject(members: members)
+            return members
         }
     }
 
