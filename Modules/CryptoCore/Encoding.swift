@@ -40,28 +40,62 @@ public enum Base64URL {
         }
     }
 
-    /// Decodes unpadded (or padded) base64url; nil when the text is not base64url.
+    /// 0...63 for alphabet bytes, 0xff for everything else.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xff, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        return table
+    }()
+
+    /// Decodes unpadded, canonical base64url; nil for anything else.
+    ///
+    /// Strict so that each byte string has exactly one accepted text: padding is refused, and so are
+    /// non-zero bits in the final character's unused low bits (`AB` and `AC` would otherwise both
+    /// mean 0x00). Two texts that decode to the same bytes would let a mutated WebAuthn response pass
+    /// as the original, or two spellings of one token look different.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var standard = String(text)
-        guard standard.utf8.allSatisfy({ isAlphabet($0) || $0 == UInt8(ascii: "=") }) else {
-            return nil
-        }
-        standard = standard.replacingOccurrences(of: "-", with: "+").replacingOccurrences(
-            of: "_", with: "/")
-        while standard.hasSuffix("=") { standard.removeLast() }
-        // A length of 1 mod 4 cannot come from any byte string.
-        guard standard.utf8.count % 4 != 1 else { return nil }
-        standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
-        return Data(base64Encoded: standard).map { [UInt8]($0) }
+        var text = String(text)
+        return text.withUTF8 { decode(utf8: $0) }
     }
 
-    private static func isAlphabet(_ c: UInt8) -> Bool {
-        switch c {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default: false
+    /// Decodes from UTF-8 bytes; nil for padding, a foreign byte, an impossible length or stray bits.
+    public static func decode(utf8 input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let remainder = input.count % 4
+        // One leftover character carries 6 bits, not a whole byte: no byte string encodes that way.
+        guard remainder != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(input.count / 4 * 3 + max(remainder - 1, 0))
+        var index = 0
+        let fullEnd = input.count - remainder
+        while index < fullEnd {
+            let a = values[Int(input[index])]
+            let b = values[Int(input[index + 1])]
+            let c = values[Int(input[index + 2])]
+            let d = values[Int(input[index + 3])]
+            // 0xff in any lane sets bit 7 of the OR; alphabet values stay below 64.
+            guard (a | b | c | d) & 0x80 == 0 else { return nil }
+            let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+            out.append(UInt8(truncatingIfNeeded: chunk >> 16))
+            out.append(UInt8(truncatingIfNeeded: chunk >> 8))
+            out.append(UInt8(truncatingIfNeeded: chunk))
+            index += 4
         }
+        if remainder == 2 {
+            let a = values[Int(input[index])]
+            let b = values[Int(input[index + 1])]
+            // The last character's low 4 bits are unused and must be zero.
+            guard (a | b) & 0x80 == 0, b & 0x0f == 0 else { return nil }
+            out.append(a << 2 | b >> 4)
+        } else if remainder == 3 {
+            let a = values[Int(input[index])]
+            let b = values[Int(input[index + 1])]
+            let c = values[Int(input[index + 2])]
+            // The last character's low 2 bits are unused and must be zero.
+            guard (a | b | c) & 0x80 == 0, c & 0x03 == 0 else { return nil }
+            out.append(a << 2 | b >> 4)
+            out.append((b & 0x0f) << 4 | c >> 2)
+        }
+        return out
     }
 }
 

@@ -24,7 +24,7 @@ enum SharedSteps {
                 "the expected challenge is \(expected.count) bytes; an issued challenge has at least 16")
         }
         // A challenge that is not canonical base64url cannot be the one issued, whatever it decodes to.
-        guard let received = Base64URLCodec.decode(clientData.challenge),
+        guard let received = Base64URL.decode(clientData.challenge),
             ConstantTime.equals(received, expected)
         else {
             throw PasskeyError(.ceremonyChallengeMismatch, "the client data challenge is not the one issued")

@@ -125,11 +125,11 @@ public struct RegistrationOptions: Sendable, Hashable {
             }
             w.key("user")
             w.object { u in
-                u.member("id", Base64URLCodec.encode(user.id))
+                u.member("id", Base64URL.encode(user.id))
                 u.member("name", user.name)
                 u.member("displayName", user.displayName)
             }
-            w.member("challenge", Base64URLCodec.encode(challenge))
+            w.member("challenge", Base64URL.encode(challenge))
             w.key("pubKeyCredParams")
             w.array { a in
                 for algorithm in algorithms {
@@ -217,7 +217,7 @@ public struct AuthenticationOptions: Sendable, Hashable {
     public func json() -> [UInt8] {
         var writer = JSONWriter()
         writer.object { w in
-            w.member("challenge", Base64URLCodec.encode(challenge))
+            w.member("challenge", Base64URL.encode(challenge))
             w.key("timeout")
             w.integer(Int64(timeoutMilliseconds))
             w.member("rpId", relyingPartyID)

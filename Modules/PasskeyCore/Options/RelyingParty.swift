@@ -115,7 +115,7 @@ public struct RelyingParty: Sendable {
         if text.hasPrefix(androidPrefix) {
             // A SHA-256 in unpadded base64url is exactly 43 characters.
             let hash = String(text.dropFirst(androidPrefix.count))
-            return hash.utf8.count == 43 && Base64URLCodec.decode(hash)?.count == 32
+            return hash.utf8.count == 43 && Base64URL.decode(hash)?.count == 32
         }
         // Browsers serialize origins in lowercase with the default port omitted, so a configured
         // "https://example.com:443" or "https://Example.com" could never match exactly.

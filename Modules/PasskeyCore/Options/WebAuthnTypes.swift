@@ -1,3 +1,5 @@
+import CryptoCore
+
 /// How much a relying party wants user verification (WebAuthn L3 §5.8.6), in options and in policy.
 public enum UserVerificationRequirement: String, Sendable, Hashable, CaseIterable {
     /// UV must happen; verification fails without the UV flag.
@@ -94,7 +96,7 @@ public struct CredentialDescriptor: Sendable, Hashable {
     func write(to writer: inout JSONWriter) {
         writer.object { w in
             w.member("type", "public-key")
-            w.member("id", Base64URLCodec.encode(id))
+            w.member("id", Base64URL.encode(id))
             if !transports.isEmpty {
                 w.key("transports")
                 w.array { a in for transport in transports { a.string(transport.rawValue) } }

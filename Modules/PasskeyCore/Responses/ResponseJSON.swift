@@ -1,3 +1,5 @@
+import CryptoCore
+
 /// The client extension outputs Portvakt reads (§5.1, `getClientExtensionResults()`); others are ignored.
 public struct ClientExtensionResults: Sendable, Hashable {
     /// credProps.rk: whether the client reports the new credential as discoverable; nil when not reported.
@@ -70,7 +72,7 @@ public struct RegistrationResponseJSON: Sendable, Hashable {
         publicKeyAlgorithm: Int64? = nil, authenticatorAttachment: AuthenticatorAttachment? = nil,
         clientExtensionResults: ClientExtensionResults = ClientExtensionResults()
     ) {
-        self.id = Base64URLCodec.encode(rawID)
+        self.id = Base64URL.encode(rawID)
         self.rawID = rawID
         self.clientDataJSON = clientDataJSON
         self.attestationObject = attestationObject
@@ -130,7 +132,7 @@ public struct AuthenticationResponseJSON: Sendable, Hashable {
         userHandle: [UInt8]?, authenticatorAttachment: AuthenticatorAttachment? = nil,
         clientExtensionResults: ClientExtensionResults = ClientExtensionResults()
     ) {
-        self.id = Base64URLCodec.encode(rawID)
+        self.id = Base64URL.encode(rawID)
         self.rawID = rawID
         self.clientDataJSON = clientDataJSON
         self.authenticatorData = authenticatorData
@@ -166,7 +168,7 @@ private struct ResponseEnvelope {
         let id = try members.string("id")
         let rawID = try members.binary("rawId")
         // §5.1: id is base64url(rawId). Comparing texts also refuses any second spelling of the same bytes.
-        guard id == Base64URLCodec.encode(rawID) else {
+        guard id == Base64URL.encode(rawID) else {
             throw PasskeyError(.responseIDMismatch, "id is not the base64url encoding of rawId")
         }
         guard let responseValue = top["response"] else {
@@ -267,7 +269,7 @@ private struct ResponseMembers {
     }
 
     private func decode(_ text: String, _ name: String) throws(PasskeyError) -> [UInt8] {
-        guard let bytes = Base64URLCodec.decode(text) else {
+        guard let bytes = Base64URL.decode(text) else {
             throw PasskeyError(.responseInvalidBase64URL, "\(path)\(name) is not unpadded base64url")
         }
         return bytes
