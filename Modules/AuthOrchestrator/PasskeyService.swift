@@ -210,8 +210,7 @@ public struct PasskeyService: Sendable {
         guard try accounts.passkey(credentialID: verified.credentialID) == nil else {
             throw AuthError(.credentialExists, "this passkey is already registered")
         }
-        let provider =
-            policy.providerNames.name(for: verified.aaguid) ?? verified.authenticatorMetadata?.name
+        let provider = policy.providerNames.name(for: verified)
         let userID: String
         if let owner = challenge.userID { userID = owner } else { userID = try randomToken(16) }
         let passkey = StoredPasskey(

@@ -37,11 +37,7 @@ enum VerifyCommands {
                 "ok": true, "fmt": verified.attestationFormat,
                 "attestationType": verified.attestationType.rawValue,
                 "trusted": verified.attestationTrusted, "aaguid": verified.aaguid.uuidString.lowercased(),
-                // The curated passkey-provider names first ("iCloud Keychain"), then FIDO metadata's
-                // model names ("YubiKey 5 Series").
-                "provider": ProviderNames.bundled.name(for: verified.aaguid) ?? verified
-                    .authenticatorMetadata?.name
-                    ?? NSNull(),
+                "provider": ProviderNames.bundled.name(for: verified) ?? NSNull(),
                 "credentialId": Base64URL.encode(verified.credentialID),
                 "publicKey": Base64URL.encode(verified.publicKeyBytes),
                 "alg": Int(verified.algorithm.rawValue),

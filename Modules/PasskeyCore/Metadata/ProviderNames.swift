@@ -60,6 +60,13 @@ public struct ProviderNames: Sendable, Equatable {
         names[aaguid]
     }
 
+    /// The name to show for a passkey from `registration`: the curated provider name first
+    /// ("iCloud Keychain"), then FIDO metadata's model name ("YubiKey 5 Series"); nil when neither
+    /// knows the AAGUID.
+    public func name(for registration: VerifiedRegistration) -> String? {
+        name(for: registration.aaguid) ?? registration.authenticatorMetadata?.name
+    }
+
     /// This list with `other`'s names added, `other` winning where both name an AAGUID.
     public func merging(_ other: ProviderNames) -> ProviderNames {
         ProviderNames(names: names.merging(other.names) { _, new in new })
