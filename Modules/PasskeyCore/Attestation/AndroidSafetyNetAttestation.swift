@@ -52,15 +52,23 @@ public struct AndroidSafetyNetAttestation: AttestationFormat {
         clientDataHash: [UInt8], context: AttestationContext
     ) throws(PasskeyError) -> AttestationOutcome {
         let response = try Self.decode(statement)
-        let jws = try SafetyNetJWS(response)
+        let invalid = PasskeyError.Code.attestationSafetyNetResponseInvalid
+        guard response.count <= Self.maximumResponseLength else {
+            throw PasskeyError(invalid, "the SafetyNet response is larger than any genuine one")
+        }
+        let jws = try CompactJWS(response, code: invalid, what: "the SafetyNet response")
+        guard
+            case .object(let payload) = try JSONReader.parse(
+                jws.payload, code: invalid, what: "SafetyNet payload")
+        else { throw PasskeyError(invalid, "the SafetyNet payload is not a JSON object") }
         // The GlobalSign root comes with the relying party's default anchors (`BundledTrustAnchors`).
         let chain = try AttestationTrust.evaluate(
             x5c: jws.x5c, format: identifier, context: context, bindsAAGUID: false)
         try Self.verifyHostname(chain.leaf)
         try Self.verifySignature(jws, key: chain.leaf.publicKey)
-        try Self.verifyNonce(jws.payload, authenticatorDataBytes + clientDataHash)
-        try Self.verifyCTSProfile(jws.payload)
-        try verifyTimestamp(jws.payload, at: context.validationTime)
+        try Self.verifyNonce(payload, authenticatorDataBytes + clientDataHash)
+        try Self.verifyCTSProfile(payload)
+        try verifyTimestamp(payload, at: context.validationTime)
         return AttestationOutcome(
             type: .basic, trustPath: jws.x5c, trusted: chain.trusted, anchorsUsed: chain.anchor)
     }
@@ -129,19 +137,8 @@ public struct AndroidSafetyNetAttestation: AttestationFormat {
     }
 
     /// The JWS signature over `header.payload` verifies with the leaf key: RS256, or ES256 as raw r‖s.
-    static func verifySignature(_ jws: SafetyNetJWS, key: PublicKey) throws(PasskeyError) {
-        let valid: Bool
-        switch (jws.algorithm, key.type) {
-        case ("RS256", .rsa):
-            valid = key.verify(signature: jws.signature, data: jws.signingInput, algorithm: .rsaPKCS1SHA256)
-        case ("ES256", .ec(.p256)):
-            // JWS carries r‖s (RFC 7518 §3.4); OpenSSL wants DER. A wrong length is a bad signature.
-            guard let der = try? ECDSASignature.der(fromRaw: jws.signature, curve: .p256) else {
-                valid = false
-                break
-            }
-            valid = key.verify(signature: der, data: jws.signingInput, algorithm: .ecdsaSHA256)
-        default:
+    static func verifySignature(_ jws: CompactJWS, key: PublicKey) throws(PasskeyError) {
+        guard let valid = jws.signatureVerifies(with: key, allowed: ["RS256", "ES256"]) else {
             throw PasskeyError(
                 .attestationSafetyNetSignatureInvalid,
                 "JWS alg \(jws.algorithm.prefix(16)) is not RS256 or ES256 for the signing certificate's key")
@@ -186,64 +183,5 @@ public struct AndroidSafetyNetAttestation: AttestationFormat {
             throw PasskeyError(
                 .attestationSafetyNetTimestampInvalid, "timestampMs is more than \(Int(maximumAge)) s old")
         }
-    }
-}
-
-/// A SafetyNet response split into its JWS parts (RFC 7515 compact serialization).
-struct SafetyNetJWS {
-    /// The header's alg.
-    let algorithm: String
-    /// The header's x5c, decoded from standard base64 to DER, leaf first.
-    let x5c: [[UInt8]]
-    /// The payload, a JSON object.
-    let payload: JSONObject
-    /// The signature bytes.
-    let signature: [UInt8]
-    /// `BASE64URL(header).BASE64URL(payload)` exactly as received: what the signature covers.
-    let signingInput: [UInt8]
-
-    /// Splits and decodes `response`.
-    ///
-    /// - Throws: `attestation.safetynet_response_invalid` for anything but a compact JWS with alg, x5c
-    ///   and a JSON object payload.
-    init(_ response: [UInt8]) throws(PasskeyError) {
-        let code = PasskeyError.Code.attestationSafetyNetResponseInvalid
-        guard response.count <= AndroidSafetyNetAttestation.maximumResponseLength else {
-            throw PasskeyError(code, "the SafetyNet response is larger than any genuine one")
-        }
-        let parts = response.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
-            let payloadBytes = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
-            let signature = Base64URL.decode(String(decoding: parts[2], as: UTF8.self)), !signature.isEmpty
-        else { throw PasskeyError(code, "the SafetyNet response is not a compact JWS") }
-
-        guard
-            case .object(let header) = try JSONReader.parse(
-                headerBytes, code: code, what: "SafetyNet JWS header")
-        else { throw PasskeyError(code, "the SafetyNet JWS header is not a JSON object") }
-        guard case .string(let algorithm)? = header["alg"] else {
-            throw PasskeyError(code, "the SafetyNet JWS header has no alg")
-        }
-        guard case .array(let entries)? = header["x5c"], !entries.isEmpty else {
-            throw PasskeyError(code, "the SafetyNet JWS header has no x5c")
-        }
-        var x5c: [[UInt8]] = []
-        for entry in entries {
-            // x5c is standard base64 (RFC 7515 §4.1.6), not base64url.
-            guard case .string(let text) = entry, let der = Data(base64Encoded: text) else {
-                throw PasskeyError(code, "a SafetyNet x5c entry is not base64")
-            }
-            x5c.append([UInt8](der))
-        }
-        guard
-            case .object(let payload) = try JSONReader.parse(
-                payloadBytes, code: code, what: "SafetyNet payload")
-        else { throw PasskeyError(code, "the SafetyNet payload is not a JSON object") }
-
-        self.algorithm = algorithm
-        self.x5c = x5c
-        self.payload = payload
-        self.signature = signature
-        self.signingInput = Array(response[..<parts[1].endIndex])
     }
 }

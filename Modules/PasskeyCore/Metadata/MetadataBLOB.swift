@@ -49,24 +49,22 @@ public struct MetadataBLOB: AuthenticatorMetadataSource {
     public static func verify(jws: [UInt8], rootCertificate: [UInt8], at time: Date) throws(PasskeyError)
         -> MetadataBLOB
     {
-        let parts = jws.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
-            let payloadBytes = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
-            let signature = Base64URL.decode(String(decoding: parts[2], as: UTF8.self))
-        else { throw PasskeyError(.metadataMalformed, "the BLOB is not a compact JWS") }
-
-        let header: JWSHeader
-        do {
-            header = try JSONDecoder().decode(JWSHeader.self, from: Data(headerBytes))
-        } catch {
-            throw PasskeyError(.metadataMalformed, "the BLOB's JWS header is not valid JSON")
-        }
-        let chain = try certificates(header.x5c)
+        let parsed = try CompactJWS(jws, code: .metadataMalformed, what: "the BLOB")
+        let chain = try certificates(parsed.x5c)
         try validate(chain, rootCertificate: rootCertificate, at: time)
-        // The signature covers the first two parts exactly as they appear in the BLOB.
-        let signedBytes = Array(jws[..<parts[1].endIndex])
-        try checkSignature(signature, over: signedBytes, algorithm: header.alg, key: chain[0].publicKey)
-        return try parse(payload: payloadBytes)
+        guard
+            let valid = parsed.signatureVerifies(
+                with: chain[0].publicKey, allowed: ["RS256", "PS256", "ES256", "ES384", "ES512"])
+        else {
+            throw PasskeyError(
+                .metadataUnsupportedAlgorithm,
+                "the BLOB is signed with \(parsed.algorithm.prefix(16)), which its certificate's key cannot make"
+            )
+        }
+        guard valid else {
+            throw PasskeyError(.metadataSignatureInvalid, "the BLOB's signature does not verify")
+        }
+        return try parse(payload: parsed.payload)
     }
 
     private init(serialNumber: Int, nextUpdate: Date, legalHeader: String?, entries: [UUID: MetadataEntry]) {
@@ -76,18 +74,14 @@ public struct MetadataBLOB: AuthenticatorMetadataSource {
         self.entries = entries
     }
 
-    private static func certificates(_ x5c: [String]?) throws(PasskeyError) -> [Certificate] {
-        guard let x5c, !x5c.isEmpty, x5c.count <= 8 else {
-            throw PasskeyError(.metadataMalformed, "the BLOB's header has no x5c chain")
+    private static func certificates(_ x5c: [[UInt8]]) throws(PasskeyError) -> [Certificate] {
+        guard x5c.count <= 8 else {
+            throw PasskeyError(.metadataMalformed, "the BLOB's x5c chain is too long")
         }
         var chain: [Certificate] = []
-        for entry in x5c {
-            // x5c holds standard base64 (RFC 7515 §4.1.6), not base64url.
-            guard let der = Data(base64Encoded: entry) else {
-                throw PasskeyError(.metadataMalformed, "an x5c entry is not base64")
-            }
+        for der in x5c {
             do {
-                chain.append(try Certificate(der: [UInt8](der)))
+                chain.append(try Certificate(der: der))
             } catch {
                 throw PasskeyError(.metadataMalformed, "an x5c entry is not a certificate", underlying: error)
             }
@@ -107,37 +101,6 @@ public struct MetadataBLOB: AuthenticatorMetadataSource {
                 .metadataUntrustedChain,
                 "the BLOB's signing certificate does not chain to the configured FIDO root",
                 underlying: error)
-        }
-    }
-
-    private static func checkSignature(
-        _ signature: [UInt8], over data: [UInt8], algorithm: String, key: PublicKey
-    ) throws(PasskeyError) {
-        let valid: Bool
-        switch (algorithm, key.type) {
-        case ("RS256", .rsa): valid = key.verify(signature: signature, data: data, algorithm: .rsaPKCS1SHA256)
-        case ("PS256", .rsa): valid = key.verify(signature: signature, data: data, algorithm: .rsaPSSSHA256)
-        case ("ES256", .ec(.p256)), ("ES384", .ec(.p384)), ("ES512", .ec(.p521)):
-            guard case .ec(let curve) = key.type,
-                let der = try? ECDSASignature.der(fromRaw: signature, curve: curve)
-            else {
-                valid = false
-                break
-            }
-            let digest: SignatureAlgorithm =
-                switch curve {
-                case .p256: .ecdsaSHA256
-                case .p384: .ecdsaSHA384
-                case .p521: .ecdsaSHA512
-                }
-            valid = key.verify(signature: der, data: data, algorithm: digest)
-        default:
-            throw PasskeyError(
-                .metadataUnsupportedAlgorithm,
-                "the BLOB is signed with \(algorithm.prefix(16)), which its certificate's key cannot make")
-        }
-        guard valid else {
-            throw PasskeyError(.metadataSignatureInvalid, "the BLOB's signature does not verify")
         }
     }
 
@@ -179,11 +142,6 @@ public struct MetadataBLOB: AuthenticatorMetadataSource {
             calendar.component(.day, from: date) == day
         else { return nil }
         return date
-    }
-
-    struct JWSHeader: Decodable {
-        let alg: String
-        let x5c: [String]?
     }
 
     struct Payload: Decodable {
