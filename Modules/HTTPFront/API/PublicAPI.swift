@@ -152,9 +152,16 @@ struct SessionsResponse: Encodable {
     let sessions: [SessionView]
 }
 
-/// RFC 3339 timestamps in UTC with milliseconds, the one date format of the API.
+/// RFC 3339 timestamps in UTC with milliseconds, the one date format of the API and the logs
+/// (formatted by the same code as log lines, not by Foundation's format styles).
 enum Timestamp {
     static func string(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        // Nearest, not down: a millisecond time read back from storage may sit a hair below itself.
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded())
+        // Floor division, so instants before 1970 keep a non-negative millisecond part.
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        var line = LogLine()
+        line.appendTimestamp(seconds: seconds, milliseconds: milliseconds - seconds * 1000)
+        return String(decoding: line.bytes, as: UTF8.self)
     }
 }
