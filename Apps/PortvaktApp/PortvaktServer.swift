@@ -65,7 +65,7 @@ public final class PortvaktServer: Sendable {
         }
 
         passkeys = PasskeyService(
-            accounts: store, challenges: store, audit: store, sessions: sessions,
+            accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
 
         var publicRouter = Router()

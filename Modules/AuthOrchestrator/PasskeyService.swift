@@ -100,6 +100,7 @@ public struct PasskeyService: Sendable {
     let accounts: any AccountStore
     let challenges: any ChallengeStore
     let audit: any AuditStore
+    let logins: any PasskeyLoginStore
     let sessions: SessionService
     /// The policy in force.
     public let policy: PasskeyPolicy
@@ -112,11 +113,13 @@ public struct PasskeyService: Sendable {
     /// Creates the service over its stores, with injected time and randomness.
     public init(
         accounts: any AccountStore, challenges: any ChallengeStore, audit: any AuditStore,
-        sessions: SessionService, policy: PasskeyPolicy, clock: any WallClock, random: any RandomSource
+        logins: any PasskeyLoginStore, sessions: SessionService, policy: PasskeyPolicy, clock: any WallClock,
+        random: any RandomSource
     ) {
         self.accounts = accounts
         self.challenges = challenges
         self.audit = audit
+        self.logins = logins
         self.sessions = sessions
         self.policy = policy
         self.clock = clock
@@ -313,30 +316,42 @@ public struct PasskeyService: Sendable {
         context: ClientContext
     ) throws -> CompletedLogin {
         try requireEnabled()
-        let concerned = ConcernedUser()
+        let attempt = LoginAttempt()
         do {
             return try login(
                 challengeID: challengeID, response: response, clientKind: clientKind,
-                replacingSessionID: replacingSessionID, context: context, concerned: concerned)
+                replacingSessionID: replacingSessionID, context: context, attempt: attempt)
         } catch let error as StorageError {
+            burnOnFailure(attempt)
             throw error
         } catch {
+            burnOnFailure(attempt)
             // The audit event carries the failure's code and, when the credential was known, its
             // owner; never the username that was typed.
             let code = (error as? any CodedError)?.codeName ?? "internal"
             try? record(
-                "passkey.login_failed", userID: concerned.id, context: context, details: ["code": code])
+                "passkey.login_failed", userID: attempt.userID, context: context, details: ["code": code])
             throw error
         }
     }
 
+    /// A challenge is good for one attempt: one whose response was refused is deleted, so it
+    /// cannot be tried again with another response.
+    private func burnOnFailure(_ attempt: LoginAttempt) {
+        guard let challengeID = attempt.challengeID else { return }
+        _ = try? challenges.consumeChallenge(id: challengeID, purpose: .login, at: clock.now())
+    }
+
     private func login(
         challengeID: String, response: [UInt8], clientKind: ClientKind, replacingSessionID: String?,
-        context: ClientContext, concerned: ConcernedUser
+        context: ClientContext, attempt: LoginAttempt
     ) throws -> CompletedLogin {
         let now = clock.now()
-        guard let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .login, at: now)
-        else {
+        // Read, not consumed: the commit below consumes it, so the signature is checked without
+        // holding the write lock. Any refused attempt uses it up, an expired or other-purpose
+        // one included (see `burnOnFailure`).
+        attempt.challengeID = challengeID
+        guard let challenge = try challenges.challenge(id: challengeID, purpose: .login, at: now) else {
             throw AuthError(
                 .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
         }
@@ -344,7 +359,7 @@ public struct PasskeyService: Sendable {
         guard let passkey = try accounts.passkey(credentialID: parsed.rawID) else {
             throw AuthError(.loginFailed, "the passkey is not known")
         }
-        concerned.id = passkey.userID
+        attempt.userID = passkey.userID
         // A login that named a user accepts only that user's passkeys; one that named an
         // unknown user accepts none.
         if challenge.username != nil, challenge.userID != passkey.userID {
@@ -362,23 +377,30 @@ public struct PasskeyService: Sendable {
         guard user.disabledAt == nil else {
             throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
         }
-        try accounts.recordPasskeyUse(
-            credentialID: passkey.credentialID, signCount: verified.signCount,
-            backupState: verified.backupState,
-            at: now)
-        let session = try sessions.issue(
+        let session = try sessions.prepare(
             userID: user.id, clientKind: clientKind, authMethod: "passkey", userAgent: context.userAgent,
             ipAddress: context.ipAddress)
-        // Signing in is a change of privilege: the session the request came with ends here.
-        if let replacingSessionID {
-            _ = try sessions.repository.revokeSession(id: replacingSessionID, at: now)
-        }
         var details = [
             "credentialId": Base64URL.encode(passkey.credentialID), "sessionId": session.session.id,
         ]
         if verified.counterRegressed { details["counterRegressed"] = "true" }
         if verified.backupEligibilityChanged { details["backupEligibilityChanged"] = "true" }
-        try record("passkey.login", userID: user.id, context: context, details: details)
+        // One transaction: consume the challenge, record the passkey's use, open the session, end
+        // the one the request came with (signing in is a change of privilege), audit.
+        let committed = try logins.commitPasskeyLogin(
+            PasskeyLoginRecord(
+                challengeID: challengeID, credentialID: passkey.credentialID, signCount: verified.signCount,
+                backupState: verified.backupState, session: session.session,
+                replacedSessionID: replacingSessionID,
+                event: auditEvent("passkey.login", userID: user.id, context: context, details: details),
+                at: now))
+        // Consumed by the commit, whatever its answer.
+        attempt.challengeID = nil
+        guard committed else {
+            // Another finalize with the same challenge won the race, or it expired meanwhile.
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        }
         var used = passkey
         used.signCount = max(passkey.signCount, verified.signCount)
         used.backupState = verified.backupState
@@ -479,16 +501,21 @@ public struct PasskeyService: Sendable {
     private func record(_ action: String, userID: String?, context: ClientContext, details: [String: String])
         throws
     {
-        _ = try audit.appendAudit(
-            AuditEvent(
-                at: clock.now(), action: action, actor: userID.map { "user:\($0)" } ?? "anonymous",
-                userID: userID,
-                requestID: context.requestID, ipAddress: context.ipAddress, details: details))
+        _ = try audit.appendAudit(auditEvent(action, userID: userID, context: context, details: details))
+    }
+
+    private func auditEvent(
+        _ action: String, userID: String?, context: ClientContext, details: [String: String]
+    ) -> AuditEvent {
+        AuditEvent(
+            at: clock.now(), action: action, actor: userID.map { "user:\($0)" } ?? "anonymous",
+            userID: userID, requestID: context.requestID, ipAddress: context.ipAddress, details: details)
     }
 }
 
-/// The account a failing login concerned, once the credential was found; for the audit event.
-/// A class so the failure path can read what the attempt learnt before it threw.
-private final class ConcernedUser {
-    var id: String?
+/// What a failing login had learnt before it threw: the account it concerned once the credential
+/// was found (for the audit event), and the challenge it read and must use up.
+private final class LoginAttempt {
+    var userID: String?
+    var challengeID: String?
 }

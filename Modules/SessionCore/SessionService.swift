@@ -47,6 +47,18 @@ public struct SessionService: Sendable {
         return issued
     }
 
+    /// Makes a session for `userID` with a fresh token without storing it, for a caller that
+    /// stores it in the same transaction as the rest of a sign-in (see Storage's
+    /// `PasskeyLoginStore`). Until that commit the token opens nothing.
+    public func prepare(
+        userID: String, clientKind: ClientKind, authMethod: String, userAgent: String? = nil,
+        ipAddress: String? = nil
+    ) throws -> IssuedSession {
+        try makeSession(
+            userID: userID, clientKind: clientKind, authMethod: authMethod, userAgent: userAgent,
+            ipAddress: ipAddress)
+    }
+
     /// The live session `token` opens, recording activity when due.
     /// - Throws: `SessionError` with `.missing`, `.unknown`, `.revoked`, `.expired` or `.idleExpired`.
     public func authenticate(token: String) throws -> Session {

@@ -382,6 +382,12 @@ extension MemoryStore: ChallengeStore {
         return challenge.purpose == purpose && challenge.expiresAt > now ? challenge : nil
     }
 
+    public func challenge(id: String, purpose: ChallengePurpose, at now: Date) throws -> StoredChallenge? {
+        let now = now.storagePrecision
+        guard let challenge = state.withLock({ $0.challenges[id] }) else { return nil }
+        return challenge.purpose == purpose && challenge.expiresAt > now ? challenge : nil
+    }
+
     public func purgeChallenges(expiredBefore now: Date) throws -> Int {
         let now = now.storagePrecision
         return state.withLock { state in
@@ -393,6 +399,41 @@ extension MemoryStore: ChallengeStore {
 
     public func challengeCount() throws -> Int {
         state.withLock { $0.challenges.count }
+    }
+}
+
+extension MemoryStore: PasskeyLoginStore {
+    public func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool {
+        let at = record.at.storagePrecision
+        return try state.withLock { state throws(StorageError) in
+            // Every check before the first change, so a refusal leaves everything as it was,
+            // as the rolled-back transaction does in SQLiteStore.
+            guard let challenge = state.challenges[record.challengeID] else { return false }
+            guard challenge.purpose == .login, challenge.expiresAt > at else {
+                state.challenges[record.challengeID] = nil
+                return false
+            }
+            guard var passkey = state.passkeys[record.credentialID] else {
+                throw StorageError(.notFound, "no such passkey")
+            }
+            try state.insertSession(record.session)
+            state.challenges[record.challengeID] = nil
+            passkey.signCount = max(passkey.signCount, record.signCount)
+            passkey.backupState = record.backupState
+            passkey.lastUsedAt = max(passkey.lastUsedAt ?? at, at)
+            state.passkeys[record.credentialID] = passkey
+            if let replaced = record.replacedSessionID, state.sessions[replaced]?.revokedAt == nil,
+                state.sessions[replaced] != nil
+            {
+                state.sessions[replaced]?.revokedAt = at
+            }
+            state.lastAuditID += 1
+            var event = record.event
+            event.id = state.lastAuditID
+            event.at = event.at.storagePrecision
+            state.audit.append(event)
+            return true
+        }
     }
 }
 

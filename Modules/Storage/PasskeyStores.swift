@@ -1,4 +1,5 @@
 public import Foundation
+public import SessionCore
 
 /// A registered passkey (a WebAuthn public-key credential) as Storage keeps it.
 public struct StoredPasskey: Sendable, Equatable {
@@ -178,9 +179,66 @@ public protocol ChallengeStore: Sendable {
     /// keep a challenge alive. It has expired when `expiresAt <= now`.
     func consumeChallenge(id: String, purpose: ChallengePurpose, at now: Date) throws
         -> StoredChallenge?
+    /// The challenge when it exists, has `purpose` and has not expired at `now`, without
+    /// consuming it: a login verifies against it first and consumes it when it commits (see
+    /// `PasskeyLoginStore`), so the write lock is never held across the signature check.
+    func challenge(id: String, purpose: ChallengePurpose, at now: Date) throws -> StoredChallenge?
     /// Deletes every challenge that has expired at `now` (`expiresAt <= now`, exactly those
     /// `consumeChallenge` would refuse as expired) and returns how many.
     func purgeChallenges(expiredBefore now: Date) throws -> Int
     /// How many challenges are stored, expired or not (for metrics and the issuing limit).
     func challengeCount() throws -> Int
+}
+
+/// Everything a verified passkey login changes, committed together by `PasskeyLoginStore`.
+public struct PasskeyLoginRecord: Sendable {
+    /// The login challenge the response answered; consumed by the commit.
+    public var challengeID: String
+    /// The passkey that signed.
+    public var credentialID: [UInt8]
+    /// The authenticator's new signature counter.
+    public var signCount: UInt32
+    /// The authenticator's backup state flag in this assertion.
+    public var backupState: Bool
+    /// The session the login opens.
+    public var session: Session
+    /// The session the request came with, ended by signing in; nil when there was none.
+    public var replacedSessionID: String?
+    /// The audit event recording the login.
+    public var event: AuditEvent
+    /// When the login happened.
+    public var at: Date
+
+    /// Creates a record.
+    public init(
+        challengeID: String, credentialID: [UInt8], signCount: UInt32, backupState: Bool, session: Session,
+        replacedSessionID: String?, event: AuditEvent, at: Date
+    ) {
+        self.challengeID = challengeID
+        self.credentialID = credentialID
+        self.signCount = signCount
+        self.backupState = backupState
+        self.session = session
+        self.replacedSessionID = replacedSessionID
+        self.event = event
+        self.at = at
+    }
+}
+
+/// The one write of a passkey login: a store that holds challenges, passkeys, sessions and the
+/// audit log commits a verified login as a single transaction.
+///
+/// One transaction instead of four keeps a sign-in to one turn of the single writer, and makes
+/// the login all or nothing: a session never exists without its consumed challenge and its audit
+/// event.
+public protocol PasskeyLoginStore: Sendable {
+    /// Consumes the login challenge and, when it was still good, records the passkey's use (as
+    /// `recordPasskeyUse`), stores the session, revokes the replaced one and appends the event.
+    ///
+    /// - Returns: false when the challenge was already consumed, has expired or is for another
+    ///   purpose: the challenge is gone and nothing else was written. Of two concurrent commits
+    ///   for one challenge exactly one returns true.
+    /// - Throws: `StorageError(.notFound)` when the passkey no longer exists, `.conflict` when
+    ///   the session collides; nothing is written then (the challenge stays).
+    func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool
 }

@@ -157,12 +157,13 @@ extension SQLiteStore: SessionRepository {
     }
 
     public func revokeSession(id: String, at: Date) throws -> Bool {
-        try database.write { connection in
-            try connection.execute(
-                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-                [id, at])
-            return connection.changes > 0
-        }
+        try database.write { try Self.revokeSession(id: id, at: at, on: $0) }
+    }
+
+    fileprivate static func revokeSession(id: String, at: Date, on connection: Connection) throws -> Bool {
+        try connection.execute(
+            "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", [id, at])
+        return connection.changes > 0
     }
 
     public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
@@ -224,18 +225,23 @@ extension SQLiteStore: SessionRepository {
 extension SQLiteStore: AuditStore {
     public func appendAudit(_ event: AuditEvent) throws -> Int64 {
         let details = try AuditDetails.encode(event.details)
-        return try database.write { connection in
-            try connection.execute(
-                """
-                INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                """,
-                [
-                    event.at, event.action, event.actor, event.userID, event.requestID,
-                    event.ipAddress, details,
-                ])
-            return connection.lastInsertRowID
-        }
+        return try database.write { try Self.insert(event, details: details, on: $0) }
+    }
+
+    /// Appends `event` with its details already encoded (outside the write lock) and returns its id.
+    fileprivate static func insert(_ event: AuditEvent, details: String, on connection: Connection) throws
+        -> Int64
+    {
+        try connection.execute(
+            """
+            INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """,
+            [
+                event.at, event.action, event.actor, event.userID, event.requestID,
+                event.ipAddress, details,
+            ])
+        return connection.lastInsertRowID
     }
 
     public func auditEvents(userID: String?, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {
@@ -435,16 +441,24 @@ extension SQLiteStore: AccountStore {
     public func recordPasskeyUse(
         credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date
     ) throws {
-        // max(): racing logins with one passkey must not move the counter or the time backwards.
         try database.write { connection in
-            try connection.execute(
-                """
-                UPDATE passkeys SET sign_count = max(sign_count, ?2), backup_state = ?3,
-                  last_used_at = max(coalesce(last_used_at, ?4), ?4)
-                WHERE credential_id = ?1
-                """, [credentialID, Int64(signCount), backupState, at])
-            guard connection.changes > 0 else { throw StorageError(.notFound, "no such passkey") }
+            try Self.recordPasskeyUse(
+                credentialID: credentialID, signCount: signCount, backupState: backupState, at: at,
+                on: connection)
         }
+    }
+
+    fileprivate static func recordPasskeyUse(
+        credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date, on connection: Connection
+    ) throws {
+        // max(): racing logins with one passkey must not move the counter or the time backwards.
+        try connection.execute(
+            """
+            UPDATE passkeys SET sign_count = max(sign_count, ?2), backup_state = ?3,
+              last_used_at = max(coalesce(last_used_at, ?4), ?4)
+            WHERE credential_id = ?1
+            """, [credentialID, Int64(signCount), backupState, at])
+        guard connection.changes > 0 else { throw StorageError(.notFound, "no such passkey") }
     }
 
     public func createUser(_ user: User, firstPasskey: StoredPasskey) throws {
@@ -491,18 +505,32 @@ extension SQLiteStore: ChallengeStore {
     public func consumeChallenge(id: String, purpose: ChallengePurpose, at now: Date) throws
         -> StoredChallenge?
     {
+        try database.write { try Self.consumeChallenge(id: id, purpose: purpose, at: now, on: $0) }
+    }
+
+    fileprivate static func consumeChallenge(
+        id: String, purpose: ChallengePurpose, at now: Date, on connection: Connection
+    ) throws -> StoredChallenge? {
         // DELETE … RETURNING removes and reads in one statement under the write lock, so of two
         // racing consumers exactly one gets the row. It goes whatever its purpose or expiry: a
         // challenge is good for one attempt (see ChallengeStore).
-        let consumed = try database.write { connection in
+        let consumed = try connection.queryFirst(
+            "DELETE FROM challenges WHERE id = ?1 RETURNING \(challengeColumns)", [id], challenge)
+        return consumed.flatMap { Self.accepts($0, purpose: purpose, at: now) ? $0 : nil }
+    }
+
+    /// Whether `challenge` is still good for `purpose` at `now`.
+    private static func accepts(_ challenge: StoredChallenge, purpose: ChallengePurpose, at now: Date) -> Bool
+    {
+        challenge.purpose == purpose && challenge.expiresAt > now.storagePrecision
+    }
+
+    public func challenge(id: String, purpose: ChallengePurpose, at now: Date) throws -> StoredChallenge? {
+        let found = try database.read { connection in
             try connection.queryFirst(
-                "DELETE FROM challenges WHERE id = ?1 RETURNING \(Self.challengeColumns)", [id],
-                Self.challenge)
+                "SELECT \(Self.challengeColumns) FROM challenges WHERE id = ?1", [id], Self.challenge)
         }
-        guard let consumed, consumed.purpose == purpose,
-            consumed.expiresAt > now.storagePrecision
-        else { return nil }
-        return consumed
+        return found.flatMap { Self.accepts($0, purpose: purpose, at: now) ? $0 : nil }
     }
 
     public func purgeChallenges(expiredBefore now: Date) throws -> Int {
@@ -539,5 +567,27 @@ enum Transports {
             throw StorageError(.corrupt, "stored passkey transports are not a JSON array of strings")
         }
         return transports
+    }
+}
+
+extension SQLiteStore: PasskeyLoginStore {
+    public func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool {
+        // Encoded before taking the write lock: the writer does only SQL.
+        let details = try AuditDetails.encode(record.event.details)
+        return try database.write { connection in
+            guard
+                try Self.consumeChallenge(
+                    id: record.challengeID, purpose: .login, at: record.at, on: connection) != nil
+            else { return false }
+            try Self.recordPasskeyUse(
+                credentialID: record.credentialID, signCount: record.signCount,
+                backupState: record.backupState, at: record.at, on: connection)
+            try Self.insert(record.session, on: connection)
+            if let replaced = record.replacedSessionID {
+                _ = try Self.revokeSession(id: replaced, at: record.at, on: connection)
+            }
+            _ = try Self.insert(record.event, details: details, on: connection)
+            return true
+        }
     }
 }

@@ -6,7 +6,8 @@ import Storage
 import TestSupport
 
 /// Every store protocol at once: what both implementations provide.
-typealias AllStores = AccountStore & AuditStore & ChallengeStore & SessionRepository & SettingsStore
+typealias AllStores = AccountStore & AuditStore & ChallengeStore & PasskeyLoginStore & SessionRepository
+    & SettingsStore
 
 /// A store under test, keeping its database file alive as long as the fixture lives.
 final class StoreFixture {

@@ -1,0 +1,115 @@
+import Foundation
+import SessionCore
+import Storage
+import Synchronization
+import Testing
+
+/// PasskeyLoginStore: a verified login's writes commit together or not at all, identical for
+/// SQLiteStore and MemoryStore.
+@Suite("Passkey login store")
+struct PasskeyLoginStoreTests {
+    /// A user with one passkey, a live session to be replaced and one login challenge.
+    private func prepared(_ kind: StoreKind) throws -> StoreFixture {
+        let fixture = try kind.make()
+        try fixture.store.createUser(
+            makeUser("u1"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
+        try fixture.store.insertSession(makeSession("old", userID: "u1"))
+        try fixture.store.insertChallenge(makeChallenge("c1"))
+        return fixture
+    }
+
+    private func record(
+        challenge: String = "c1", credential: [UInt8] = [1, 2, 3], session: String = "new",
+        replacing: String? = "old", at time: Date = at(10)
+    ) -> PasskeyLoginRecord {
+        PasskeyLoginRecord(
+            challengeID: challenge, credentialID: credential, signCount: 9, backupState: false,
+            session: makeSession(session, userID: "u1", createdAt: time), replacedSessionID: replacing,
+            event: AuditEvent(at: time, action: "passkey.login", actor: "user:u1", userID: "u1"), at: time)
+    }
+
+    @Test(
+        "a challenge can be read without using it up, only for its purpose and before expiry",
+        arguments: StoreKind.allCases)
+    func peek(kind: StoreKind) throws {
+        let fixture = try prepared(kind)
+        #expect(try fixture.store.challenge(id: "c1", purpose: .login, at: at(1)) == makeChallenge("c1"))
+        #expect(
+            try fixture.store.challenge(id: "c1", purpose: .login, at: at(1)) != nil, "reading twice is fine")
+        #expect(try fixture.store.challenge(id: "c1", purpose: .registration, at: at(1)) == nil)
+        #expect(try fixture.store.challenge(id: "c1", purpose: .login, at: at(300)) == nil, "expired")
+        #expect(try fixture.store.challenge(id: "nope", purpose: .login, at: at(1)) == nil)
+        #expect(try fixture.store.challengeCount() == 1)
+    }
+
+    @Test(
+        "a committed login consumes the challenge, updates the passkey, swaps the session and audits",
+        arguments: StoreKind.allCases)
+    func commits(kind: StoreKind) throws {
+        let fixture = try prepared(kind)
+        #expect(try fixture.store.commitPasskeyLogin(record()))
+        #expect(try fixture.store.challengeCount() == 0)
+        let passkey = try #require(try fixture.store.passkey(credentialID: [1, 2, 3]))
+        #expect(passkey.signCount == 9)
+        #expect(passkey.backupState == false)
+        #expect(passkey.lastUsedAt == at(10))
+        #expect(try fixture.store.session(id: "new") != nil)
+        #expect(try fixture.store.session(id: "old")?.revokedAt == at(10))
+        let events = try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10)
+        #expect(events.map(\.action) == ["passkey.login"])
+    }
+
+    @Test("a used, expired or other-purpose challenge commits nothing", arguments: StoreKind.allCases)
+    func refusesStaleChallenges(kind: StoreKind) throws {
+        let fixture = try prepared(kind)
+        #expect(try fixture.store.commitPasskeyLogin(record()))
+        #expect(try !fixture.store.commitPasskeyLogin(record(session: "again")), "used")
+        try fixture.store.insertChallenge(makeChallenge("late"))
+        #expect(
+            try !fixture.store.commitPasskeyLogin(record(challenge: "late", session: "late", at: at(300))))
+        try fixture.store.insertChallenge(makeChallenge("signup", purpose: .registration))
+        #expect(try !fixture.store.commitPasskeyLogin(record(challenge: "signup", session: "other")))
+        #expect(try fixture.store.challengeCount() == 0, "a refused challenge is used up too")
+        for id in ["again", "late", "other"] { #expect(try fixture.store.session(id: id) == nil) }
+        #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
+        #expect(try fixture.store.passkey(credentialID: [1, 2, 3])?.lastUsedAt == at(10))
+    }
+
+    @Test(
+        "a failing write leaves everything as it was, the challenge included", arguments: StoreKind.allCases)
+    func rollsBack(kind: StoreKind) throws {
+        let fixture = try prepared(kind)
+        #expect(throws: StorageError(.notFound, "")) {
+            try fixture.store.commitPasskeyLogin(record(credential: [9, 9]))
+        }
+        // The session id collides with the live one: refused after the passkey update.
+        #expect(throws: StorageError.self) {
+            try fixture.store.commitPasskeyLogin(record(session: "old", replacing: nil))
+        }
+        #expect(try fixture.store.challengeCount() == 1)
+        #expect(try fixture.store.passkey(credentialID: [1, 2, 3])?.signCount == 5)
+        #expect(try fixture.store.session(id: "old")?.revokedAt == nil)
+        #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).isEmpty)
+        #expect(try fixture.store.commitPasskeyLogin(record()), "the challenge is still good")
+    }
+
+    @Test("of eight racing commits for one challenge exactly one wins", arguments: StoreKind.allCases)
+    func race(kind: StoreKind) throws {
+        let fixture = try prepared(kind)
+        let store = fixture.store
+        let winners = Atomic(0)
+        let failures = Atomic(0)
+        onThreads(8) { index in
+            do {
+                if try store.commitPasskeyLogin(self.record(session: "s\(index)", replacing: nil)) {
+                    winners.add(1, ordering: .relaxed)
+                }
+            } catch {
+                failures.add(1, ordering: .relaxed)
+            }
+        }
+        #expect(failures.load(ordering: .relaxed) == 0)
+        #expect(winners.load(ordering: .relaxed) == 1)
+        #expect(try store.sessions(userID: "u1", liveAt: at(11)).count == 2, "the old one and the winner")
+    }
+}
