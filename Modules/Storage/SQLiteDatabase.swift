@@ -29,20 +29,16 @@ public final class SQLiteDatabase: Sendable {
         /// Whether opening applies pending migrations. `portvakt migrate` turns it off so that
         /// `migrate()` can report what it applied.
         public var migrateOnOpen: Bool
-        /// The write-ahead log's size, in pages, at which a background checkpoint copies it back
-        /// into the database file (SQLite's own default threshold is 1000).
-        public var checkpointThresholdPages: Int
 
         /// Creates a configuration; the defaults suit a single server.
         public init(
             busyTimeoutMilliseconds: Int = 5000, synchronous: Synchronous = .normal,
-            readerCount: Int = 4, migrateOnOpen: Bool = true, checkpointThresholdPages: Int = 1000
+            readerCount: Int = 4, migrateOnOpen: Bool = true
         ) {
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.synchronous = synchronous
             self.readerCount = readerCount
             self.migrateOnOpen = migrateOnOpen
-            self.checkpointThresholdPages = checkpointThresholdPages
         }
     }
 
@@ -56,7 +52,6 @@ public final class SQLiteDatabase: Sendable {
 
     private let writer: ConnectionPool
     private let readers: ConnectionPool
-    private let checkpointer: Checkpointer
     private let migrations: [Migration]
     private let clock: any WallClock
 
@@ -89,10 +84,6 @@ public final class SQLiteDatabase: Sendable {
         guard (0...Int(Int32.max)).contains(configuration.busyTimeoutMilliseconds) else {
             throw StorageError(.invalidArgument, "the busy timeout must be between 0 and 2^31-1 ms")
         }
-        guard (1...Int(Int32.max)).contains(configuration.checkpointThresholdPages) else {
-            throw StorageError(
-                .invalidArgument, "the checkpoint threshold must be between 1 and 2^31-1 pages")
-        }
         try Migration.validate(migrations)
         self.path = path
         self.configuration = configuration
@@ -119,12 +110,6 @@ public final class SQLiteDatabase: Sendable {
             readerConnections.append(reader)
         }
         readers = ConnectionPool(readerConnections)
-
-        // Last, so that nothing above can fail with its thread already running.
-        checkpointer = try Checkpointer(
-            path: path, busyTimeoutMilliseconds: timeout,
-            thresholdFrames: configuration.checkpointThresholdPages)
-        checkpointer.attach(to: writerConnection)
 
         if configuration.migrateOnOpen { _ = try migrate() }
     }
@@ -266,15 +251,10 @@ public final class SQLiteDatabase: Sendable {
 
     /// Closes every connection. Calls in flight finish; later calls throw `StorageError(.closed)`.
     public func close() {
-        // Readers first, so the writer and then the checkpointer are last out; the last
-        // connection to close checkpoints and removes the WAL files.
+        // Readers first, so the writer is last out and can checkpoint and remove the WAL files.
         readers.close()
         writer.close()
-        checkpointer.stop()
     }
-
-    /// How many background checkpoints have run since the database was opened.
-    public var backgroundCheckpointCount: Int { checkpointer.completedCount }
 
     // MARK: Opening
 

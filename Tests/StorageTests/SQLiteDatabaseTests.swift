@@ -356,37 +356,6 @@ struct SQLiteDatabaseTests {
         #expect(try database.integrityCheck() == "ok")
     }
 
-    // MARK: Checkpoints
-
-    @Test("the write-ahead log is checkpointed in the background once it passes the threshold")
-    func backgroundCheckpoint() throws {
-        let database = try SQLiteDatabase(
-            path: path, configuration: .init(checkpointThresholdPages: 8))
-        let store = SQLiteStore(database: database)
-        // Each commit appends at least one page to the log; a handful passes eight.
-        for index in 0..<40 { try store.setSetting("key-\(index)", value: [UInt8(index)]) }
-        // The checkpoint runs on its own thread: wait for it, with a generous bound.
-        let deadline = Date().addingTimeInterval(20)
-        while database.backgroundCheckpointCount == 0, Date() < deadline { usleep(5_000) }
-        #expect(database.backgroundCheckpointCount >= 1)
-        // Writes go on after it, and everything survives closing and reopening.
-        for index in 40..<80 { try store.setSetting("key-\(index)", value: [UInt8(index)]) }
-        database.close()
-
-        let reopened = try SQLiteDatabase(path: path)
-        defer { reopened.close() }
-        let again = SQLiteStore(database: reopened)
-        for index in 0..<80 { #expect(try again.setting("key-\(index)") == [UInt8(index)]) }
-        #expect(try reopened.integrityCheck() == "ok")
-    }
-
-    @Test("a checkpoint threshold below one page is refused")
-    func checkpointThresholdValidated() {
-        #expect(throws: StorageError(.invalidArgument, "")) {
-            try SQLiteDatabase(path: path, configuration: .init(checkpointThresholdPages: 0))
-        }
-    }
-
     // MARK: Operations
 
     @Test("the integrity check reports ok and the health check passes")
