@@ -8,7 +8,7 @@
 //   large:   1,000,000 stored passkeys (the same 1,000 real users plus filler), 8 clients
 // The small/large pair shows how latency grows with the credential table (target: under 1.5x).
 //
-// Usage: bench-login --binary PATH [--seconds N]. Prints name=value:unit pairs for record.py.
+// Usage: bench-login --binary PATH [--seconds N] [--main-only]. Prints name=value:unit pairs for record.py.
 import CSQLite
 import CryptoCore
 import Foundation
@@ -22,12 +22,16 @@ import TestSupport
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var binary = ".build/release/portvakt"
 var seconds = 10.0
+/// Only the main run (for profiling); the 1k/1M comparison is skipped.
+var mainOnly = false
 while let argument = arguments.next() {
     switch argument {
     case "--binary": binary = arguments.next() ?? binary
     case "--seconds": seconds = arguments.next().flatMap(Double.init) ?? seconds
+    case "--main-only": mainOnly = true
     default:
-        FileHandle.standardError.write(Data("usage: bench-login --binary PATH [--seconds N]\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: bench-login --binary PATH [--seconds N] [--main-only]\n".utf8))
         exit(2)
     }
 }
@@ -201,8 +205,37 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
+/// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+func cpuSeconds(pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = stat.lastIndex(of: ")")
+    else { return 0 }
+    // Fields after the command name: state is field 3, utime 14 and stime 15 (in clock ticks).
+    let fields = stat[stat.index(after: end)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// CPU seconds this benchmark process (the clients) has used.
+func ownCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// What one run measured: throughput, sorted latencies (µs), and CPU time per login (µs) in
+/// the server and in the clients. CPU per login barely depends on what else the machine runs,
+/// so it shows where the time goes even when throughput is noisy.
+struct RunFigures {
+    var rate: Double
+    var latencies: [Double]
+    var serverCPUPerLogin: Double
+    var clientCPUPerLogin: Double
+}
+
 /// One full run on a fresh database: prepare, serve, warm up, measure, stop.
-func run(realUsers: Int, filler: Int, clients: Int, seconds: Double) throws -> (Double, [Double]) {
+func run(realUsers: Int, filler: Int, clients: Int, seconds: Double) throws -> RunFigures {
     let directory = try TemporaryDirectory(prefix: "portvakt-bench-login")
     let credentials = try prepare(realUsers: realUsers, filler: filler, in: directory.path)
     let port = freePort()
@@ -212,7 +245,14 @@ func run(realUsers: Int, filler: Int, clients: Int, seconds: Double) throws -> (
         server.wait()
     }
     _ = measure(port: port, credentials: credentials, clients: clients, seconds: 1)
-    return measure(port: port, credentials: credentials, clients: clients, seconds: seconds)
+    let serverBefore = cpuSeconds(pid: server.pid)
+    let clientBefore = ownCPUSeconds()
+    let (rate, latencies) = measure(port: port, credentials: credentials, clients: clients, seconds: seconds)
+    let logins = max(1, Double(latencies.count))
+    return RunFigures(
+        rate: rate, latencies: latencies,
+        serverCPUPerLogin: (cpuSeconds(pid: server.pid) - serverBefore) / logins * 1e6,
+        clientCPUPerLogin: (ownCPUSeconds() - clientBefore) / logins * 1e6)
 }
 
 // The single-core raw rate, measured first on an idle machine, over the same kind of data.
@@ -224,16 +264,19 @@ let rawRate = Benchmarking.rate(
         spki: probe.publicKey.publicKey.derRepresentation, digest: "SHA256", signature: probe.sign(message),
         data: message))
 
-let (loginRate, latencies) = try run(realUsers: 10_000, filler: 0, clients: 64, seconds: seconds)
-let (_, small) = try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds)
-let (_, large) = try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds)
+let main = try run(realUsers: 10_000, filler: 0, clients: 64, seconds: seconds)
+let small = mainOnly ? [] : try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds).latencies
+let large = mainOnly ? [] : try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds).latencies
+let latencies = main.latencies
 
 let figures = [
-    "login.logins_per_second=\(Int(loginRate)):logins/s",
+    "login.logins_per_second=\(Int(main.rate)):logins/s",
     "login.p50=\(String(format: "%.2f", percentile(latencies, 0.5) / 1000)):ms",
     "login.p99=\(String(format: "%.2f", percentile(latencies, 0.99) / 1000)):ms",
     "login.raw_p256_verify_one_core=\(Int(rawRate)):verifies/s",
-    "login.share_of_raw=\(String(format: "%.1f", 100 * loginRate / rawRate)):%",
+    "login.share_of_raw=\(String(format: "%.1f", 100 * main.rate / rawRate)):%",
+    "login.server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
+    "login.client_cpu_per_login=\(Int(main.clientCPUPerLogin)):µs",
     "login.p50_1k_passkeys=\(String(format: "%.2f", percentile(small, 0.5) / 1000)):ms",
     "login.p50_1m_passkeys=\(String(format: "%.2f", percentile(large, 0.5) / 1000)):ms",
     "login.p99_1k_passkeys=\(String(format: "%.2f", percentile(small, 0.99) / 1000)):ms",

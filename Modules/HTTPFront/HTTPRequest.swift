@@ -79,9 +79,23 @@ public struct HTTPRequest: Sendable {
     /// Whether a Content-Type names JSON: `application/json` or a `+json` suffix, any parameters.
     static func isJSONMediaType(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let media = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        let trimmed = media.trimmingCharacters(in: .whitespaces).lowercased()
-        return trimmed == "application/json"
-            || (trimmed.hasPrefix("application/") && trimmed.hasSuffix("+json"))
+        let media = (contentType.split(separator: ";", maxSplits: 1).first ?? "").trimmingOWS()
+        let lowered = media.lowercased()
+        return lowered == "application/json"
+            || (lowered.hasPrefix("application/") && lowered.hasSuffix("+json"))
+    }
+}
+
+extension StringProtocol {
+    /// Without the optional whitespace HTTP allows around values (spaces and tabs, RFC 9110
+    /// §5.6.3). Byte-level, unlike Foundation's trimming, which is slow enough to show on the
+    /// request path.
+    func trimmingOWS() -> String {
+        let isOWS: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let utf8 = Array(self.utf8)
+        guard let first = utf8.firstIndex(where: { !isOWS($0) }),
+            let last = utf8.lastIndex(where: { !isOWS($0) })
+        else { return "" }
+        return String(decoding: utf8[first...last], as: UTF8.self)
     }
 }

@@ -1,3 +1,4 @@
+import CryptoCore
 import Foundation
 
 /// A response a handler returns: status, headers and body bytes.
@@ -31,6 +32,13 @@ public struct HTTPResponse: Sendable {
         let data = try JSONCoding.encoder.encode(value)
         return HTTPResponse(
             status: status, headers: ["Content-Type": "application/json"], body: [UInt8](data))
+    }
+
+    /// A JSON response written by hand (see `JSONWritable`), for the sign-in path.
+    static func json(writing value: some JSONWritable, status: Int = 200) -> HTTPResponse {
+        var writer = JSONWriter()
+        value.write(to: &writer)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: writer.bytes)
     }
 
     /// 204 No Content.

@@ -1,3 +1,4 @@
+import CryptoCore
 import Glibc
 
 /// A JSON log line under construction, as bytes: what the access log and the server's lifecycle
@@ -64,41 +65,8 @@ public struct LogLine: Sendable {
     /// Appends `text` as a JSON string literal with quotes, backslashes and control characters
     /// escaped.
     mutating func appendJSONString(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Routes, ids and addresses need no escaping: one scan, then one copy.
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard
-                !utf8.contains(where: {
-                    $0 < 0x20 || $0 == 0x7f || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
-                })
-            else { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\\"): append("\\\\")
-            case UInt8(ascii: "\n"): append("\\n")
-            case UInt8(ascii: "\r"): append("\\r")
-            case UInt8(ascii: "\t"): append("\\t")
-            case 0..<0x20, 0x7f:
-                append("\\u00")
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0x0f)])
-            default:
-                // Bytes of multi-byte UTF-8 sequences pass through: the input is valid UTF-8.
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONWriter.appendQuoted(text, to: &bytes)
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends the current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ`, formatted by hand: a
     /// DateFormatter per request is slow and a shared one is not thread-safe.

@@ -224,7 +224,7 @@ extension SQLiteStore: SessionRepository {
 
 extension SQLiteStore: AuditStore {
     public func appendAudit(_ event: AuditEvent) throws -> Int64 {
-        let details = try AuditDetails.encode(event.details)
+        let details = AuditDetails.encode(event.details)
         return try database.write { try Self.insert(event, details: details, on: $0) }
     }
 
@@ -309,13 +309,15 @@ extension SQLiteStore: SettingsStore {
 
 /// The JSON form of audit details: a flat object with sorted keys, so equal details store equal text.
 enum AuditDetails {
-    static func encode(_ details: [String: String]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(details) else {
-            throw StorageError(.invalidArgument, "audit details could not be encoded as JSON")
+    static func encode(_ details: [String: String]) -> String {
+        var writer = JSONWriter()
+        writer.object { object in
+            // Sorted by UTF-8 bytes, as SQLite would compare the keys.
+            for key in details.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                object.member(key, details[key] ?? "")
+            }
         }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     static func decode(_ text: String) throws -> [String: String] {
@@ -358,7 +360,7 @@ extension SQLiteStore: AccountStore {
             [
                 passkey.credentialID, passkey.userID, passkey.publicKey, passkey.algorithm,
                 Int64(passkey.signCount), passkey.aaguid, passkey.providerName,
-                try Transports.encode(passkey.transports), passkey.backupEligible,
+                Transports.encode(passkey.transports), passkey.backupEligible,
                 passkey.backupState, passkey.attestationFormat, passkey.attestationType,
                 passkey.attestationTrusted, passkey.name, passkey.createdAt, passkey.lastUsedAt,
             ])
@@ -550,30 +552,50 @@ extension SQLiteStore: ChallengeStore {
 
 /// The JSON form of a passkey's transports: a compact array of strings.
 enum Transports {
-    static func encode(_ transports: [String]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        guard let data = try? encoder.encode(transports) else {
-            throw StorageError(.invalidArgument, "passkey transports could not be encoded as JSON")
+    static func encode(_ transports: [String]) -> String {
+        var writer = JSONWriter()
+        writer.array { array in
+            for transport in transports { array.string(transport) }
         }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     static func decode(_ text: String) throws -> [String] {
-        // Most passkeys report none or one; skip the decoder for the common empty case.
-        if text == "[]" { return [] }
+        // Read on every login: transports are short plain tokens ("internal", "hybrid"), so the
+        // form this store writes for them is parsed directly; anything else (escapes) goes
+        // through Foundation's decoder.
+        if let plain = plainStrings(text) { return plain }
         guard let transports = try? JSONDecoder().decode([String].self, from: Data(text.utf8))
         else {
             throw StorageError(.corrupt, "stored passkey transports are not a JSON array of strings")
         }
         return transports
     }
+
+    /// `["a","b"]` exactly as `encode` writes strings without escapes; nil for anything else.
+    private static func plainStrings(_ text: String) -> [String]? {
+        var utf8 = Substring(text).utf8
+        guard utf8.first == UInt8(ascii: "["), utf8.last == UInt8(ascii: "]") else { return nil }
+        utf8 = utf8.dropFirst().dropLast()
+        if utf8.isEmpty { return [] }
+        var values: [String] = []
+        for element in utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            guard element.count >= 2, element.first == UInt8(ascii: "\""), element.last == UInt8(ascii: "\"")
+            else { return nil }
+            let inner = element.dropFirst().dropLast()
+            guard
+                !inner.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+            else { return nil }
+            values.append(String(decoding: inner, as: UTF8.self))
+        }
+        return values
+    }
 }
 
 extension SQLiteStore: PasskeyLoginStore {
     public func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool {
         // Encoded before taking the write lock: the writer does only SQL.
-        let details = try AuditDetails.encode(record.event.details)
+        let details = AuditDetails.encode(record.event.details)
         return try database.write { connection in
             guard
                 try Self.consumeChallenge(

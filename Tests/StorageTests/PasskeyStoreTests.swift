@@ -27,6 +27,24 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.passkey(credentialID: [1, 2]) == nil)
     }
 
+    @Test(
+        "transports round-trip whatever they hold: none, plain tokens, commas, quotes, escapes, Unicode",
+        arguments: StoreKind.allCases)
+    func transportsRoundTrip(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1"))
+        let cases: [[String]] = [
+            [], ["internal"], ["hybrid", "internal", "usb"], ["a,b"], ["quo\"te", "back\\slash"],
+            ["line\nbreak", "tab\t"], ["ünïcødé", ""], ["\",\""],
+        ]
+        for (index, transports) in cases.enumerated() {
+            var passkey = makePasskey([UInt8(index + 1)], userID: "u1")
+            passkey.transports = transports
+            try fixture.store.insertPasskey(passkey)
+            #expect(try fixture.store.passkey(credentialID: [UInt8(index + 1)])?.transports == transports)
+        }
+    }
+
     @Test("a credential id registered to anyone is a conflict", arguments: StoreKind.allCases)
     func duplicateCredential(kind: StoreKind) throws {
         let fixture = try kind.make()

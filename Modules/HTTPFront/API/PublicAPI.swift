@@ -104,7 +104,7 @@ enum HealthResponse {
 }
 
 /// A user as the public API shows it.
-struct UserView: Encodable {
+struct UserView: JSONWritable {
     let id: String
     let username: String?
     let displayName: String
@@ -115,6 +115,15 @@ struct UserView: Encodable {
         username = user.username
         displayName = user.displayName
         createdAt = Timestamp.string(user.createdAt)
+    }
+
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("id", id)
+            if let username { object.member("username", username) }
+            object.member("displayName", displayName)
+            object.member("createdAt", createdAt)
+        }
     }
 }
 

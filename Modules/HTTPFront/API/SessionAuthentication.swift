@@ -73,7 +73,7 @@ extension HTTPRequest {
         guard let authorization = headers["authorization"] else { return nil }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = parts[1].trimmingOWS()
         return token.isEmpty ? nil : token
     }
 }
