@@ -8,7 +8,7 @@
 //   large:   1,000,000 stored passkeys (the same 1,000 real users plus filler), 8 clients
 // The small/large pair shows how latency grows with the credential table (target: under 1.5x).
 //
-// Usage: bench-login --binary PATH [--seconds N] [--main-only]. Prints name=value:unit pairs for record.py.
+// Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N]. Prints name=value:unit pairs for record.py.
 import CSQLite
 import CryptoCore
 import Foundation
@@ -24,14 +24,17 @@ var binary = ".build/release/portvakt"
 var seconds = 10.0
 /// Only the main run (for profiling); the 1k/1M comparison is skipped.
 var mainOnly = false
+/// The server's HTTP worker threads; nil keeps the shipped default.
+var threads: Int?
 while let argument = arguments.next() {
     switch argument {
     case "--binary": binary = arguments.next() ?? binary
     case "--seconds": seconds = arguments.next().flatMap(Double.init) ?? seconds
     case "--main-only": mainOnly = true
+    case "--threads": threads = arguments.next().flatMap(Int.init)
     default:
         FileHandle.standardError.write(
-            Data("usage: bench-login --binary PATH [--seconds N] [--main-only]\n".utf8))
+            Data("usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N]\n".utf8))
         exit(2)
     }
 }
@@ -111,9 +114,10 @@ func prepare(realUsers: Int, filler: Int, in directory: String) throws -> [Softw
 }
 
 /// Starts `portvakt serve` on `port` over `directory`; returns the process.
-func startServer(port: Int, directory: String) throws -> PortvaktProcess {
+func startServer(port: Int, directory: String, threads: Int?) throws -> PortvaktProcess {
     let config = """
         {"publicURL": "http://localhost:\(port)", "listen": {"public": {"port": \(port)}, "admin": {"port": 0}},
+         \(threads.map { #""http": {"threads": \#($0)},"# } ?? "")
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
                         "default": {"burst": 100000, "perSecond": 100000}}}
         """
@@ -126,28 +130,25 @@ func startServer(port: Int, directory: String) throws -> PortvaktProcess {
 
 /// One complete login; nil on success, else what went wrong.
 func login(
-    _ client: HTTPTestClient, base: String, origin: String, credential: SoftwareCredential,
+    _ connection: BenchConnection, origin: String, credential: SoftwareCredential,
     authenticator: SoftwareAuthenticator
 ) -> String? {
-    let json = ["Content-Type": "application/json"]
-    guard
-        let options = try? client.send(
-            .POST, base + "/v1/passkeys/login/initialize", headers: json, body: Array("{}".utf8))
+    guard let options = try? connection.post("/v1/passkeys/login/initialize", body: Array("{}".utf8))
     else { return "initialize: no response" }
-    guard options.status == 200, let object = try? options.jsonObject(),
-        let challengeID = object["challengeId"] as? String,
-        let challenge = ((object["publicKey"] as? [String: Any])?["challenge"] as? String).flatMap(
-            Base64URL.decode)
-    else { return "initialize: \(options.status) \(options.text.prefix(300))" }
+    guard options.status == 200, let challengeID = options.body.jsonString(named: "challengeId"),
+        let challenge = options.body.jsonString(named: "challenge").flatMap(Base64URL.decode)
+    else {
+        return "initialize: \(options.status) \(String(decoding: options.body.prefix(300), as: UTF8.self))"
+    }
     let assertion = authenticator.authenticate(credential, challenge: challenge, origin: origin)
     let body =
-        #"{"challengeId":"\#(challengeID)","client":"native","credential":"#
-        + String(decoding: assertion.json(), as: UTF8.self) + "}"
-    guard
-        let result = try? client.send(
-            .POST, base + "/v1/passkeys/login/finalize", headers: json, body: Array(body.utf8))
-    else { return "finalize: no response" }
-    return result.status == 200 ? nil : "finalize: \(result.status) \(result.text.prefix(300))"
+        Array(#"{"challengeId":"\#(challengeID)","client":"native","credential":"#.utf8) + assertion.json()
+        + [UInt8(ascii: "}")]
+    guard let result = try? connection.post("/v1/passkeys/login/finalize", body: body) else {
+        return "finalize: no response"
+    }
+    return result.status == 200
+        ? nil : "finalize: \(result.status) \(String(decoding: result.body.prefix(300), as: UTF8.self))"
 }
 
 /// Runs `clients` threads logging in for `seconds`; returns (logins per second, latencies in µs).
@@ -155,7 +156,6 @@ func measure(port: Int, credentials: [SoftwareCredential], clients: Int, seconds
     Double, [Double]
 ) {
     let origin = "http://localhost:\(port)"
-    let base = "http://127.0.0.1:\(port)"
     let latencies = Mutex<[Double]>([])
     let failures = Atomic<Int>(0)
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
@@ -165,7 +165,7 @@ func measure(port: Int, credentials: [SoftwareCredential], clients: Int, seconds
         group.enter()
         let thread = Thread {
             defer { group.leave() }
-            let client = HTTPTestClient(timeout: 30)
+            let connection = BenchConnection(port: port)
             let authenticator = SoftwareAuthenticator()
             var mine: [Double] = []
             var next = clientIndex
@@ -174,8 +174,7 @@ func measure(port: Int, credentials: [SoftwareCredential], clients: Int, seconds
                 let credential = credentials[next % credentials.count]
                 next += clients
                 let began = DispatchTime.now().uptimeNanoseconds
-                switch login(
-                    client, base: base, origin: origin, credential: credential, authenticator: authenticator)
+                switch login(connection, origin: origin, credential: credential, authenticator: authenticator)
                 {
                 case nil: break
                 case let problem?:
@@ -235,11 +234,11 @@ struct RunFigures {
 }
 
 /// One full run on a fresh database: prepare, serve, warm up, measure, stop.
-func run(realUsers: Int, filler: Int, clients: Int, seconds: Double) throws -> RunFigures {
+func run(realUsers: Int, filler: Int, clients: Int, seconds: Double, threads: Int?) throws -> RunFigures {
     let directory = try TemporaryDirectory(prefix: "portvakt-bench-login")
     let credentials = try prepare(realUsers: realUsers, filler: filler, in: directory.path)
     let port = freePort()
-    let server = try startServer(port: port, directory: directory.path)
+    let server = try startServer(port: port, directory: directory.path, threads: threads)
     defer {
         server.send(SIGTERM)
         server.wait()
@@ -264,9 +263,14 @@ let rawRate = Benchmarking.rate(
         spki: probe.publicKey.publicKey.derRepresentation, digest: "SHA256", signature: probe.sign(message),
         data: message))
 
-let main = try run(realUsers: 10_000, filler: 0, clients: 64, seconds: seconds)
-let small = mainOnly ? [] : try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds).latencies
-let large = mainOnly ? [] : try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds).latencies
+let main = try run(realUsers: 10_000, filler: 0, clients: 64, seconds: seconds, threads: threads)
+let small =
+    mainOnly
+    ? [] : try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds, threads: threads).latencies
+let large =
+    mainOnly
+    ? []
+    : try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds, threads: threads).latencies
 let latencies = main.latencies
 
 let figures = [

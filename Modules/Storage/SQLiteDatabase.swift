@@ -52,6 +52,7 @@ public final class SQLiteDatabase: Sendable {
 
     private let writer: ConnectionPool
     private let readers: ConnectionPool
+    private let groupCommit: GroupCommit
     private let migrations: [Migration]
     private let clock: any WallClock
 
@@ -101,6 +102,7 @@ public final class SQLiteDatabase: Sendable {
             try Self.bootstrap($0, knowing: migrations)
         }
         writer = ConnectionPool([writerConnection])
+        groupCommit = GroupCommit(writer: writer)
 
         var readerConnections: [Connection] = []
         for _ in 0..<configuration.readerCount {
@@ -123,8 +125,12 @@ public final class SQLiteDatabase: Sendable {
     ///
     /// IMMEDIATE takes the write lock up front, so a transaction never fails half-way with
     /// SQLITE_BUSY when it upgrades from reading to writing. Do not nest `write` calls.
+    ///
+    /// Transactions that arrive while another runs are committed together (see `GroupCommit`):
+    /// `body` may share its transaction with other callers' bodies, but its own writes are all
+    /// or nothing, and it returns only after the COMMIT.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try writer.withConnection { try Self.immediateTransaction(on: $0, body) }
+        try groupCommit.write(body)
     }
 
     /// `BEGIN IMMEDIATE`, `body`, `COMMIT`; `ROLLBACK` when anything throws.

@@ -356,6 +356,55 @@ struct SQLiteDatabaseTests {
         #expect(try database.integrityCheck() == "ok")
     }
 
+    @Test("in shared transactions a failing writer undoes only its own writes; the others land")
+    func groupCommitIsolation() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        struct Refused: Error {}
+        let unexpected = Wins()
+        onThreads(8) { thread in
+            for index in 0..<150 {
+                do {
+                    try database.write { connection in
+                        // Two rows per job, so a half-applied job would show as a lone row.
+                        for part in ["a", "b"] {
+                            try connection.execute(
+                                "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, 0)",
+                                ["t\(thread)-\(index)-\(part)", [UInt8(thread)]])
+                        }
+                        // Every third job throws after writing; every fifth hits a constraint.
+                        if index % 3 == 0 { throw Refused() }
+                        if index % 5 == 0 {
+                            try connection.execute(
+                                "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, 0)",
+                                ["t\(thread)-\(index)-a", [0]])
+                        }
+                    }
+                    if index % 3 == 0 || index % 5 == 0 { unexpected.add(thread) }
+                } catch is Refused {
+                    if index % 3 != 0 { unexpected.add(thread) }
+                } catch let error as StorageError {
+                    if error.code != .conflict || index % 3 == 0 || index % 5 != 0 { unexpected.add(thread) }
+                } catch {
+                    unexpected.add(thread)
+                }
+            }
+        }
+        #expect(unexpected.all.isEmpty, "each writer saw its own outcome")
+        let keys = try database.read { connection in
+            Set(try connection.query("SELECT key FROM settings") { $0.string(0) })
+        }
+        var expected = Set<String>()
+        for thread in 0..<8 {
+            for index in 0..<150 where index % 3 != 0 && index % 5 != 0 {
+                expected.insert("t\(thread)-\(index)-a")
+                expected.insert("t\(thread)-\(index)-b")
+            }
+        }
+        #expect(keys == expected)
+        #expect(try database.integrityCheck() == "ok")
+    }
+
     // MARK: Operations
 
     @Test("the integrity check reports ok and the health check passes")

@@ -1,0 +1,136 @@
+import Foundation
+import Glibc
+
+/// A keep-alive HTTP/1.1 connection for the benchmark's clients: requests are written as bytes
+/// and responses read by Content-Length, with none of a general client's work (libcurl's header
+/// callbacks, Foundation's string handling), so the clients' own CPU stays small next to the
+/// server's on a machine they share.
+final class BenchConnection {
+    struct Response {
+        var status: Int
+        var body: [UInt8]
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let port: Int
+    private var socket: Int32 = -1
+    private var buffer: [UInt8] = []
+
+    init(port: Int) { self.port = port }
+
+    deinit { if socket >= 0 { close(socket) } }
+
+    /// Sends `POST path` with a JSON body and returns the response; reconnects once when the
+    /// server has closed the kept-alive connection.
+    func post(_ path: String, body: [UInt8]) throws -> Response {
+        let head =
+            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.count)\r\n\r\n"
+        let request = Array(head.utf8) + body
+        do {
+            return try exchange(request)
+        } catch {
+            disconnect()
+            return try exchange(request)
+        }
+    }
+
+    private func exchange(_ request: [UInt8]) throws -> Response {
+        if socket < 0 { try connect() }
+        try write(request)
+        return try readResponse()
+    }
+
+    private func connect() throws {
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw Failure(description: "connect: \(errno)")
+        }
+        // Requests are small and answered at once: do not let Nagle hold the second segment.
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        socket = descriptor
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func disconnect() {
+        if socket >= 0 { close(socket) }
+        socket = -1
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard sent > 0 else { throw Failure(description: "send: \(errno)") }
+            offset += sent
+        }
+    }
+
+    /// Reads more bytes into the buffer; throws when the peer has closed.
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { throw Failure(description: "the server closed the connection") }
+        buffer.append(contentsOf: chunk[..<count])
+    }
+
+    private func readResponse() throws -> Response {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headerEnd: Int?
+        while headerEnd == nil {
+            headerEnd = buffer.firstRange(of: separator)?.upperBound
+            if headerEnd == nil { try fill() }
+        }
+        guard let headerEnd else { throw Failure(description: "no header end") }
+        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
+        let lines = head.split(separator: "\r\n")
+        guard let statusLine = lines.first, statusLine.count >= 12,
+            let status = Int(statusLine.dropFirst(9).prefix(3))
+        else { throw Failure(description: "bad status line") }
+        var length = 0
+        var closes = false
+        for line in lines.dropFirst() {
+            let lowered = line.lowercased()
+            if lowered.hasPrefix("content-length:") {
+                length = Int(lowered.dropFirst(15).filter { $0 != " " }) ?? 0
+            } else if lowered.hasPrefix("connection:"), lowered.contains("close") {
+                closes = true
+            }
+        }
+        while buffer.count < headerEnd + length { try fill() }
+        let body = Array(buffer[headerEnd..<(headerEnd + length)])
+        buffer.removeFirst(headerEnd + length)
+        if closes { disconnect() }
+        return Response(status: status, body: body)
+    }
+}
+
+extension [UInt8] {
+    /// The string value of the first `"name":"…"` member in a JSON document whose strings carry
+    /// no escapes (the server's options: base64url and ids only).
+    func jsonString(named name: String) -> String? {
+        let marker = Array("\"\(name)\":\"".utf8)
+        guard let start = firstRange(of: marker)?.upperBound,
+            let end = self[start...].firstIndex(of: UInt8(ascii: "\""))
+        else { return nil }
+        return String(decoding: self[start..<end], as: UTF8.self)
+    }
+}
