@@ -100,6 +100,12 @@ let package = Package(
             name: "StorageTests", dependencies: ["Storage", "TestSupport"], path: "Tests/StorageTests",
             swiftSettings: strictSettings),
         .testTarget(
+            name: "AuthOrchestratorTests",
+            dependencies: [
+                "AuthOrchestrator", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "TestSupport",
+            ],
+            path: "Tests/AuthOrchestratorTests", swiftSettings: strictSettings),
+        .testTarget(
             name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
             path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
         .testTarget(

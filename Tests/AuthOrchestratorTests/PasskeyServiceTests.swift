@@ -1,0 +1,347 @@
+import AuthOrchestrator
+import CryptoCore
+import Foundation
+import PasskeyCore
+import SessionCore
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+/// The stores a service runs over: both implementations, so the use cases hold on either.
+enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case memory, sqlite
+    var description: String { rawValue }
+}
+
+/// A PasskeyService over real stores, a fixed clock and a software authenticator.
+final class ServiceFixture: @unchecked Sendable {
+    typealias Stores = AccountStore & AuditStore & ChallengeStore & PasskeyLoginStore & SessionRepository
+
+    let store: any Stores
+    let clock = FixedClock()
+    let service: PasskeyService
+    let sessions: SessionService
+    let authenticator = SoftwareAuthenticator()
+    let origin = "https://login.example.com"
+    private let database: SQLiteDatabase?
+    private let directory: TemporaryDirectory?
+
+    init(
+        _ backend: Backend, challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true
+    ) throws {
+        switch backend {
+        case .memory:
+            store = MemoryStore()
+            database = nil
+            directory = nil
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
+            store = SQLiteStore(database: database, clock: clock)
+            self.database = database
+            self.directory = directory
+        }
+        let random = SeededRandom(seed: "auth-orchestrator-\(backend)")
+        sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
+        let relyingParty = RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])
+        service = PasskeyService(
+            accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
+            policy: PasskeyPolicy(
+                relyingParty: relyingParty, challengeLifetime: challengeLifetime, enabled: enabled,
+                signupEnabled: signup),
+            clock: clock, random: random)
+    }
+
+    deinit { database?.close() }
+
+    /// The challenge bytes and (for registration) the user handle in issued options.
+    func decode(_ issued: IssuedChallenge) throws -> (challenge: [UInt8], userHandle: [UInt8]?) {
+        let options = try #require(
+            JSONSerialization.jsonObject(with: Data(issued.optionsJSON)) as? [String: Any])
+        let challenge = try #require((options["challenge"] as? String).flatMap(Base64URL.decode))
+        let handle = ((options["user"] as? [String: Any])?["id"] as? String).flatMap(Base64URL.decode)
+        return (challenge, handle)
+    }
+
+    /// Signs up `username` with a new ES256 passkey.
+    func signUp(_ username: String) throws -> (CompletedRegistration, SoftwareCredential) {
+        let issued = try service.startRegistration(.newAccount(username: username, displayName: nil))
+        let (challenge, handle) = try decode(issued)
+        let credential = authenticator.makeCredential(
+            algorithm: .es256, rpID: "example.com", userHandle: try #require(handle))
+        let completed = try service.finishRegistration(
+            challengeID: issued.challengeID,
+            response: authenticator.register(credential, challenge: challenge, origin: origin).json(),
+            name: nil, signedInUser: nil, clientKind: .native, context: ClientContext())
+        return (completed, credential)
+    }
+
+    /// Starts a login and answers it with `credential`.
+    func login(
+        _ credential: SoftwareCredential, username: String? = nil, replacing: String? = nil,
+        behaviour: SoftwareAuthenticator.Behaviour = .init()
+    ) throws -> CompletedLogin {
+        let issued = try service.startLogin(username: username)
+        return try finish(issued, credential, replacing: replacing, behaviour: behaviour)
+    }
+
+    func finish(
+        _ issued: IssuedChallenge, _ credential: SoftwareCredential, replacing: String? = nil,
+        behaviour: SoftwareAuthenticator.Behaviour = .init()
+    ) throws -> CompletedLogin {
+        let assertion = authenticator.authenticate(
+            credential, challenge: try decode(issued).challenge, origin: origin, behaviour: behaviour)
+        return try service.finishLogin(
+            challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+            replacingSessionID: replacing, context: ClientContext(requestID: "r-1", ipAddress: "192.0.2.9"))
+    }
+
+    /// The audit actions recorded for `userID` (or for nobody), oldest first.
+    func actions(userID: String?) throws -> [String] {
+        try store.auditEvents(userID: userID, beforeID: nil, limit: 100).reversed().map(\.action)
+    }
+}
+
+@Suite("PasskeyService: sign-up, sign-in and passkey management over real stores")
+struct PasskeyServiceTests {
+    @Test(
+        "sign-up opens a session; sign-in by username and discoverable records the use and audits",
+        arguments: Backend.allCases)
+    func signUpAndSignIn(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (registered, credential) = try f.signUp("Ada")
+        #expect(registered.user.username == "ada", "usernames are normalised")
+        let signUpSession = try #require(registered.session)
+        #expect(try f.sessions.authenticate(token: signUpSession.token).userID == registered.user.id)
+
+        f.clock.advance(by: 10)
+        let named = try f.login(credential, username: "ADA")
+        let discoverable = try f.login(credential)
+        #expect(named.user.id == registered.user.id && discoverable.user.id == registered.user.id)
+        #expect(try f.sessions.authenticate(token: discoverable.session.token).authMethod == "passkey")
+        let stored = try #require(try f.store.passkey(credentialID: credential.id))
+        #expect(stored.lastUsedAt == f.clock.now())
+        #expect(stored.signCount == discoverable.passkey.signCount)
+        #expect(
+            try f.actions(userID: registered.user.id) == [
+                "passkey.registered", "passkey.login", "passkey.login",
+            ])
+        let event = try #require(
+            try f.store.auditEvents(userID: registered.user.id, beforeID: nil, limit: 1).first)
+        #expect(event.details["sessionId"] == discoverable.session.session.id)
+        #expect(event.requestID == "r-1" && event.ipAddress == "192.0.2.9")
+        #expect(try f.store.challengeCount() == 0, "every challenge was used up")
+    }
+
+    @Test("signing in ends the session the request came with", arguments: Backend.allCases)
+    func replacesSession(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (registered, credential) = try f.signUp("ada")
+        let old = try #require(registered.session)
+        let fresh = try f.login(credential, replacing: old.session.id)
+        #expect(throws: SessionError.self) { try f.sessions.authenticate(token: old.token) }
+        #expect(try f.sessions.authenticate(token: fresh.session.token).id == fresh.session.session.id)
+    }
+
+    @Test(
+        "a refused response uses the challenge up: the right response afterwards is refused too",
+        arguments: Backend.allCases)
+    func refusalBurnsChallenge(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (_, credential) = try f.signUp("ada")
+        let issued = try f.service.startLogin(username: nil)
+        var forged = SoftwareAuthenticator.Behaviour()
+        forged.signWith = f.authenticator.makeCredential(
+            algorithm: .es256, rpID: "example.com", userHandle: [1])
+        #expect(throws: PasskeyError.self) { try f.finish(issued, credential, behaviour: forged) }
+        #expect(throws: AuthError(.challengeInvalid, "")) { try f.finish(issued, credential) }
+        #expect(try f.store.challengeCount() == 0)
+    }
+
+    @Test(
+        "an expired challenge is refused and removed; the failure is audited with its code",
+        arguments: Backend.allCases)
+    func expiredChallenge(backend: Backend) throws {
+        let f = try ServiceFixture(backend, challengeLifetime: 60)
+        let (registered, credential) = try f.signUp("ada")
+        let issued = try f.service.startLogin(username: nil)
+        f.clock.advance(by: 60)
+        #expect(throws: AuthError(.challengeInvalid, "")) { try f.finish(issued, credential) }
+        #expect(try f.store.challengeCount() == 0)
+        let failure = try #require(try f.store.auditEvents(userID: nil, beforeID: nil, limit: 1).first)
+        #expect(failure.action == "passkey.login_failed")
+        #expect(failure.details["code"] == "passkey.challenge_invalid")
+        #expect(try f.actions(userID: registered.user.id) == ["passkey.registered"])
+    }
+
+    @Test("a registration challenge is no login challenge", arguments: Backend.allCases)
+    func otherPurpose(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (_, credential) = try f.signUp("ada")
+        let registration = try f.service.startRegistration(.newAccount(username: "bob", displayName: nil))
+        #expect(throws: AuthError(.challengeInvalid, "")) { try f.finish(registration, credential) }
+    }
+
+    @Test(
+        "a login naming one account refuses another's passkey, and an unknown name refuses all, with one code",
+        arguments: Backend.allCases)
+    func namedLogin(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        _ = try f.signUp("ada")
+        let (bob, bobsKey) = try f.signUp("bob")
+        #expect(throws: AuthError(.loginFailed, "")) { try f.login(bobsKey, username: "ada") }
+        let unknown = try f.service.startLogin(username: "nobody")
+        #expect(
+            !String(decoding: unknown.optionsJSON, as: UTF8.self).contains("\"id\""), "no credentials listed")
+        #expect(throws: AuthError(.loginFailed, "")) { try f.finish(unknown, bobsKey) }
+        // The failure is audited against the passkey's owner, never with the typed name.
+        let events = try f.store.auditEvents(userID: bob.user.id, beforeID: nil, limit: 10)
+        #expect(events.filter { $0.action == "passkey.login_failed" }.count == 2)
+        #expect(events.allSatisfy { !$0.details.values.contains("nobody") })
+    }
+
+    @Test("an unknown credential fails with the same code as a foreign one", arguments: Backend.allCases)
+    func unknownCredential(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        _ = try f.signUp("ada")
+        let stranger = f.authenticator.makeCredential(algorithm: .es256, rpID: "example.com", userHandle: [7])
+        #expect(throws: AuthError(.loginFailed, "")) { try f.login(stranger) }
+    }
+
+    @Test("a disabled account cannot sign in and gets no session", arguments: Backend.allCases)
+    func disabledAccount(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (registered, credential) = try f.signUp("ada")
+        var user = registered.user
+        user.disabledAt = f.clock.now()
+        try f.store.updateUser(user)
+        #expect(throws: AuthError(.accountDisabled, "")) { try f.login(credential) }
+        #expect(try f.store.sessions(userID: user.id, liveAt: f.clock.now()).count == 1, "only the sign-up's")
+    }
+
+    @Test("a counter that goes backwards is refused under the reject policy", arguments: Backend.allCases)
+    func counterRegression(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (_, credential) = try f.signUp("ada")
+        var ten = SoftwareAuthenticator.Behaviour()
+        ten.signCount = 10
+        var five = SoftwareAuthenticator.Behaviour()
+        five.signCount = 5
+        _ = try f.login(credential, behaviour: ten)
+        #expect(throws: PasskeyError.self) { try f.login(credential, behaviour: five) }
+        #expect(try f.store.passkey(credentialID: credential.id)?.signCount == 10)
+    }
+
+    @Test(
+        "of eight finalize calls racing with one response exactly one opens a session",
+        arguments: Backend.allCases)
+    func finalizeRace(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (registered, credential) = try f.signUp("ada")
+        let issued = try f.service.startLogin(username: nil)
+        let assertion = f.authenticator.authenticate(
+            credential, challenge: try f.decode(issued).challenge, origin: f.origin)
+        let wins = Atomic(0)
+        let group = DispatchGroup()
+        for _ in 0..<8 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                if (try? f.service.finishLogin(
+                    challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                    replacingSessionID: nil, context: ClientContext())) != nil
+                {
+                    wins.add(1, ordering: .relaxed)
+                }
+            }.start()
+        }
+        group.wait()
+        #expect(wins.load(ordering: .relaxed) == 1)
+        #expect(try f.store.sessions(userID: registered.user.id, liveAt: f.clock.now()).count == 2)
+    }
+
+    @Test(
+        "switches: passkeys off refuses everything, sign-up off refuses new accounts only",
+        arguments: Backend.allCases)
+    func switches(backend: Backend) throws {
+        let off = try ServiceFixture(backend, enabled: false)
+        #expect(throws: AuthError(.passkeyDisabled, "")) { try off.service.startLogin(username: nil) }
+        #expect(throws: AuthError(.passkeyDisabled, "")) {
+            try off.service.startRegistration(.newAccount(username: "ada", displayName: nil))
+        }
+        let noSignup = try ServiceFixture(backend, signup: false)
+        #expect(throws: AuthError(.signupDisabled, "")) {
+            try noSignup.service.startRegistration(.newAccount(username: "ada", displayName: nil))
+        }
+        _ = try noSignup.service.startLogin(username: nil)
+    }
+
+    @Test(
+        "adding, renaming and removing passkeys; never the last one; never someone else's",
+        arguments: Backend.allCases)
+    func managePasskeys(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (ada, first) = try f.signUp("ada")
+        let (bob, _) = try f.signUp("bob")
+        let context = ClientContext()
+        #expect(throws: AuthError(.lastPasskey, "")) {
+            try f.service.deletePasskey(
+                userID: ada.user.id, credentialID: Base64URL.encode(first.id), context: context)
+        }
+        // A second passkey, through an add-passkey challenge bound to Ada.
+        let issued = try f.service.startRegistration(.signedIn(ada.user))
+        let (challenge, handle) = try f.decode(issued)
+        #expect(handle == ada.user.userHandle)
+        let second = f.authenticator.makeCredential(
+            algorithm: .es256, rpID: "example.com", userHandle: ada.user.userHandle)
+        let response = f.authenticator.register(second, challenge: challenge, origin: f.origin).json()
+        // Bob cannot use Ada's challenge.
+        #expect(throws: AuthError(.challengeInvalid, "")) {
+            try f.service.finishRegistration(
+                challengeID: issued.challengeID, response: response, name: nil, signedInUser: bob.user,
+                clientKind: .web, context: context)
+        }
+        // Later than the first, so the list's order (oldest first) is defined.
+        f.clock.advance(by: 1)
+        let again = try f.service.startRegistration(.signedIn(ada.user))
+        let added = try f.service.finishRegistration(
+            challengeID: again.challengeID,
+            response: f.authenticator.register(
+                second, challenge: try f.decode(again).challenge, origin: f.origin
+            )
+            .json(),
+            name: "Laptop", signedInUser: ada.user, clientKind: .web, context: context)
+        #expect(added.session == nil, "adding a passkey opens no session")
+        #expect(try f.service.listPasskeys(userID: ada.user.id).map(\.name) == ["Passkey", "Laptop"])
+
+        let id = Base64URL.encode(second.id)
+        #expect(
+            try f.service.renamePasskey(
+                userID: ada.user.id, credentialID: id, name: " Work ", context: context
+            ).name == "Work")
+        #expect(throws: AuthError(.passkeyNotFound, "")) {
+            try f.service.renamePasskey(userID: bob.user.id, credentialID: id, name: "Mine", context: context)
+        }
+        #expect(throws: AuthError(.passkeyNotFound, "")) {
+            try f.service.deletePasskey(userID: bob.user.id, credentialID: id, context: context)
+        }
+        try f.service.deletePasskey(userID: ada.user.id, credentialID: id, context: context)
+        #expect(try f.service.listPasskeys(userID: ada.user.id).count == 1)
+        #expect(
+            try f.actions(userID: ada.user.id).suffix(3) == [
+                "passkey.registered", "passkey.renamed", "passkey.deleted",
+            ])
+    }
+
+    @Test("the hourly purge removes expired challenges only", arguments: Backend.allCases)
+    func purge(backend: Backend) throws {
+        let f = try ServiceFixture(backend, challengeLifetime: 60)
+        _ = try f.service.startLogin(username: nil)
+        f.clock.advance(by: 30)
+        _ = try f.service.startLogin(username: nil)
+        f.clock.advance(by: 30)
+        #expect(try f.service.purgeExpiredChallenges() == 1)
+        #expect(try f.store.challengeCount() == 1)
+    }
+}
