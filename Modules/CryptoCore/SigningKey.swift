@@ -54,11 +54,15 @@ public final class SigningKey: @unchecked Sendable {
     /// Reads an unencrypted PKCS#8 PrivateKeyInfo (DER), any algorithm OpenSSL knows.
     /// - Throws: `CryptoError.keyFailure` when the bytes are not one.
     public init(pkcs8DER der: [UInt8]) throws(CryptoError) {
-        let decoded = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+        let info = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor = buffer.baseAddress
-            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+            return d2i_PKCS8_PRIV_KEY_INFO(nil, &cursor, buffer.count)
         }
-        guard let decoded else { throw CryptoError(.keyFailure, "not a PKCS#8 private key") }
+        guard let info else { throw CryptoError(.keyFailure, "not a PKCS#8 private key") }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        guard let decoded = EVP_PKCS82PKEY(info) else {
+            throw CryptoError(.keyFailure, "unusable PKCS#8 private key")
+        }
         pkey = decoded
     }
 
