@@ -130,5 +130,16 @@ struct CommandLineTests {
             "bankid-simulator", "--data", directory, "--port", "0", "--print-config",
         ])
         #expect(zero.status == 1)
+        let missing = try PortvaktProcess.run([
+            "bankid-simulator", "--data", directory, "--port", "1", "--scenario", directory + "/none.json",
+        ])
+        #expect(missing.status == 2)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(#"{"faults": [{"fault": "fire"}]}"#.utf8).write(
+            to: URL(fileURLWithPath: directory + "/bad.json"))
+        let bad = try PortvaktProcess.run([
+            "bankid-simulator", "--data", directory, "--port", "1", "--scenario", directory + "/bad.json",
+        ])
+        #expect(bad.status == 1 && bad.stderr.contains("faults"))
     }
 }

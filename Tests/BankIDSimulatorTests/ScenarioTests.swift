@@ -103,3 +103,41 @@ struct ScenarioTests {
         harness.simulator.setLatency(milliseconds: 0)
     }
 }
+
+/// The scenario file `portvakt bankid-simulator --scenario FILE` reads.
+@Suite("Scenario documents")
+struct ScenarioDocumentTests {
+    @Test("a scenario document sets persons, outcomes, faults, latency, auto-complete and timing")
+    func apply() throws {
+        var configuration = BankIDSimulatorConfiguration(dataDirectory: "/unused")
+        let document = """
+            {"testPersons": [{"personalNumber": "198001019879", "givenName": "Extra", "surname": "Person",
+              "bankIdIssueDate": "2024-01-31", "risk": "moderate"}],
+             "outcomes": {"199001012385": "userCancel"}, "faults": [{"fault": "maintenance", "count": 3}],
+             "latencyMilliseconds": 200, "autoComplete": 2,
+             "timing": {"startWindowSeconds": 20, "lifetimeSeconds": 60.5, "wrongCodeLimit": 5}}
+            """
+        try configuration.apply(scenarioJSON: Array(document.utf8))
+        #expect(configuration.testPersons.first?.risk == "moderate")
+        #expect(configuration.outcomes == ["199001012385": .userCancel])
+        #expect(configuration.faults == [FaultBurst(.maintenance, count: 3)])
+        #expect(configuration.latencyMilliseconds == 200 && configuration.autoCompleteAfter == 2)
+        #expect(configuration.timing.startWindow == 20 && configuration.timing.lifetime == 60.5)
+        #expect(configuration.timing.wrongCodeLimit == 5 && configuration.timing.completedRetention == 180)
+    }
+
+    @Test(
+        "a wrong scenario document names the field",
+        arguments: [
+            #"[]"#, #"{"persons": []}"#, #"{"testPersons": [{"personalNumber": "198001019876"}]}"#,
+            #"{"outcomes": {"199001012385": "maybe"}}"#, #"{"faults": [{"fault": "fire"}]}"#,
+            #"{"latencyMilliseconds": -1}"#, #"{"timing": {"lifetime": 5}}"#,
+            #"{"timing": {"lifetimeSeconds": 0}}"#,
+        ])
+    func refuse(document: String) {
+        var configuration = BankIDSimulatorConfiguration(dataDirectory: "/unused")
+        #expect(throws: SimulatorError(.configuration, "")) {
+            try configuration.apply(scenarioJSON: Array(document.utf8))
+        }
+    }
+}
