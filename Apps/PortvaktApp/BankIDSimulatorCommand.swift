@@ -75,7 +75,7 @@ enum BankIDSimulatorCommand {
         }
         stop.wait()
         logger.log(.info, "stopping", [:])
-        simulator.stop()
+        simulator.stop(grace: 10)
         sources.forEach { $0.cancel() }
         return 0
     }

@@ -126,10 +126,11 @@ public final class RunningSimulator: Sendable {
     /// What `portvakt bankid-simulator --print-config` prints for this simulator.
     public var clientConfigurationJSON: String { clientConfiguration.json }
 
-    /// Stops both listeners and closes their connections. Later calls do nothing.
-    public func stop() {
-        rp.stop()
-        user.stop()
+    /// Stops both listeners: new connections are refused at once, requests in flight get up to
+    /// `grace` seconds to finish, then every connection is closed. Later calls do nothing.
+    public func stop(grace: Double = 0) {
+        rp.stop(grace: grace)
+        user.stop(grace: grace)
     }
 
     // MARK: In-process control, the same as the user API's control endpoint.

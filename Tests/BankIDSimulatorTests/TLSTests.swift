@@ -115,4 +115,26 @@ struct TLSTests {
         let ca509 = try Certificate(pem: ca)
         #expect(ca509.isSelfSigned && ca509.isCA == true)
     }
+
+    @Test("stop: new connections are refused afterwards, on both listeners")
+    func stop() throws {
+        let harness = try Harness()
+        #expect(try harness.post("auth", Self.body).status == 200)
+        harness.simulator.stop(grace: 2)
+        let refused = HTTPTestClient(
+            timeout: 10,
+            tls: .init(
+                caPath: harness.simulator.caCertificatePath,
+                certificatePath: harness.simulator.clientCertificatePath,
+                passphrase: harness.simulator.passphrase))
+        do {
+            _ = try refused.sendJSON(url: harness.simulator.baseURL + "auth", json: Self.body)
+            Issue.record("the RP API still answers after stop")
+        } catch {
+            #expect(error.isConnectionRefused)
+        }
+        #expect(throws: HTTPTestClientError.self) {
+            try harness.user.send(method: "GET", url: harness.simulator.userAPIURL + "persons")
+        }
+    }
 }
