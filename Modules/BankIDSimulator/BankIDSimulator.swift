@@ -155,6 +155,26 @@ public final class RunningSimulator: Sendable {
         _ = engine.updateControls { $0.autoCompleteAfter = collects.map { max(0, $0) } }
     }
 
+    /// Answers one request to the user's side in-process, for a server that mounts the user API
+    /// and page on its own listener (paths as on the user port: `/sim/`, `/sim/v1/scan`, ...).
+    ///
+    /// - Parameters:
+    ///   - method: the request method.
+    ///   - path: the path without query, starting with `/sim/`.
+    ///   - body: the request body.
+    ///   - peer: the client's IP address (becomes completionData.device.ipAddress on approval).
+    /// - Returns: status, content type and body to send back.
+    public func handleUserRequest(method: String, path: String, body: [UInt8], peer: String)
+        -> (status: Int, contentType: String, body: [UInt8])
+    {
+        let request = SimulatorRequest(method: method, path: path, headers: [:], body: body, peer: peer)
+        switch engine.handleUser(request) {
+        case .response(let status, let contentType, let body): return (status, contentType, body)
+        // The user API never drops connections; only RP faults do.
+        case .dropConnection: return (500, "application/json", Array(#"{"errorCode":"internalError"}"#.utf8))
+        }
+    }
+
     /// The test persons in effect; the first is the default.
     public var testPersons: [TestPerson] { engine.persons }
 

@@ -162,4 +162,20 @@ struct UserAPITests {
             method: "GET", url: "http://127.0.0.1:\(harness.simulator.userPort)/sim/")
         #expect(page.status == 200 && page.text.contains("<html"))
     }
+
+    @Test("the user API answers in-process too, for mounting under /sim/ on another listener")
+    func inProcess() throws {
+        let harness = try Harness()
+        let order = try harness.startAuth()
+        let qr = Harness.qrData(
+            token: order["qrStartToken"] as! String, secret: order["qrStartSecret"] as! String, t: 0)
+        let answer = harness.simulator.handleUserRequest(
+            method: "POST", path: "/sim/v1/scan", body: Array(#"{"qrData":"\#(qr)"}"#.utf8),
+            peer: "198.51.100.4")
+        #expect(answer.status == 200 && answer.contentType == "application/json")
+        let data = try harness.collect(order["orderRef"] as! String).body["completionData"] as? [String: Any]
+        #expect((data?["device"] as? [String: Any])?["ipAddress"] as? String == "198.51.100.4")
+        let page = harness.simulator.handleUserRequest(method: "GET", path: "/sim/", body: [], peer: "::1")
+        #expect(page.status == 200 && page.contentType.hasPrefix("text/html"))
+    }
 }
