@@ -39,7 +39,10 @@ let package = Package(
             name: "SessionCore", dependencies: ["CryptoCore"], path: "Modules/SessionCore",
             swiftSettings: strictSettings),
         .target(
-            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore"],
+            name: "BankIDCore", dependencies: ["CCurl", "CryptoCore"], path: "Modules/BankIDCore",
+            swiftSettings: strictSettings),
+        .target(
+            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore", "BankIDCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
             name: "AuthOrchestrator", dependencies: ["CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
@@ -96,6 +99,9 @@ let package = Package(
         .testTarget(
             name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],
             path: "Tests/SessionCoreTests", swiftSettings: strictSettings),
+        .testTarget(
+            name: "BankIDCoreTests", dependencies: ["BankIDCore", "CryptoCore", "Storage", "TestSupport"],
+            path: "Tests/BankIDCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "TestSupport"], path: "Tests/StorageTests",
             swiftSettings: strictSettings),
