@@ -293,6 +293,7 @@ public protocol BankIDOrderStore: Sendable {
     /// nil when there is no such order.
     func updateBankIDOrder(orderRef: String, state: BankIDOrderState, releasingLeaseOf owner: String?) throws
         -> BankIDOrder?
-    /// Deletes orders that ended before `finishedBefore` or started before `startedBefore`; returns how many.
-    func purgeBankIDOrders(finishedBefore: Date, startedBefore: Date) throws -> Int
+    /// Deletes complete orders that finished before `completedBefore`, failed and cancelled ones
+    /// that finished before `endedBefore`, and any order started before `startedBefore`; returns how many.
+    func purgeBankIDOrders(completedBefore: Date, endedBefore: Date, startedBefore: Date) throws -> Int
 }

@@ -85,3 +85,28 @@ enum Fixtures {
         #"{"errorCode":"\#(code)","details":"\#(details)"}"#
     }
 }
+
+/// A door tasks wait at until the test opens it.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let pass = state.withLock { state in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if pass { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
