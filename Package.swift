@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", path: "Modules/CSystem/CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
+            name: "CGnuTLS", path: "Modules/CSystem/CGnuTLS", pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]),
 
         // Libraries.
         .target(
@@ -54,9 +57,13 @@ let package = Package(
             ],
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(
+            name: "BankIDSimulator", dependencies: ["CMicroHTTPD", "CGnuTLS", "CryptoCore"],
+            path: "Modules/BankIDSimulator", swiftSettings: strictSettings),
+        .target(
             name: "PortvaktApp",
             dependencies: [
-                "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore", "AuthOrchestrator",
+                "BankIDSimulator", "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore",
+                "AuthOrchestrator",
             ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
         .executableTarget(
@@ -108,6 +115,9 @@ let package = Package(
         .testTarget(
             name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
             path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
+        .testTarget(
+            name: "BankIDSimulatorTests", dependencies: ["BankIDSimulator", "CryptoCore", "TestSupport"],
+            path: "Tests/BankIDSimulatorTests", swiftSettings: strictSettings),
         .testTarget(
             name: "PortvaktAppTests",
             dependencies: ["PortvaktApp", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt"],
