@@ -107,7 +107,8 @@ let package = Package(
             name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],
             path: "Tests/SessionCoreTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "BankIDCoreTests", dependencies: ["BankIDCore", "CryptoCore", "Storage", "TestSupport"],
+            name: "BankIDCoreTests",
+            dependencies: ["BankIDCore", "BankIDSimulator", "CryptoCore", "Storage", "TestSupport"],
             path: "Tests/BankIDCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "TestSupport"], path: "Tests/StorageTests",

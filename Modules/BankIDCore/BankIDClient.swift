@@ -127,7 +127,12 @@ public final class BankIDClient: Sendable {
     }
 
     /// Maps an error answer to its code: BankID's `errorCode` when known, otherwise the status.
-    static func error(path: String, response: BankIDHTTPResponse) -> BankIDError {
+    /// Public for callers that send raw requests through a transport (health probes, tests).
+    /// - Parameters:
+    ///   - path: the endpoint, named in the message.
+    ///   - response: a non-200 answer.
+    /// - Returns: the error, with the HTTP status and BankID's raw `errorCode`.
+    public static func error(path: String, response: BankIDHTTPResponse) -> BankIDError {
         let body = try? JSONDecoder().decode(BankIDErrorBody.self, from: Data(response.body))
         let upstream = body?.errorCode
         let byName: [String: BankIDError.Code] = [

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// How the RP proves itself to BankID: its client certificate and key.
 public enum BankIDClientIdentity: Sendable, Equatable {
@@ -16,7 +17,7 @@ public struct BankIDTransportConfiguration: Sendable, Equatable {
     /// BankID's test API.
     public static let testBaseURL = "https://appapi2.test.bankid.com/rp/v6.0"
 
-    /// The API's base URL, https, without a trailing slash (production, test, or a simulator).
+    /// The API's base URL, https (production, test, or a simulator); a trailing slash is ignored.
     public var baseURL: String
     /// The RP's client certificate.
     public var clientIdentity: BankIDClientIdentity
@@ -69,8 +70,11 @@ public final class CurlBankIDTransport: BankIDTransport, Sendable {
     /// - Throws: `BankIDError(.configuration)` for a non-https base URL, unreadable files or bad limits.
     public init(configuration: BankIDTransportConfiguration) throws(BankIDError) {
         _ = Self.globalInit
-        guard configuration.baseURL.hasPrefix("https://"), !configuration.baseURL.hasSuffix("/") else {
-            throw BankIDError(.configuration, "baseURL: must be an https URL without a trailing slash")
+        var configuration = configuration
+        // BankID documents its base URLs with a trailing slash; paths here start with one.
+        while configuration.baseURL.hasSuffix("/") { configuration.baseURL.removeLast() }
+        guard configuration.baseURL.hasPrefix("https://"), configuration.baseURL.count > 8 else {
+            throw BankIDError(.configuration, "baseURL: must be an https URL")
         }
         var files = [("caCertificatePath", configuration.caCertificatePath)]
         switch configuration.clientIdentity {
@@ -111,6 +115,9 @@ public final class CurlBankIDTransport: BankIDTransport, Sendable {
 
     /// How many calls are waiting for a worker (for metrics and tests).
     public var queuedCount: Int { pool.queuedCount }
+
+    /// How many TCP + TLS connections calls have opened: with reuse, about one per worker thread.
+    public var connectionsOpened: Int { pool.connectionsOpened.load(ordering: .relaxed) }
 }
 
 /// A fixed set of threads, each owning one curl easy handle, serving a bounded queue of jobs.
@@ -122,6 +129,8 @@ private final class WorkerPool: @unchecked Sendable {
     private var jobs: [Job] = []
     private var head = 0
     private var stopped = false
+    /// Connections the workers' handles opened (CURLINFO_NUM_CONNECTS summed).
+    let connectionsOpened = Atomic<Int>(0)
     private let maximumQueued: Int
 
     init(threads: Int, maximumQueued: Int) {
@@ -180,6 +189,7 @@ private final class WorkerPool: @unchecked Sendable {
             }
             condition.unlock()
             job(easy)
+            connectionsOpened.add(easy.lastConnectionCount, ordering: .relaxed)
         }
     }
 }
@@ -187,6 +197,8 @@ private final class WorkerPool: @unchecked Sendable {
 /// One curl easy handle; reused across calls so its connection stays alive, freed in deinit.
 private final class EasyHandle {
     private let handle: UnsafeMutableRawPointer
+    /// Connections the last call opened (0 when it reused the kept-alive one).
+    private(set) var lastConnectionCount = 0
     /// Responses larger than this are abandoned: BankID's are a few kilobytes (a signature ~10 kB).
     static let maximumResponseBytes = 1 << 20
 
@@ -279,6 +291,9 @@ private final class EasyHandle {
         }
 
         let code = curl_easy_perform(handle)
+        var connects = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
+        lastConnectionCount = connects
         guard code == CURLE_OK else { return .failure(classify(code)) }
         var httpStatus = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &httpStatus)
