@@ -232,6 +232,9 @@ private final class EasyHandle {
             ccurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000)),
             ccurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(configuration.requestTimeout * 1000)),
             ccurl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1),
+            // A start request gets a new connection, so libcurl never resends it on its own (see
+            // BankIDHTTPRequest.isIdempotent); collects and cancels reuse the kept-alive one.
+            ccurl_setopt_long(handle, CURLOPT_FRESH_CONNECT, request.isIdempotent ? 0 : 1),
             // Trust only the configured BankID CA: CAINFO replaces the bundle, and CAPATH is
             // cleared so the system's directory of public CAs is not consulted either.
             ccurl_setopt_string(handle, CURLOPT_CAINFO, configuration.caCertificatePath),

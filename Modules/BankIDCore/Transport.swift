@@ -10,15 +10,26 @@ public struct BankIDHTTPRequest: Sendable, Equatable {
     /// prove a `; charset=…` is refused, and nothing else should change it.
     public var contentType: String
 
+    /// Whether sending the request twice is harmless. A request that starts an order is not:
+    /// the transport sends it on a fresh connection, because libcurl silently resends a request
+    /// once when a reused connection turns out to be dead, and cannot tell a connection the server
+    /// closed while idle from one it closed after reading the request.
+    public var isIdempotent: Bool
+
     /// The Content-Type BankID accepts, exactly.
     public static let jsonContentType = "application/json"
 
-    /// Creates a request; POST with `application/json` unless told otherwise.
-    public init(path: String, body: [UInt8], method: String = "POST", contentType: String = jsonContentType) {
+    /// Creates a request; POST with `application/json` unless told otherwise. Start requests
+    /// (/auth, /sign, /phone/auth, /phone/sign) are not idempotent; the rest are.
+    public init(
+        path: String, body: [UInt8], method: String = "POST", contentType: String = jsonContentType,
+        isIdempotent: Bool? = nil
+    ) {
         self.path = path
         self.method = method
         self.body = body
         self.contentType = contentType
+        self.isIdempotent = isIdempotent ?? !["/auth", "/sign", "/phone/auth", "/phone/sign"].contains(path)
     }
 }
 

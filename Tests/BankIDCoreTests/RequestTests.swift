@@ -152,6 +152,7 @@ struct RequestTests {
         #expect(transport.paths() == ["/auth"])
         #expect(transport.requests[0].method == "POST")
         #expect(transport.requests[0].contentType == "application/json")
+        #expect(!transport.requests[0].isIdempotent, "a start request is never resent by the transport")
         let body = try transport.body()
         #expect(body["endUserIp"] as? String == "192.0.2.1")
         #expect(
@@ -224,6 +225,7 @@ struct RequestTests {
         _ = try await client(transport).collect(orderRef: Fixtures.orderRef)
         try await client(transport).cancel(orderRef: Fixtures.orderRef)
         #expect(transport.paths() == ["/collect", "/cancel"])
+        #expect(transport.requests.allSatisfy { $0.isIdempotent }, "collect and cancel may be resent")
         #expect(try transport.body(0) as NSDictionary == ["orderRef": Fixtures.orderRef])
         #expect(try transport.body(1) as NSDictionary == ["orderRef": Fixtures.orderRef])
         await #expect(throws: BankIDError(.invalidOrderRef, "")) {

@@ -215,8 +215,67 @@ struct SimulatorIntegrationTests {
             #expect(fixture.transport.count("/collect") == round, "round \(round)")
             fixture.clock.advance(by: 2)
         }
-        // Connections are kept alive and reused: at most one per worker thread, not one per call.
+        // Connections are kept alive and reused: 12 more collects open at most one per worker
+        // thread, plus the fresh one the start request always gets.
+        for _ in 0..<12 { _ = try await fixture.client.collect(orderRef: started.orderRef) }
         let curl = try #require(fixture.transport.inner as? CurlBankIDTransport)
-        #expect(curl.connectionsOpened >= 1 && curl.connectionsOpened <= curl.configuration.threads)
+        #expect(curl.connectionsOpened >= 1 && curl.connectionsOpened <= curl.configuration.threads + 1)
+    }
+
+    @Test("maintenance is retried silently over the wire; a dropped connection is surfaced, not resent")
+    func faults() async throws {
+        let fixture = try SimulatorFixture()
+        let client = BankIDClient(transport: fixture.transport, sleep: { _ in })
+        fixture.simulator.inject(.maintenance, count: 2)
+        _ = try await client.auth(BankIDStartRequest(endUserIP: "192.0.2.10"))
+        #expect(fixture.transport.count("/auth") == 3)
+        fixture.simulator.inject(.dropConnection, count: 1)
+        let error = await #expect(throws: BankIDError.self) {
+            try await client.auth(BankIDStartRequest(endUserIP: "192.0.2.10"))
+        }
+        #expect(error?.code == .transportFailed || error?.code == .timedOut)
+        #expect(fixture.transport.count("/auth") == 4)
+        fixture.simulator.inject(.requestTimeout, count: 1)
+        await #expect(throws: BankIDError(.requestTimeout, "")) {
+            try await client.auth(BankIDStartRequest(endUserIP: "192.0.2.10"))
+        }
+        #expect(fixture.transport.count("/auth") == 5)
+    }
+
+    @Test("a hanging BankID: the call times out as timedOut, and calls beyond the queue are refused at once")
+    func hangingBankID() async throws {
+        let fixture = try SimulatorFixture()
+        fixture.simulator.setLatency(milliseconds: 3_000)
+        var configuration = SimulatorFixture.configuration(fixture.simulator)
+        configuration.connectTimeout = 0.5
+        configuration.requestTimeout = 0.5
+        let impatient = BankIDClient(transport: try CurlBankIDTransport(configuration: configuration))
+        let started = ContinuousClock.now
+        await #expect(throws: BankIDError(.timedOut, "")) {
+            try await impatient.auth(BankIDStartRequest(endUserIP: "192.0.2.10"))
+        }
+        #expect(ContinuousClock.now - started < .seconds(3), "the timeout, not BankID, ended the call")
+
+        // One thread, one waiting place: of three calls at once, at least one is refused without waiting.
+        configuration.connectTimeout = 5
+        configuration.requestTimeout = 10
+        configuration.threads = 1
+        configuration.maximumQueued = 1
+        let narrow = BankIDClient(transport: try CurlBankIDTransport(configuration: configuration))
+        let codes = await withTaskGroup(of: BankIDError.Code?.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    do throws(BankIDError) {
+                        _ = try await narrow.auth(BankIDStartRequest(endUserIP: "192.0.2.10"))
+                        return nil
+                    } catch {
+                        return error.code
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(codes.contains(.overloaded))
+        #expect(codes.filter { $0 == nil }.count >= 1, "the calls that got a place still complete")
     }
 }
