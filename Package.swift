@@ -62,7 +62,8 @@ let package = Package(
         .target(
             name: "PortvaktApp",
             dependencies: [
-                "BankIDSimulator", "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore",
+                "BankIDSimulator", "BankIDCore", "CryptoCore", "SessionCore", "Storage", "HTTPFront",
+                "PasskeyCore",
                 "AuthOrchestrator",
             ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
@@ -121,7 +122,9 @@ let package = Package(
             path: "Tests/BankIDSimulatorTests", swiftSettings: strictSettings),
         .testTarget(
             name: "PortvaktAppTests",
-            dependencies: ["PortvaktApp", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt"],
+            dependencies: [
+                "PortvaktApp", "BankIDCore", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt",
+            ],
             path: "Tests/PortvaktAppTests", swiftSettings: strictSettings),
     ]
 )
