@@ -163,13 +163,32 @@ public final class BankIDCollectCoordinator: Sendable {
         case .expired: throw BankIDError(.orderExpired, "the order's result is no longer kept")
         case .collect: break
         }
-        let task = inFlight.withLock { tasks in
+        return try await sharedCollect(orderRef).value.get()
+    }
+
+    /// Where the order stands, answered at once from the store: when a collect is due it is
+    /// started in the background (shared with every other poller), and its answer is what the
+    /// next call sees. For request threads that must never wait on BankID (a synchronous HTTP
+    /// handler): the client polls every 2 s anyway, so the answer is at most one poll behind.
+    /// - Throws: `orderNotFound`, `orderExpired`.
+    public func snapshot(orderRef: String) throws(BankIDError) -> BankIDOrderSnapshot {
+        guard let order = try load(orderRef) else { throw BankIDError(.orderNotFound, "no such order") }
+        switch order.state.decision(now: clock.now(), startedAt: order.startedAt, timing: timing) {
+        case .answer: break
+        case .expired: throw BankIDError(.orderExpired, "the order's result is no longer kept")
+        case .collect: _ = sharedCollect(orderRef)
+        }
+        return BankIDOrderSnapshot(order)
+    }
+
+    /// The collect round in flight for the order, started when there is none.
+    private func sharedCollect(_ orderRef: String) -> Task<Result<BankIDOrderSnapshot, BankIDError>, Never> {
+        inFlight.withLock { tasks in
             if let running = tasks[orderRef] { return running }
             let task = Task { await self.collectOnce(orderRef) }
             tasks[orderRef] = task
             return task
         }
-        return try await task.value.get()
     }
 
     /// One collect round: take the lease, ask BankID, store the answer (releasing the lease).

@@ -115,6 +115,27 @@ struct CoordinatorTests {
         #expect(bankID.count("/collect") == 2)
     }
 
+    @Test("snapshot answers at once from the store and leaves the collect to a shared background round")
+    func snapshotDoesNotWait() async throws {
+        let bankID = ScriptedBankID()
+        let clock = FixedClock()
+        let coordinator = coordinator(bankID, clock: clock)
+        let started = try await startAuth(coordinator)
+        let gate = Gate()
+        bankID.hold(at: gate)
+        // BankID is not answering, yet every snapshot returns at once with the stored state.
+        for _ in 0..<20 {
+            let now = try coordinator.snapshot(orderRef: started.orderRef)
+            #expect(now.status == .pending && now.hintCode == nil)
+        }
+        while bankID.count("/collect") == 0 { await Task.yield() }
+        gate.open()
+        // Awaiting a poll joins the same round; then the next snapshot has its answer.
+        _ = try await coordinator.poll(orderRef: started.orderRef)
+        #expect(try coordinator.snapshot(orderRef: started.orderRef).hintCode == .outstandingTransaction)
+        #expect(bankID.count("/collect") == 1)
+    }
+
     @Test("two instances sharing one SQLite database send one /collect between them")
     func twoInstances() async throws {
         let directory = try TemporaryDirectory()
