@@ -87,6 +87,12 @@ let package = Package(
             dependencies: ["CSQLite", "CryptoCore", "HTTPFront", "PasskeyCore", "Storage", "TestSupport"],
             path: "Benchmarks/Login", swiftSettings: strictSettings),
 
+        // BankID: QR codes per second and upstream collects per order under 50 pollers.
+        .executableTarget(
+            name: "bench-bankid",
+            dependencies: ["BankIDCore", "BankIDSimulator", "Storage", "TestSupport"],
+            path: "Benchmarks/BankID", swiftSettings: strictSettings),
+
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, software
         // keys, a throwaway certificate authority and a software WebAuthn authenticator over OpenSSL.
         .target(
