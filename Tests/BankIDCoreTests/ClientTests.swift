@@ -1,5 +1,6 @@
 import BankIDCore
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Client: answers, hint codes, error codes and the retry policy")
@@ -170,5 +171,46 @@ struct ClientTests {
         }
         #expect(error?.message.contains("198112289874") == false)
         #expect(error?.message.contains("Bad personalNumber ############") == true)
+    }
+}
+
+@Suite("Transport configuration")
+struct TransportConfigurationTests {
+    @Test("the libcurl transport refuses non-https URLs, unreadable files and bad limits")
+    func refused() throws {
+        let directory = try TemporaryDirectory()
+        let ca = directory.path("ca.pem")
+        let p12 = directory.path("rp.p12")
+        for path in [ca, p12] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+        let identity = BankIDClientIdentity.pkcs12(path: p12, passphrase: RedactedSecret("p"))
+        func make(
+            _ url: String, ca: String, identity: BankIDClientIdentity, connect: Double = 5, total: Double = 10
+        )
+            throws(BankIDError)
+        {
+            _ = try CurlBankIDTransport(
+                configuration: BankIDTransportConfiguration(
+                    baseURL: url, clientIdentity: identity, caCertificatePath: ca, connectTimeout: connect,
+                    requestTimeout: total))
+        }
+        try make("https://appapi2.test.bankid.com/rp/v6.0/", ca: ca, identity: identity)
+        #expect(throws: BankIDError(.configuration, "")) {
+            try make("http://appapi2.test.bankid.com/rp/v6.0", ca: ca, identity: identity)
+        }
+        #expect(throws: BankIDError(.configuration, "")) {
+            try make(
+                BankIDTransportConfiguration.testBaseURL, ca: directory.path("missing.pem"),
+                identity: identity)
+        }
+        #expect(throws: BankIDError(.configuration, "")) {
+            try make(
+                BankIDTransportConfiguration.testBaseURL, ca: ca,
+                identity: .pem(
+                    certificatePath: p12, keyPath: directory.path("missing.key"), keyPassphrase: nil))
+        }
+        #expect(throws: BankIDError(.configuration, "")) {
+            try make(
+                BankIDTransportConfiguration.testBaseURL, ca: ca, identity: identity, connect: 10, total: 5)
+        }
     }
 }

@@ -56,6 +56,8 @@ struct OrderStoreTests {
         let fixture = try kind.make()
         try fixture.store.insertBankIDOrder(order())
         #expect(try fixture.store.bankIDOrder(orderRef: "o1") == order())
+        #expect(!String(reflecting: order()).contains("secret-1"), "the QR secret never prints")
+        #expect(!"\(order())".contains("secret-1"))
         #expect(try fixture.store.bankIDOrder(orderRef: "none") == nil)
         #expect(throws: StorageError(.conflict, "")) { try fixture.store.insertBankIDOrder(order()) }
     }
