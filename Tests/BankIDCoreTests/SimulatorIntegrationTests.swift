@@ -245,20 +245,21 @@ struct SimulatorIntegrationTests {
     @Test("a hanging BankID: the call times out as timedOut, and calls beyond the queue are refused at once")
     func hangingBankID() async throws {
         let fixture = try SimulatorFixture()
-        fixture.simulator.setLatency(milliseconds: 3_000)
+        fixture.simulator.setLatency(milliseconds: 6_000)
         var configuration = SimulatorFixture.configuration(fixture.simulator)
-        configuration.connectTimeout = 0.5
-        configuration.requestTimeout = 0.5
+        configuration.connectTimeout = 1.5
+        configuration.requestTimeout = 1.5
         let impatient = BankIDClient(transport: try CurlBankIDTransport(configuration: configuration))
         let started = ContinuousClock.now
         await #expect(throws: BankIDError(.timedOut, "")) {
             try await impatient.auth(BankIDStartRequest(endUserIP: "192.0.2.10"))
         }
-        #expect(ContinuousClock.now - started < .seconds(3), "the timeout, not BankID, ended the call")
+        #expect(ContinuousClock.now - started < .seconds(6), "the timeout, not BankID, ended the call")
 
         // One thread, one waiting place: of three calls at once, at least one is refused without waiting.
+        fixture.simulator.setLatency(milliseconds: 1_500)
         configuration.connectTimeout = 5
-        configuration.requestTimeout = 10
+        configuration.requestTimeout = 15
         configuration.threads = 1
         configuration.maximumQueued = 1
         let narrow = BankIDClient(transport: try CurlBankIDTransport(configuration: configuration))
