@@ -124,7 +124,8 @@ let package = Package(
             name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
             path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "BankIDSimulatorTests", dependencies: ["BankIDSimulator", "CryptoCore", "TestSupport"],
+            name: "BankIDSimulatorTests",
+            dependencies: ["BankIDSimulator", "CryptoCore", "TestSupport", "portvakt"],
             path: "Tests/BankIDSimulatorTests", swiftSettings: strictSettings),
         .testTarget(
             name: "PortvaktAppTests",

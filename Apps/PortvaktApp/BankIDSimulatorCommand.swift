@@ -5,11 +5,13 @@ import Foundation
 /// `portvakt bankid-simulator`: the BankID simulator on its own, for any v6 client.
 enum BankIDSimulatorCommand {
     static let usage = """
-        Usage: portvakt bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N] [--print-config]
+        Usage: portvakt bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N]
+                                         [--scenario FILE] [--print-config]
           --data DIR          the simulator's folder (development PKI created there on first start)
           --port N            the RP API's HTTPS port on 127.0.0.1 (mutual TLS)
           --user-port N       the user API's HTTP port on 127.0.0.1 (default: port + 1)
           --auto-complete N   every order completes by itself after N pending collects
+          --scenario FILE     JSON: test persons, per-person outcomes, faults, latency, timing
           --print-config      print {"baseUrl", "caCertificate", "clientCertificate", "passphrase",
                               "userApiUrl"} and exit (without it: serve until SIGTERM or SIGINT)
         """
@@ -17,7 +19,7 @@ enum BankIDSimulatorCommand {
     static func run(_ arguments: ArraySlice<String>) throws -> Int32 {
         let options = try Options.parse(
             arguments, command: "bankid-simulator",
-            flags: ["--data", "--port", "--user-port", "--auto-complete"],
+            flags: ["--data", "--port", "--user-port", "--auto-complete", "--scenario"],
             switches: ["--print-config"])
         let data = try options.required("--data")
         guard let port = Int(try options.required("--port")), (0...65_535).contains(port) else {
@@ -32,6 +34,12 @@ enum BankIDSimulatorCommand {
             configuration.userPort = userPort
         } else {
             configuration.userPort = port == 0 ? 0 : port + 1
+        }
+        if let path = options["--scenario"] {
+            guard let bytes = FileManager.default.contents(atPath: path) else {
+                throw UsageError("cannot read the scenario file \(path)")
+            }
+            try configuration.apply(scenarioJSON: [UInt8](bytes))
         }
         if let text = options["--auto-complete"] {
             guard let collects = Int(text), collects >= 0 else {
@@ -67,7 +75,7 @@ enum BankIDSimulatorCommand {
         }
         stop.wait()
         logger.log(.info, "stopping", [:])
-        simulator.stop()
+        simulator.stop(grace: 10)
         sources.forEach { $0.cancel() }
         return 0
     }

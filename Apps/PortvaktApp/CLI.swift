@@ -25,7 +25,8 @@ public enum PortvaktCLI {
                                          verify an AuthenticationResponseJSON from standard input
           webauthn inspect               decode a WebAuthn response, attestation object or
                                          authenticator data from standard input, every field
-          bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N] [--print-config]
+          bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N]
+                   [--scenario FILE] [--print-config]
                                          a BankID RP API v6 simulator (mutual TLS, development PKI)
           help                           show this text
 

@@ -126,10 +126,11 @@ public final class RunningSimulator: Sendable {
     /// What `portvakt bankid-simulator --print-config` prints for this simulator.
     public var clientConfigurationJSON: String { clientConfiguration.json }
 
-    /// Stops both listeners and closes their connections. Later calls do nothing.
-    public func stop() {
-        rp.stop()
-        user.stop()
+    /// Stops both listeners: new connections are refused at once, requests in flight get up to
+    /// `grace` seconds to finish, then every connection is closed. Later calls do nothing.
+    public func stop(grace: Double = 0) {
+        rp.stop(grace: grace)
+        user.stop(grace: grace)
     }
 
     // MARK: In-process control, the same as the user API's control endpoint.
@@ -152,6 +153,26 @@ public final class RunningSimulator: Sendable {
     /// Turns auto-complete on (after `collects` pending collects) or off (nil).
     public func setAutoComplete(after collects: Int?) {
         _ = engine.updateControls { $0.autoCompleteAfter = collects.map { max(0, $0) } }
+    }
+
+    /// Answers one request to the user's side in-process, for a server that mounts the user API
+    /// and page on its own listener (paths as on the user port: `/sim/`, `/sim/v1/scan`, ...).
+    ///
+    /// - Parameters:
+    ///   - method: the request method.
+    ///   - path: the path without query, starting with `/sim/`.
+    ///   - body: the request body.
+    ///   - peer: the client's IP address (becomes completionData.device.ipAddress on approval).
+    /// - Returns: status, content type and body to send back.
+    public func handleUserRequest(method: String, path: String, body: [UInt8], peer: String)
+        -> (status: Int, contentType: String, body: [UInt8])
+    {
+        let request = SimulatorRequest(method: method, path: path, headers: [:], body: body, peer: peer)
+        switch engine.handleUser(request) {
+        case .response(let status, let contentType, let body): return (status, contentType, body)
+        // The user API never drops connections; only RP faults do.
+        case .dropConnection: return (500, "application/json", Array(#"{"errorCode":"internalError"}"#.utf8))
+        }
     }
 
     /// The test persons in effect; the first is the default.

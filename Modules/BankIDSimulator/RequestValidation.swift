@@ -1,3 +1,4 @@
+import CryptoCore
 import Foundation
 import Glibc
 
@@ -177,25 +178,12 @@ enum RequestValidation {
 
     /// Standard padded base64 of at most `limit` characters, non-empty.
     static func isBase64(_ text: String, limit: Int) -> Bool {
-        !text.isEmpty && text.utf8.count <= limit && Base64Strict.decode(text) != nil
+        !text.isEmpty && text.utf8.count <= limit && Base64.decode(text) != nil
     }
 
     /// Base64 of UTF-8 text, at most `limit` characters.
     static func isBase64UTF8(_ text: String, limit: Int) -> Bool {
-        guard isBase64(text, limit: limit), let bytes = Base64Strict.decode(text) else { return false }
+        guard isBase64(text, limit: limit), let bytes = Base64.decode(text) else { return false }
         return String(validating: bytes, as: UTF8.self) != nil
-    }
-}
-
-/// Strict base64 decoding (padding required, nothing outside the alphabet).
-enum Base64Strict {
-    static func decode(_ text: String) -> [UInt8]? {
-        guard text.utf8.count % 4 == 0,
-            text.utf8.allSatisfy({
-                $0 == 0x2B || $0 == 0x2F || $0 == 0x3D || (0x30...0x39).contains($0)
-                    || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
-            })
-        else { return nil }
-        return Data(base64Encoded: text).map { [UInt8]($0) }
     }
 }

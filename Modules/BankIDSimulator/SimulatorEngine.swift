@@ -158,7 +158,7 @@ final class SimulatorEngine: Sendable {
             guard var order = state.orders[orderRef] else { return nil }
             let answer = order.collect(
                 at: now, timing: timing, autoCompleteAfter: state.controls.autoCompleteAfter,
-                defaultPerson: defaultPerson)
+                defaultPerson: autoCompletePerson(for: order))
             state.orders[orderRef] = order
             return (order, answer)
         }
@@ -209,6 +209,14 @@ final class SimulatorEngine: Sendable {
                 state.orders[reference] = order
             }
         }
+    }
+
+    /// Who completes an order by itself: the required person, else the default one. A required
+    /// number that is no test person still completes, under a neutral test name.
+    private func autoCompletePerson(for order: Order) -> TestPerson {
+        guard let number = order.request.personalNumber else { return defaultPerson }
+        return persons.first { $0.personalNumber == number }
+            ?? TestPerson(personalNumber: number, givenName: "Test", surname: "Person")
     }
 
     static func uuid() -> String { UUID().uuidString.lowercased() }
@@ -300,14 +308,14 @@ final class SimulatorEngine: Sendable {
             else {
                 throw UserError(404, "orderNotFound", "No such order")
             }
-            let number = personalNumber ?? order.boundPersonalNumber
             let person: TestPerson
-            if let number, let known = persons.first(where: { $0.personalNumber == number }) {
-                person = known
-            } else if number == nil {
-                person = defaultPerson
+            if let personalNumber {
+                person = try self.person(personalNumber)
+            } else if let bound = order.person {
+                person = bound
             } else {
-                throw UserError(400, "unknownPerson", "Not a test person of this simulator")
+                // The person the order names (a phone call's callee) answers, test person or not.
+                person = autoCompletePerson(for: order)
             }
             return try act(&state, order.orderRef, action, person, ip, now)
         }

@@ -36,6 +36,8 @@ final class SimulatorHTTPServer: @unchecked Sendable {
     final class Handler: Sendable {
         let respond: @Sendable (SimulatorRequest) -> SimulatorReply
         let maxBodyBytes = 1 << 20
+        /// Requests between their first call and their completion, which a graceful stop waits on.
+        let inFlight = Atomic<Int>(0)
 
         init(respond: @escaping @Sendable (SimulatorRequest) -> SimulatorReply) { self.respond = respond }
     }
@@ -90,10 +92,11 @@ final class SimulatorHTTPServer: @unchecked Sendable {
                 connection: connection, url: url, method: method, upload: upload, uploadSize: uploadSize,
                 slot: slot)
         }
-        let completed: MHD_RequestCompletedCallback = { _, _, slot, _ in
-            guard let slot, let existing = slot.pointee else { return }
+        let completed: MHD_RequestCompletedCallback = { cls, _, slot, _ in
+            guard let cls, let slot, let existing = slot.pointee else { return }
             Unmanaged<Pending>.fromOpaque(existing).release()
             slot.pointee = nil
+            Unmanaged<Handler>.fromOpaque(cls).takeUnretainedValue().inFlight.subtract(1, ordering: .relaxed)
         }
         // Runs for each new connection before its handshake: MHD only *requests* a client
         // certificate when given a trust store, so require one and have GnuTLS verify it against
@@ -107,7 +110,8 @@ final class SimulatorHTTPServer: @unchecked Sendable {
         }
         let context = handler.toOpaque()
         guard let tls else {
-            return cmhd_start_simulator(address, access, context, completed, nil, nil, nil, nil, nil, nil, 30)
+            return cmhd_start_simulator(
+                address, access, context, completed, context, nil, nil, nil, nil, nil, 30)
         }
         return tls.keyPEM.withCString { key in
             tls.certificatePEM.withCString { certificate in
@@ -115,15 +119,27 @@ final class SimulatorHTTPServer: @unchecked Sendable {
                     // MHD copies nothing: the PEM must live until the daemon has loaded it, which
                     // MHD_start_daemon does before it returns.
                     cmhd_start_simulator(
-                        address, access, context, completed, nil, notify, nil, key, certificate, trust, 30)
+                        address, access, context, completed, context, notify, nil, key, certificate, trust, 30
+                    )
                 }
             }
         }
     }
 
-    /// Stops listening and closes every connection (MHD joins its threads).
-    func stop() {
+    /// Stops: refuses new connections at once, lets requests in flight finish for at most `grace`
+    /// seconds, then closes every connection (MHD joins its threads).
+    func stop(grace: Double = 0) {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if grace > 0 {
+            let socket = MHD_quiesce_daemon(daemon)
+            // MHD hands the listening socket back; closing it makes new connects fail at once.
+            if socket >= 0 { close(socket) }
+            var waited = 0.0
+            while retained.takeUnretainedValue().inFlight.load(ordering: .relaxed) > 0 && waited < grace {
+                usleep(10_000)
+                waited += 0.01
+            }
+        }
         MHD_stop_daemon(daemon)
         retained.release()
     }
@@ -141,6 +157,7 @@ extension SimulatorHTTPServer.Handler {
         guard let existing = slot.pointee else {
             // Headers only: answering now would make MHD close the connection, so wait for the body.
             slot.pointee = Unmanaged.passRetained(SimulatorHTTPServer.Pending()).toOpaque()
+            inFlight.add(1, ordering: .relaxed)
             return .YES
         }
         let pending = Unmanaged<SimulatorHTTPServer.Pending>.fromOpaque(existing).takeUnretainedValue()

@@ -171,7 +171,16 @@ public enum Base64 {
 
     /// Decodes strictly: padding required, no whitespace, nothing outside the alphabet.
     public static func decode(_ text: String) -> [UInt8]? {
-        guard text.utf8.count % 4 == 0 else { return nil }
+        let allowed = text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"),
+                UInt8(ascii: "="):
+                true
+            default: false
+            }
+        }
+        guard allowed, text.utf8.count % 4 == 0 else { return nil }
         return Data(base64Encoded: text).map { [UInt8]($0) }
     }
 }

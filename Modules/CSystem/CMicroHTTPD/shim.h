@@ -73,7 +73,8 @@ static inline struct MHD_Daemon *cmhd_start_simulator(
     const char *key_pem, const char *cert_pem, const char *trust_pem,
     unsigned int connection_timeout_seconds)
 {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    /* MHD_USE_ITC lets MHD_quiesce_daemon stop the listener while connections finish. */
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC;
     uint16_t port = 0;
     if (address->sa_family == AF_INET6) {
         flags |= MHD_USE_IPv6;
