@@ -184,6 +184,18 @@ struct SimulatorIntegrationTests {
         }
     }
 
+    @Test("certificate health reads the simulator's real PKCS#12 client certificate")
+    func certificateHealth() throws {
+        let fixture = try SimulatorFixture()
+        let health = try BankIDCertificateHealth.load(
+            .pkcs12(
+                path: fixture.simulator.clientCertificatePath,
+                passphrase: RedactedSecret(fixture.simulator.passphrase)))
+        #expect(health.notBefore < health.notAfter)
+        #expect(health.isUsable(at: Date()))
+        #expect(!health.subject.isEmpty)
+    }
+
     @Test("a charset in Content-Type is refused with 415, and the client never sends one")
     func charset() async throws {
         let fixture = try SimulatorFixture()
