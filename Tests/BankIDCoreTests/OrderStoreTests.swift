@@ -1,6 +1,7 @@
 import BankIDCore
 import Foundation
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -102,6 +103,35 @@ struct OrderStoreTests {
         #expect(
             try store.acquireBankIDCollectLease(
                 orderRef: "none", owner: "a", now: at(1), until: at(2), collectedBefore: at(0)) == nil)
+    }
+
+    @Test(
+        "of 16 instances racing for the lease at once, exactly one gets it",
+        arguments: OrderStoreKind.allCases)
+    func leaseRace(kind: OrderStoreKind) throws {
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        try store.insertBankIDOrder(order())
+        let winners = Mutex<[String]>([])
+        let failures = Mutex(0)
+        let start = at(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { index in
+            do {
+                if case .acquired? = try store.acquireBankIDCollectLease(
+                    orderRef: "o1", owner: "i\(index)", now: start.addingTimeInterval(1),
+                    until: start.addingTimeInterval(31), collectedBefore: start)
+                {
+                    winners.withLock { $0.append("i\(index)") }
+                }
+            } catch {
+                failures.withLock { $0 += 1 }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        let won = winners.withLock { $0 }
+        #expect(won.count == 1)
+        #expect(try store.bankIDOrder(orderRef: "o1")?.leaseOwner == won.first)
     }
 
     @Test(
