@@ -1,4 +1,5 @@
 public import AuthOrchestrator
+import BankIDCore
 public import CryptoCore
 public import Foundation
 import HTTPFront
@@ -22,6 +23,9 @@ public final class PortvaktServer: Sendable {
     public let passkeys: PasskeyService
     /// The admin token, when this start created it (first start); print it once, never log it.
     public let createdAdminToken: String?
+    /// BankID: the client, its collect coordinator, the certificate's health and, in the embedded
+    /// default, the simulator.
+    let bankID: BankIDRuntime
 
     private let publicServer: HTTPServer
     private let adminServer: HTTPServer?
@@ -31,9 +35,13 @@ public final class PortvaktServer: Sendable {
 
     /// Opens the database, applies migrations, ensures an admin token exists and builds both
     /// listeners. Nothing listens until `start()`.
+    ///
+    /// `certificateClock` judges certificate lifetimes (the BankID RP certificate's health). It is
+    /// the real time unless a test moves it: TLS checks certificates against the real time, so
+    /// the server's injected clock, which tests fix, must not decide it.
     public init(
         configuration: PortvaktConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
-        random: any RandomSource = SystemRandom()
+        random: any RandomSource = SystemRandom(), certificateClock: any WallClock = SystemClock()
     ) throws {
         self.configuration = configuration
         self.logger = logger
@@ -57,8 +65,21 @@ public final class PortvaktServer: Sendable {
             in: store, fromEnvironment: configuration.adminToken, random: random)
         createdAdminToken = adminToken.created
 
+        bankID = try BankIDRuntime(
+            configuration: configuration, store: store, clock: clock, certificateClock: certificateClock,
+            logger: logger)
+
         let database = database
-        let readiness: @Sendable () throws -> Void = { try database.checkHealth() }
+        let certificate = bankID.certificate
+        // Ready while the database answers and the BankID certificate can be used; a certificate
+        // near its expiry is reported (and logged once a day) without taking the server out.
+        let readiness: @Sendable () throws -> [String] = {
+            try database.checkHealth()
+            guard certificate.health.isUsable(at: certificateClock.now()) else {
+                throw BankIDError(.certificate, certificate.check() ?? "the BankID certificate is not usable")
+            }
+            return certificate.check().map { [$0] } ?? []
+        }
         let writeAccessLog = configuration.logging.accessLog
         let accessLog: @Sendable (String) -> Void = { [logger] line in
             if writeAccessLog { logger.write(line: line.utf8) }
@@ -86,6 +107,7 @@ public final class PortvaktServer: Sendable {
                 relatedOrigins: configuration.wellKnown.relatedOrigins)
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
+        bankID.mountSimulator(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
@@ -119,6 +141,7 @@ public final class PortvaktServer: Sendable {
             } catch {
                 logger.log(.error, "session purge failed", ["error": String(describing: type(of: error))])
             }
+            certificate.check()
             do {
                 let purged = try passkeys.purgeExpiredChallenges()
                 if purged > 0 { logger.log(.info, "purged expired challenges", ["count": String(purged)]) }
@@ -154,6 +177,7 @@ public final class PortvaktServer: Sendable {
         maintenance.withLock { $0.cancel() }
         publicServer.shutdown(grace: grace)
         adminServer?.shutdown(grace: grace)
+        bankID.stop()
         database.close()
         logger.log(.info, "stopped")
         logger.flush()

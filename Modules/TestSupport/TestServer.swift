@@ -22,7 +22,11 @@ public final class TestServer: Sendable {
 
     /// Starts a server. `configure` receives a JSON object of configuration keys to merge over the
     /// test defaults (ports 0, quiet logging).
-    public init(configuration json: [String: Any] = [:], clock: FixedClock = FixedClock()) throws {
+    /// `certificateClock` judges certificate lifetimes (the real time unless a test moves it).
+    public init(
+        configuration json: [String: Any] = [:], clock: FixedClock = FixedClock(),
+        certificateClock: any WallClock = SystemClock()
+    ) throws {
         directory = try TemporaryDirectory()
         self.clock = clock
         var object: [String: Any] = [
@@ -34,7 +38,8 @@ public final class TestServer: Sendable {
         let configuration = try PortvaktConfiguration.parse(
             json: [UInt8](data), environment: ["PORTVAKT_DATA": directory.path])
         server = try PortvaktServer(
-            configuration: configuration, logger: Logger(minimum: .error), clock: clock)
+            configuration: configuration, logger: Logger(minimum: .error), clock: clock,
+            certificateClock: certificateClock)
         let ports = try server.start()
         publicURL = "http://127.0.0.1:\(ports.public)"
         adminURL = "http://127.0.0.1:\(ports.admin ?? 0)"

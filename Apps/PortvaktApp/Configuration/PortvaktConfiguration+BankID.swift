@@ -4,7 +4,7 @@ import Foundation
 extension PortvaktConfiguration {
     /// The BankID RP client: which BankID, the certificates, timeouts, and the identity keys.
     ///
-    /// Not wired into `portvakt serve` yet. With `environment` "simulator" every path may be left out:
+    /// With `environment` "simulator" every path may be left out:
     /// the embedded simulator supplies its own URL and certificates. Production and test need the
     /// CA, the client certificate with its passphrase, and at least one identity key.
     public struct BankIDSettings: Sendable, Equatable {

@@ -31,7 +31,7 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var methods: MethodSettings
     /// The /.well-known documents for apps and related origins.
     public var wellKnown: WellKnownSettings
-    /// The BankID RP client (not wired into `serve` yet).
+    /// The BankID RP client (see Docs/bankid.md; the embedded simulator by default).
     public var bankid: BankIDSettings
 
     /// The embedded defaults: what `{}` and a missing file mean.

@@ -27,13 +27,13 @@ public struct AdminAuthenticator: Sendable {
 public struct AdminAPI: Sendable {
     let authenticator: AdminAuthenticator
     let effectiveConfiguration: @Sendable () -> [UInt8]
-    let readiness: @Sendable () throws -> Void
+    let readiness: @Sendable () throws -> [String]
 
     /// Creates the admin API. `effectiveConfiguration` renders the configuration with secrets
     /// redacted.
     public init(
         authenticator: AdminAuthenticator, effectiveConfiguration: @escaping @Sendable () -> [UInt8],
-        readiness: @escaping @Sendable () throws -> Void
+        readiness: @escaping @Sendable () throws -> [String]
     ) {
         self.authenticator = authenticator
         self.effectiveConfiguration = effectiveConfiguration

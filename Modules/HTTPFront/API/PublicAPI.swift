@@ -11,14 +11,14 @@ public struct PublicAPI: Sendable {
     let audit: any AuditStore
     let transport: SessionTransport
     let clock: any WallClock
-    let readiness: @Sendable () throws -> Void
+    let readiness: @Sendable () throws -> [String]
 
     /// Creates the API over its services. `readiness` throws when the server cannot serve
     /// (for example the database does not answer).
     public init(
         sessions: SessionService, users: any UserStore, audit: any AuditStore,
         transport: SessionTransport, clock: any WallClock,
-        readiness: @escaping @Sendable () throws -> Void
+        readiness: @escaping @Sendable () throws -> [String]
     ) {
         self.sessions = sessions
         self.users = users
@@ -36,14 +36,15 @@ public struct PublicAPI: Sendable {
         }
         router.add(.GET, "/health/ready", rateClass: "health", summary: "Readiness: the database answers") {
             _ in
+            let warnings: [String]
             do {
-                try readiness()
+                warnings = try readiness()
             } catch {
                 throw HTTPError(
                     status: 503, code: "health.not_ready", title: "Not ready",
                     detail: "A dependency of the server is not available.")
             }
-            return HealthResponse.ready
+            return HealthResponse.ready(warnings: warnings)
         }
         router.add(.GET, "/v1/me", summary: "The signed-in user and the current session") { request in
             let (auth, user) = try currentUser(request)
@@ -101,6 +102,20 @@ enum HealthResponse {
         status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"status":"alive"}"#.utf8))
     static let ready = HTTPResponse(
         status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"status":"ready"}"#.utf8))
+
+    /// Ready, with what an operator should attend to (a certificate near its expiry) when any.
+    static func ready(warnings: [String]) -> HTTPResponse {
+        guard !warnings.isEmpty else { return ready }
+        var writer = JSONWriter()
+        writer.object { object in
+            object.member("status", "ready")
+            object.key("warnings")
+            object.array { array in
+                for warning in warnings { array.string(warning) }
+            }
+        }
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: writer.bytes)
+    }
 }
 
 /// A user as the public API shows it.

@@ -1,0 +1,141 @@
+import BankIDCore
+import BankIDSimulator
+public import CryptoCore
+import Foundation
+import Glibc
+import HTTPFront
+import Storage
+
+/// BankID as `portvakt serve` runs it: the client over libcurl with its collect coordinator, the
+/// RP certificate's health, and, in the embedded default, the simulator it talks to.
+///
+/// With `bankid.environment` "simulator" and no `baseURL`, the simulator starts in-process on
+/// loopback (ephemeral ports, its development PKI in `<dataDirectory>/bankid-simulator`) and the
+/// client is pointed at it exactly as it would be at BankID: over mutual TLS with the generated
+/// CA and client certificate. Nothing else changes between development and production.
+final class BankIDRuntime: Sendable {
+    /// The embedded simulator, when this runtime started one.
+    let simulator: RunningSimulator?
+    /// The v6 client over libcurl.
+    let client: BankIDClient
+    /// Orders, polling and the single-flight collect, over the server's database.
+    let coordinator: BankIDCollectCoordinator
+    /// The RP certificate's expiry, judged on every readiness probe and logged daily.
+    let certificate: BankIDCertificateMonitor
+
+    /// The development identity key's file inside the data folder (simulator only).
+    static let developmentKeyFile = "bankid-identity.key"
+
+    /// Starts what the configuration asks for.
+    /// - Throws: `SimulatorError` when the embedded simulator cannot start, `BankIDError` when the
+    ///   client certificate cannot be read or the transport is misconfigured.
+    init(
+        configuration: PortvaktConfiguration, store: SQLiteStore, clock: any WallClock,
+        certificateClock: any WallClock, logger: Logger
+    ) throws {
+        let settings = configuration.bankid
+        var transportConfiguration = settings.transportConfiguration
+        var hasher = try settings.identityHasher()
+        var simulator: RunningSimulator?
+        if settings.environment == .simulator, settings.baseURL == nil {
+            let folder = (configuration.dataDirectory as NSString).appendingPathComponent("bankid-simulator")
+            let started = try BankIDSimulator.start(
+                BankIDSimulatorConfiguration(dataDirectory: folder), clock: clock,
+                log: { [logger] line in logger.log(.debug, "bankid simulator", ["event": line]) })
+            simulator = started
+            transportConfiguration = BankIDTransportConfiguration(
+                baseURL: started.baseURL,
+                clientIdentity: .pkcs12(
+                    path: started.clientCertificatePath, passphrase: RedactedSecret(started.passphrase)),
+                caCertificatePath: started.caCertificatePath,
+                connectTimeout: Double(settings.connectTimeoutSeconds),
+                requestTimeout: Double(settings.requestTimeoutSeconds), threads: settings.threads,
+                maximumQueued: settings.maxQueued)
+            logger.log(
+                .info, "bankid simulator started",
+                ["baseUrl": started.baseURL, "userApiUrl": started.userAPIURL])
+        }
+        guard let transportConfiguration else {
+            // Loading refuses production and test settings without certificates.
+            throw BankIDError(.configuration, "bankid: the client certificate and CA are not configured")
+        }
+        if hasher == nil {
+            // Only the simulator may run without configured keys: the development key lives in the
+            // data folder, beside the database whose digests it made.
+            guard simulator != nil || settings.environment == .simulator else {
+                throw BankIDError(.configuration, "bankid.identityKeys: at least one key is required")
+            }
+            hasher = try Self.developmentHasher(dataDirectory: configuration.dataDirectory)
+        }
+        guard let hasher else { throw BankIDError(.configuration, "bankid.identityKeys: no key") }
+        do {
+            // The transport's worker threads end when the last reference to it goes.
+            client = BankIDClient(transport: try CurlBankIDTransport(configuration: transportConfiguration))
+            coordinator = BankIDCollectCoordinator(
+                client: client, store: store, hasher: hasher, clock: clock)
+            certificate = BankIDCertificateMonitor(
+                health: try BankIDCertificateHealth.load(
+                    transportConfiguration.clientIdentity, warningDays: settings.certificateWarningDays),
+                clock: certificateClock, log: { [logger] warning in logger.log(.warning, warning) })
+        } catch {
+            simulator?.stop()
+            throw error
+        }
+        self.simulator = simulator
+        certificate.check()
+    }
+
+    /// Stops the embedded simulator (after the listeners, so no order is cut off mid-request).
+    func stop() {
+        simulator?.stop(grace: 1)
+    }
+
+    /// The simulator's user API and page on the public listener under /sim/, so a browser on the
+    /// sign-in page can play the BankID app (embedded default only).
+    func mountSimulator(on router: inout Router) {
+        guard let simulator else { return }
+        let forward: @Sendable (HTTPRequest) -> HTTPResponse = { request in
+            let answer = simulator.handleUserRequest(
+                method: request.method.rawValue, path: request.path, body: request.body,
+                peer: request.clientIP)
+            return HTTPResponse(
+                status: answer.status, headers: ["Content-Type": answer.contentType], body: answer.body)
+        }
+        router.add(.GET, "/sim/", summary: "BankID simulator: the test user's app (development only)") {
+            forward($0)
+        }
+        for path in ["/sim/v1/persons", "/sim/v1/control"] {
+            router.add(.GET, path, summary: "BankID simulator: user API (development only)") { forward($0) }
+        }
+        for path in [
+            "/sim/v1/scan", "/sim/v1/autostart", "/sim/v1/phone", "/sim/v1/respond", "/sim/v1/control",
+        ] {
+            router.add(.POST, path, summary: "BankID simulator: user API (development only)") { forward($0) }
+        }
+    }
+
+    /// The identity key the embedded default uses when none is configured: 32 random bytes kept
+    /// in the data folder (0600), created on first start and reused after.
+    static func developmentHasher(dataDirectory: String) throws -> IdentityHasher {
+        let path = (dataDirectory as NSString).appendingPathComponent(developmentKeyFile)
+        if !FileManager.default.fileExists(atPath: path) {
+            let secret = try SystemRandom().bytes(32)
+            let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if descriptor >= 0 {
+                let text = Array(Base64URL.encode(secret).utf8)
+                let written = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                close(descriptor)
+                guard written == text.count else {
+                    throw BankIDError(.configuration, "could not write \(path)")
+                }
+            }
+            // EEXIST: another process created it meanwhile; read theirs.
+        }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+            let secret = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            secret.count >= IdentityKey.minimumSecretBytes
+        else { throw BankIDError(.configuration, "\(path) does not hold a usable identity key") }
+        return try IdentityHasher(
+            currentKeyID: "development", keys: [IdentityKey(id: "development", secret: secret)])
+    }
+}

@@ -1,0 +1,105 @@
+import BankIDCore
+import BankIDSimulator
+import CryptoCore
+import Foundation
+import HTTPFront
+import Storage
+import TestSupport
+import Testing
+
+@testable import PortvaktApp
+
+/// `portvakt serve`'s BankID: in the embedded default the simulator runs beside the server and
+/// the real client talks to it over mutual TLS; with a configured BankID it does not run.
+@Suite("Embedded BankID", .serialized)
+struct EmbeddedBankIDTests {
+    let http = HTTPTestClient()
+
+    @Test(
+        "the embedded default starts the simulator: the client completes an order through it, the app plays along under /sim/"
+    )
+    func embeddedDefault() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let runtime = server.server.bankID
+        let simulator = try #require(runtime.simulator)
+        #expect(simulator.baseURL.hasPrefix("https://127.0.0.1:"))
+
+        // The real client, over mTLS with the generated certificates, through the coordinator.
+        let coordinator = runtime.coordinator
+        let started = try await coordinator.start(
+            .auth, BankIDStartRequest(endUserIP: "192.0.2.10"), intent: .login)
+        #expect(try await coordinator.poll(orderRef: started.orderRef).status == .pending)
+        server.clock.advance(by: 2)
+        let qr = try #require(try coordinator.qrData(orderRef: started.orderRef))
+        // The user's app, reached through the public listener.
+        let scanned = try http.sendJSON(url: server.publicURL + "/sim/v1/scan", json: #"{"qrData":"\#(qr)"}"#)
+        #expect(scanned.status == 200, "\(scanned.text)")
+        let done = try await coordinator.poll(orderRef: started.orderRef)
+        #expect(done.status == .complete)
+        #expect(done.completion?.identity.keyID == "development")
+
+        let page = try http.send(.GET, server.publicURL + "/sim/")
+        #expect(page.status == 200 && page.text.contains("<html"))
+        let persons = try http.send(.GET, server.publicURL + "/sim/v1/persons")
+        #expect(persons.status == 200 && persons.text.contains("personalNumber"))
+    }
+
+    @Test("the development identity key is created once, 0600, in the data folder, and reused")
+    func developmentKey() throws {
+        let directory = try TemporaryDirectory()
+        let first = try BankIDRuntime.developmentHasher(dataDirectory: directory.path)
+        let path = directory.path(BankIDRuntime.developmentKeyFile)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o777 } == 0o600)
+        let again = try BankIDRuntime.developmentHasher(dataDirectory: directory.path)
+        let number = try PersonalNumber("198112289874")
+        #expect(again.matches(number, try first.digest(number)))
+    }
+
+    @Test(
+        "readiness reports a certificate inside its warning window without failing, and fails once it expired"
+    )
+    func certificateWarning() throws {
+        let certificateClock = FixedClock(Date())
+        let server = try TestServer(certificateClock: certificateClock)
+        defer { server.stop() }
+        #expect(try http.send(.GET, server.publicURL + "/health/ready").text == #"{"status":"ready"}"#)
+        // Ten days before the RP certificate's notAfter.
+        let notAfter = server.server.bankID.certificate.health.notAfter
+        certificateClock.advance(by: notAfter.timeIntervalSince(certificateClock.now()) - 10 * 86_400)
+        let ready = try http.send(.GET, server.publicURL + "/health/ready")
+        #expect(ready.status == 200)
+        let warnings = try #require(try ready.jsonObject()["warnings"] as? [String])
+        #expect(
+            warnings.count == 1 && warnings[0].contains("expires in 10 days"))
+        certificateClock.advance(by: 11 * 86_400)
+        let expired = try http.send(.GET, server.publicURL + "/health/ready")
+        #expect(expired.status == 503)
+        #expect(try expired.problemCode() == "health.not_ready")
+    }
+
+    @Test("with an external BankID configured nothing is simulated here and /sim/ is not mounted")
+    func externalBankID() throws {
+        let folder = try TemporaryDirectory()
+        let external = try BankIDSimulator.start(BankIDSimulatorConfiguration(dataDirectory: folder.path))
+        defer { external.stop() }
+        let keyFile = folder.path("identity.key")
+        try Data(Base64URL.encode(try SystemRandom().bytes(32)).utf8).write(to: URL(fileURLWithPath: keyFile))
+        let passphraseFile = folder.path("passphrase")
+        try Data(external.passphrase.utf8).write(to: URL(fileURLWithPath: passphraseFile))
+        let server = try TestServer(configuration: [
+            "bankid": [
+                "environment": "simulator", "baseURL": external.baseURL,
+                "caCertificate": external.caCertificatePath,
+                "clientCertificate": external.clientCertificatePath,
+                "passphraseFile": passphraseFile, "identityKeys": ["k1": ["file": keyFile]],
+                "currentIdentityKey": "k1",
+            ]
+        ])
+        defer { server.stop() }
+        #expect(server.server.bankID.simulator == nil)
+        #expect(try http.send(.GET, server.publicURL + "/sim/").status == 404)
+        #expect(try http.send(.GET, server.publicURL + "/health/ready").status == 200)
+    }
+}
