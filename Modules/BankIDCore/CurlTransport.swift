@@ -1,4 +1,5 @@
 import CCurl
+public import CryptoCore
 import Foundation
 import Synchronization
 

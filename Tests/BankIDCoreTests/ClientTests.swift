@@ -1,4 +1,5 @@
 import BankIDCore
+import CryptoCore
 import Foundation
 import TestSupport
 import Testing

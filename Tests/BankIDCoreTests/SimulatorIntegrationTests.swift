@@ -1,5 +1,6 @@
 import BankIDCore
 import BankIDSimulator
+import CryptoCore
 import Foundation
 import Storage
 import Synchronization

@@ -1,4 +1,5 @@
 import BankIDCore
+public import CryptoCore
 import Foundation
 import TestSupport
 import Testing

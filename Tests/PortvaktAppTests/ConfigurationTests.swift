@@ -1,3 +1,4 @@
+import CryptoCore
 import Foundation
 import PasskeyCore
 import Testing

@@ -1,4 +1,5 @@
 public import BankIDCore
+public import CryptoCore
 import Foundation
 
 extension PortvaktConfiguration {
@@ -122,11 +123,11 @@ extension PortvaktConfiguration {
             switch clientCertificateFormat {
             case .pkcs12:
                 identity = .pkcs12(
-                    path: clientCertificate, passphrase: RedactedSecret(passphrase?.value ?? ""))
+                    path: clientCertificate, passphrase: passphrase ?? RedactedSecret(""))
             case .pem:
                 identity = .pem(
                     certificatePath: clientCertificate, keyPath: clientKey ?? "",
-                    keyPassphrase: passphrase.map { RedactedSecret($0.value) })
+                    keyPassphrase: passphrase)
             }
             return BankIDTransportConfiguration(
                 baseURL: baseURL, clientIdentity: identity, caCertificatePath: caCertificate,

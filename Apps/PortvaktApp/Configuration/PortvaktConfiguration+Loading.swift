@@ -1,3 +1,4 @@
+public import CryptoCore
 import Glibc
 
 extension PortvaktConfiguration {

@@ -1,3 +1,5 @@
+public import CryptoCore
+
 /// Everything a Portvakt deployment is configured with: plain values, read once at start.
 ///
 /// Every key has a safe default, so `{}` (or no file at all) gives ``embeddedDefault``: a server for
@@ -357,33 +359,7 @@ extension PortvaktConfiguration {
         }
     }
 
-    /// A secret string that does not print itself: `description`, `debugDescription` and `dump`
-    /// show `<redacted>`, and `==` compares in constant time.
-    public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
-        CustomReflectable
-    {
-        /// The secret itself; read it only where it is used, never to log or show.
-        public let value: String
-
-        /// Wraps a secret.
-        public init(_ value: String) { self.value = value }
-
-        /// Always `<redacted>`.
-        public var description: String { "<redacted>" }
-        /// Always `<redacted>`.
-        public var debugDescription: String { "<redacted>" }
-        /// A mirror without children, so `dump` and reflection see nothing.
-        public var customMirror: Mirror { Mirror(self, children: [:]) }
-
-        /// Compares without an early exit, so timing does not reveal a common prefix.
-        public static func == (lhs: Secret, rhs: Secret) -> Bool {
-            let a = Array(lhs.value.utf8)
-            let b = Array(rhs.value.utf8)
-            var difference = UInt8(a.count == b.count ? 0 : 1)
-            for index in 0..<max(a.count, b.count) {
-                difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
-            }
-            return difference == 0
-        }
-    }
+    /// A secret string that does not print itself (CryptoCore's `RedactedSecret`): what the
+    /// configuration holds for passphrases and keys.
+    public typealias Secret = RedactedSecret
 }
