@@ -241,8 +241,8 @@ public indirect enum SoftwareAttestation: Sendable {
                 ])
             )
         case .apple(let ca, let chain, let nonce, let certifiedKey):
-            let extensionValue = TestDER.sequence([
-                TestDER.explicit(1, TestDER.octetString(nonce ?? Digest.sha256(signed)))
+            let extensionValue = DERWriter.sequence([
+                DERWriter.explicit(1, DERWriter.octetString(nonce ?? Digest.sha256(signed)))
             ])
             let leaf = ca.issue(
                 subject: .init(commonName: "Apple-style credential certificate"),

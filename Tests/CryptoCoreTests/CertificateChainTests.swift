@@ -268,7 +268,7 @@ struct CertificateChainTests {
     func unknownCriticalExtension() throws {
         let chain = CAChain()
         let leaf = try chain.leaf(extensions: [
-            .init(oid: "1.3.6.1.4.1.99999.1", critical: true, value: TestDER.null)
+            .init(oid: "1.3.6.1.4.1.99999.1", critical: true, value: DERWriter.null)
         ])
         expectCode(.chainInvalid) {
             _ = try CertificateChainValidator.validate(
@@ -283,7 +283,7 @@ struct CertificateChainTests {
         let chain = CAChain()
         let tpmEKU = TestCertificateAuthority.Extension(
             oid: Certificate.OID.extendedKeyUsage,
-            value: TestDER.sequence([TestDER.objectIdentifier("2.23.133.8.3")]))
+            value: DERWriter.sequence([DERWriter.objectIdentifier("2.23.133.8.3")]))
         let aik = try chain.leaf(extensions: [tpmEKU])
         let plain = try chain.leaf()
         let anchors = [chain.root.certificate]

@@ -155,12 +155,12 @@ struct CertificateTests {
         let ca = TestCertificateAuthority.root(
             name: .init(commonName: "Extensions Root"), notBefore: utc(2025, 1, 1), notAfter: utc(2035, 1, 1))
         let nonce = Digest.sha256("client data")
-        let apple = TestDER.sequence([TestDER.explicit(1, TestDER.octetString(nonce))])
-        let android = TestDER.sequence([
-            TestDER.integer(200), TestDER.enumerated(1), TestDER.integer(200), TestDER.enumerated(1),
-            TestDER.octetString(Array("challenge".utf8)), TestDER.octetString([]),
-            TestDER.sequence([TestDER.explicit(1, TestDER.set([TestDER.integer(2)]))]),
-            TestDER.sequence([TestDER.explicit(701, TestDER.integer(1_767_225_600_000))]),
+        let apple = DERWriter.sequence([DERWriter.explicit(1, DERWriter.octetString(nonce))])
+        let android = DERWriter.sequence([
+            DERWriter.integer(200), DERWriter.enumerated(1), DERWriter.integer(200), DERWriter.enumerated(1),
+            DERWriter.octetString(Array("challenge".utf8)), DERWriter.octetString([]),
+            DERWriter.sequence([DERWriter.explicit(1, DERWriter.set([DERWriter.integer(2)]))]),
+            DERWriter.sequence([DERWriter.explicit(701, DERWriter.integer(1_767_225_600_000))]),
         ])
         let der = ca.issue(
             subject: .init(commonName: "Extensions Leaf"),
@@ -240,10 +240,10 @@ struct CertificateTests {
             extensions: [
                 .init(
                     oid: Certificate.OID.fidoAAGUID,
-                    value: TestDER.octetString([UInt8](repeating: 1, count: 16))),
+                    value: DERWriter.octetString([UInt8](repeating: 1, count: 16))),
                 .init(
                     oid: Certificate.OID.fidoAAGUID,
-                    value: TestDER.octetString([UInt8](repeating: 2, count: 16))),
+                    value: DERWriter.octetString([UInt8](repeating: 2, count: 16))),
             ])
         expectCode(.certificateMalformed) { _ = try Certificate(der: der) }
     }
@@ -273,7 +273,8 @@ struct CertificateTests {
             notAfter: utc(2030, 1, 1), basicConstraints: .absent,
             extensions: [
                 .init(
-                    oid: Certificate.OID.basicConstraints, value: TestDER.sequence([TestDER.boolean(false)]))
+                    oid: Certificate.OID.basicConstraints,
+                    value: DERWriter.sequence([DERWriter.boolean(false)]))
             ])
         #expect(try Certificate(der: der).isCA == false)
     }
@@ -307,7 +308,7 @@ struct CertificateTests {
                 let body = (0..<Int.random(in: 0...300, using: &random)).map { _ in
                     UInt8.random(in: 0...255, using: &random)
                 }
-                input = TestDER.sequence([body])
+                input = DERWriter.sequence([body])
             default:
                 input = seeds[round % seeds.count]
                 for _ in 0..<Int.random(in: 1...3, using: &random) {

@@ -51,10 +51,10 @@ struct DERReaderTests {
     @Test("reads BOOLEAN, NULL, ENUMERATED, OCTET STRING, BIT STRING and the three string types")
     func primitives() throws {
         var reader = DERReader(
-            TestDER.boolean(true) + TestDER.boolean(false) + TestDER.null + TestDER.enumerated(2)
-                + TestDER.octetString([1, 2, 3]) + TestDER.bitString([0xa0], unusedBits: 5)
-                + TestDER.utf8String("Portvakt ✓") + TestDER.printableString("Authenticator Attestation")
-                + TestDER.ia5String("a@example.org"))
+            DERWriter.boolean(true) + DERWriter.boolean(false) + DERWriter.null + DERWriter.enumerated(2)
+                + DERWriter.octetString([1, 2, 3]) + DERWriter.bitString([0xa0], unusedBits: 5)
+                + DERWriter.utf8String("Portvakt ✓") + DERWriter.printableString("Authenticator Attestation")
+                + DERWriter.ia5String("a@example.org"))
         #expect(try reader.readBoolean() == true)
         #expect(try reader.readBoolean() == false)
         try reader.readNull()
@@ -77,7 +77,7 @@ struct DERReaderTests {
             "1.2.18446744073709551615",
         ]
         for oid in oids {
-            #expect(try DERReader.single(TestDER.objectIdentifier(oid)).objectIdentifier() == oid)
+            #expect(try DERReader.single(DERWriter.objectIdentifier(oid)).objectIdentifier() == oid)
         }
         // A 65-bit arc (2^65 - 1) is refused rather than wrapped.
         expectCode(.derMalformed) {
@@ -88,10 +88,10 @@ struct DERReaderTests {
 
     @Test("reads nested SEQUENCE and SET with EXPLICIT and IMPLICIT context tags")
     func nesting() throws {
-        let encoded = TestDER.sequence([
-            TestDER.set([TestDER.integer(1), TestDER.integer(2)]),
-            TestDER.explicit(0, TestDER.octetString([9])),
-            TestDER.contextSpecific(2, constructed: false, Array("example.org".utf8)),
+        let encoded = DERWriter.sequence([
+            DERWriter.set([DERWriter.integer(1), DERWriter.integer(2)]),
+            DERWriter.explicit(0, DERWriter.octetString([9])),
+            DERWriter.contextSpecific(2, constructed: false, Array("example.org".utf8)),
         ])
         var outer = DERReader(encoded)
         var sequence = try outer.readSequence()
@@ -110,10 +110,10 @@ struct DERReaderTests {
 
     @Test("reads high tag numbers such as Android's [701] and [709], and peeks without consuming")
     func highTagNumbers() throws {
-        let list = TestDER.sequence([
-            TestDER.explicit(1, TestDER.set([TestDER.integer(2)])),
-            TestDER.explicit(701, TestDER.integer(1_700_000_000_000)),
-            TestDER.explicit(709, TestDER.octetString([0xAA])),
+        let list = DERWriter.sequence([
+            DERWriter.explicit(1, DERWriter.set([DERWriter.integer(2)])),
+            DERWriter.explicit(701, DERWriter.integer(1_700_000_000_000)),
+            DERWriter.explicit(709, DERWriter.octetString([0xAA])),
         ])
         // [701] constructed is bf 85 3d: the high form with two base-128 digits.
         #expect(list.contains(0xbf) && list[list.firstIndex(of: 0xbf)! + 1] == 0x85)
@@ -134,7 +134,7 @@ struct DERReaderTests {
     @Test("reads a long-form length and keeps the full encoding of an element")
     func longLengthsAndEncoding() throws {
         let payload = [UInt8](repeating: 7, count: 300)
-        let encoded = TestDER.octetString(payload)
+        let encoded = DERWriter.octetString(payload)
         #expect(Array(encoded.prefix(4)) == [0x04, 0x82, 0x01, 0x2c])
         let element = try DERReader.single(encoded)
         #expect(try element.octetString() == payload)
@@ -144,22 +144,24 @@ struct DERReaderTests {
     @Test("reads the WebAuthn extension shapes: FIDO AAGUID, Apple nonce, TPM SAN directoryName")
     func attestationShapes() throws {
         let aaguid = [UInt8](0..<16)
-        #expect(try DERReader.single(TestDER.octetString(aaguid)).octetString() == aaguid)
+        #expect(try DERReader.single(DERWriter.octetString(aaguid)).octetString() == aaguid)
 
         let nonce = [UInt8](repeating: 0x5A, count: 32)
-        var apple = DERReader(TestDER.sequence([TestDER.explicit(1, TestDER.octetString(nonce))]))
+        var apple = DERReader(DERWriter.sequence([DERWriter.explicit(1, DERWriter.octetString(nonce))]))
         var sequence = try apple.readSequence()
         var tagged = try sequence.readExplicit(1)
         #expect(try tagged.readOctetString() == nonce)
 
         // GeneralNames { directoryName [4] Name { RDN SET { type OID, value UTF8String } } }
         let attribute = { (oid: String, value: String) in
-            TestDER.set([TestDER.sequence([TestDER.objectIdentifier(oid), TestDER.utf8String(value)])])
+            DERWriter.set([
+                DERWriter.sequence([DERWriter.objectIdentifier(oid), DERWriter.utf8String(value)])
+            ])
         }
-        let san = TestDER.sequence([
-            TestDER.explicit(
+        let san = DERWriter.sequence([
+            DERWriter.explicit(
                 4,
-                TestDER.sequence([
+                DERWriter.sequence([
                     attribute("2.23.133.2.1", "id:4E544300"), attribute("2.23.133.2.2", "NPCT6xx"),
                     attribute("2.23.133.2.3", "id:00070002"),
                 ]))
@@ -246,21 +248,23 @@ struct DERReaderTests {
 
     @Test("typed reads refuse the wrong tag and leave the reader where it was")
     func unexpectedTagLeavesPosition() throws {
-        var reader = DERReader(TestDER.integer(5))
+        var reader = DERReader(DERWriter.integer(5))
         expectCode(.derUnexpectedTag) { _ = try reader.readOctetString() }
         expectCode(.derUnexpectedTag) { _ = try reader.readSequence() }
         expectCode(.derUnexpectedTag) { _ = try reader.readExplicit(0) }
         expectCode(.derUnexpectedTag) { _ = try reader.readString() }
         #expect(try reader.readInteger() == 5)
-        expectCode(.derUnexpectedTag) { _ = try DERReader.single(TestDER.integer(5)).contents() }
+        expectCode(.derUnexpectedTag) { _ = try DERReader.single(DERWriter.integer(5)).contents() }
         expectCode(.derUnexpectedTag) {
-            _ = try DERReader.single(TestDER.contextSpecific(0, constructed: true, [])).retagged(as: .integer)
+            _ = try DERReader.single(DERWriter.contextSpecific(0, constructed: true, [])).retagged(
+                as: .integer)
         }
     }
 
     @Test("unread bytes inside a SEQUENCE are trailing data")
     func trailingInsideSequence() throws {
-        var reader = try DERReader.single(TestDER.sequence([TestDER.integer(1), TestDER.null])).contents()
+        var reader = try DERReader.single(DERWriter.sequence([DERWriter.integer(1), DERWriter.null]))
+            .contents()
         _ = try reader.readInteger()
         #expect(reader.remainingCount == 2)
         expectCode(.derTrailingData) { try reader.finish() }
@@ -268,8 +272,8 @@ struct DERReaderTests {
 
     @Test("nesting past the depth limit is crypto.der_too_deep, and the limit is clamped")
     func depthLimit() throws {
-        var nested = TestDER.null
-        for _ in 0..<40 { nested = TestDER.sequence([nested]) }
+        var nested = DERWriter.null
+        for _ in 0..<40 { nested = DERWriter.sequence([nested]) }
         /// Descends as far as the reader allows, returning how many levels were entered.
         func descend(_ reader: DERReader) throws(CryptoError) -> Int {
             var reader = reader
@@ -301,10 +305,12 @@ struct DERReaderTests {
     func fuzz() {
         var random = SplitMix64(seed: 0x5045_5254_4445_5231)
         let seeds: [[UInt8]] = [
-            TestDER.sequence([TestDER.explicit(701, TestDER.integer(3)), TestDER.objectIdentifier("1.2.3.4")]
+            DERWriter.sequence([
+                DERWriter.explicit(701, DERWriter.integer(3)), DERWriter.objectIdentifier("1.2.3.4"),
+            ]
             ),
-            TestDER.sequence([
-                TestDER.set([TestDER.utf8String("x")]), TestDER.bitString([0x80], unusedBits: 7),
+            DERWriter.sequence([
+                DERWriter.set([DERWriter.utf8String("x")]), DERWriter.bitString([0x80], unusedBits: 7),
             ]),
         ]
         for round in 0..<50_000 {

@@ -90,20 +90,21 @@ struct AndroidKeyAttestationTests {
         let valid = Builder().keyDescription
         let list = Builder.Authorizations().encoded
         let cases: [(String, [UInt8])] = [
-            ("not a sequence", TestDER.octetString([1])),
-            ("trailing element", TestDER.sequence([Array(valid.dropFirst(2)), TestDER.null])),
+            ("not a sequence", DERWriter.octetString([1])),
+            ("trailing element", DERWriter.sequence([Array(valid.dropFirst(2)), DERWriter.null])),
             (
                 "missing teeEnforced",
-                TestDER.sequence([
-                    TestDER.integer(3), TestDER.enumerated(1), TestDER.integer(4), TestDER.enumerated(1),
-                    TestDER.octetString([]), TestDER.octetString([]), list,
+                DERWriter.sequence([
+                    DERWriter.integer(3), DERWriter.enumerated(1), DERWriter.integer(4),
+                    DERWriter.enumerated(1),
+                    DERWriter.octetString([]), DERWriter.octetString([]), list,
                 ])
             ),
             (
                 "security level not ENUMERATED",
-                TestDER.sequence([
-                    TestDER.integer(3), TestDER.integer(1), TestDER.integer(4), TestDER.enumerated(1),
-                    TestDER.octetString([]), TestDER.octetString([]), list, list,
+                DERWriter.sequence([
+                    DERWriter.integer(3), DERWriter.integer(1), DERWriter.integer(4), DERWriter.enumerated(1),
+                    DERWriter.octetString([]), DERWriter.octetString([]), list, list,
                 ])
             ),
         ]
@@ -113,11 +114,11 @@ struct AndroidKeyAttestationTests {
             }
         }
         let listCases: [(String, [(UInt32, [UInt8])])] = [
-            ("repeated tag", [(2, TestDER.integer(3)), (2, TestDER.integer(1))]),
-            ("two elements under one tag", [(5, TestDER.integer(3) + TestDER.integer(4))]),
-            ("purpose not a SET", [(1, TestDER.integer(2))]),
-            ("origin not an INTEGER", [(702, TestDER.null)]),
-            ("allApplications not NULL", [(600, TestDER.integer(0))]),
+            ("repeated tag", [(2, DERWriter.integer(3)), (2, DERWriter.integer(1))]),
+            ("two elements under one tag", [(5, DERWriter.integer(3) + DERWriter.integer(4))]),
+            ("purpose not a SET", [(1, DERWriter.integer(2))]),
+            ("origin not an INTEGER", [(702, DERWriter.null)]),
+            ("allApplications not NULL", [(600, DERWriter.integer(0))]),
         ]
         for (label, others) in listCases {
             expectCode(.attestationAndroidKeyDescriptionInvalid, "\(label)") {

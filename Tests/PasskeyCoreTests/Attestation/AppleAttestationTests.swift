@@ -58,7 +58,9 @@ struct AppleAttestationTests {
         let malformed = Self.anonymizationCA.issue(
             subject: .init(commonName: "Bad nonce"),
             subjectPublicKeyInfo: Fixture.es256.publicKey.publicKey.derRepresentation,
-            extensions: [.init(oid: AppleAttestation.nonceExtensionOID, value: TestDER.octetString([1, 2]))])
+            extensions: [
+                .init(oid: AppleAttestation.nonceExtensionOID, value: DERWriter.octetString([1, 2]))
+            ])
         expectCode(.attestationCertificateRequirements) {
             _ = try A.register(Self.apple) { setMember(&$0, "x5c", [.bytes(malformed)]) }
         }

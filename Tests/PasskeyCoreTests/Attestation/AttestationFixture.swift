@@ -33,7 +33,7 @@ enum AttestationFixture {
     {
         .init(
             oid: Certificate.OID.fidoAAGUID, critical: critical,
-            value: TestDER.octetString(withUnsafeBytes(of: aaguid.uuid) { Array($0) }))
+            value: DERWriter.octetString(withUnsafeBytes(of: aaguid.uuid) { Array($0) }))
     }
 
     /// A packed attestation certificate from the intermediate; each parameter breaks one rule.

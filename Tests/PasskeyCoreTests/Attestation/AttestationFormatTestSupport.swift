@@ -82,7 +82,7 @@ struct TPMStatementBuilder {
     var includeSAN = true
     var extendedKeyUsage: [String]? = ["2.23.133.8.3"]
     var basicConstraints: TestCertificateAuthority.BasicConstraints = .endEntity
-    var aaguidExtension: [UInt8]? = TestDER.octetString(
+    var aaguidExtension: [UInt8]? = DERWriter.octetString(
         withUnsafeBytes(of: CraftedAttestation.aaguid.uuid) { Array($0) })
     var aikVersion = 3
 
@@ -159,18 +159,20 @@ struct TPMStatementBuilder {
         var extensions: [TestCertificateAuthority.Extension] = []
         if includeSAN {
             let rdns = sanAttributes.map { oid, value in
-                TestDER.set([TestDER.sequence([TestDER.objectIdentifier(oid), TestDER.utf8String(value)])])
+                DERWriter.set([
+                    DERWriter.sequence([DERWriter.objectIdentifier(oid), DERWriter.utf8String(value)])
+                ])
             }
             extensions.append(
                 .init(
                     oid: Certificate.OID.subjectAlternativeName, critical: sanCritical,
-                    value: TestDER.sequence([TestDER.explicit(4, TestDER.sequence(rdns))])))
+                    value: DERWriter.sequence([DERWriter.explicit(4, DERWriter.sequence(rdns))])))
         }
         if let extendedKeyUsage {
             extensions.append(
                 .init(
                     oid: Certificate.OID.extendedKeyUsage,
-                    value: TestDER.sequence(extendedKeyUsage.map(TestDER.objectIdentifier))))
+                    value: DERWriter.sequence(extendedKeyUsage.map(DERWriter.objectIdentifier))))
         }
         if let aaguidExtension {
             extensions.append(.init(oid: Certificate.OID.fidoAAGUID, value: aaguidExtension))
@@ -223,15 +225,15 @@ struct AndroidKeyStatementBuilder {
         var origin: Int? = 0
         var allApplications = false
         /// Further authorizations as (tag, encoded inner element), e.g. [2] algorithm.
-        var others: [(UInt32, [UInt8])] = [(2, TestDER.integer(3)), (10, TestDER.integer(256))]
+        var others: [(UInt32, [UInt8])] = [(2, DERWriter.integer(3)), (10, DERWriter.integer(256))]
 
         /// The AuthorizationList DER, tags in ascending order as Keystore writes them.
         var encoded: [UInt8] {
             var items: [(UInt32, [UInt8])] = others
-            if let purposes { items.append((1, TestDER.set(purposes.map(TestDER.integer)))) }
-            if allApplications { items.append((600, TestDER.null)) }
-            if let origin { items.append((702, TestDER.integer(origin))) }
-            return TestDER.sequence(items.sorted { $0.0 < $1.0 }.map { TestDER.explicit($0.0, $0.1) })
+            if let purposes { items.append((1, DERWriter.set(purposes.map(DERWriter.integer)))) }
+            if allApplications { items.append((600, DERWriter.null)) }
+            if let origin { items.append((702, DERWriter.integer(origin))) }
+            return DERWriter.sequence(items.sorted { $0.0 < $1.0 }.map { DERWriter.explicit($0.0, $0.1) })
         }
 
         static let empty = Authorizations(purposes: nil, origin: nil, others: [])
@@ -256,9 +258,10 @@ struct AndroidKeyStatementBuilder {
     /// The KeyDescription DER.
     var keyDescription: [UInt8] {
         keyDescriptionOverride
-            ?? TestDER.sequence([
-                TestDER.integer(200), TestDER.enumerated(1), TestDER.integer(200), TestDER.enumerated(1),
-                TestDER.octetString(challenge), TestDER.octetString([]), softwareEnforced.encoded,
+            ?? DERWriter.sequence([
+                DERWriter.integer(200), DERWriter.enumerated(1), DERWriter.integer(200),
+                DERWriter.enumerated(1),
+                DERWriter.octetString(challenge), DERWriter.octetString([]), softwareEnforced.encoded,
                 teeEnforced.encoded,
             ])
     }
@@ -320,8 +323,8 @@ struct SafetyNetStatementBuilder {
             extensions.append(
                 .init(
                     oid: Certificate.OID.subjectAlternativeName,
-                    value: TestDER.sequence(
-                        dnsNames.map { TestDER.contextSpecific(2, constructed: false, Array($0.utf8)) })))
+                    value: DERWriter.sequence(
+                        dnsNames.map { DERWriter.contextSpecific(2, constructed: false, Array($0.utf8)) })))
         }
         return CraftedAttestation.intermediate.issue(
             subject: subject, subjectPublicKeyInfo: signingKey.subjectPublicKeyInfo, extensions: extensions)

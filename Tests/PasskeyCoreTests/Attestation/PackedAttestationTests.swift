@@ -157,7 +157,7 @@ struct PackedAttestationTests {
             _ = try A.register(A.packed(x5c: [A.packedLeaf(extensions: [A.aaguidExtension(critical: true)])]))
         }
         let notOctetString = TestCertificateAuthority.Extension(
-            oid: Certificate.OID.fidoAAGUID, value: TestDER.integer(7))
+            oid: Certificate.OID.fidoAAGUID, value: DERWriter.integer(7))
         expectCode(.attestationCertificateRequirements) {
             _ = try A.register(A.packed(x5c: [A.packedLeaf(extensions: [notOctetString])]))
         }

@@ -177,7 +177,7 @@ struct TPMAttestationTests {
             _ = try Self.builder { $0.basicConstraints = .ca(pathLength: nil) }.verify()
         }
         expectCode(.attestationTPMCertificateInvalid, "malformed AAGUID extension") {
-            _ = try Self.builder { $0.aaguidExtension = TestDER.integer(5) }.verify()
+            _ = try Self.builder { $0.aaguidExtension = DERWriter.integer(5) }.verify()
         }
     }
 
@@ -186,8 +186,10 @@ struct TPMAttestationTests {
     )
     func aaguid() throws {
         expectCode(.attestationTPMAAGUIDMismatch) {
-            _ = try Self.builder { $0.aaguidExtension = TestDER.octetString(Array(repeating: 7, count: 16)) }
-                .verify()
+            _ = try Self.builder {
+                $0.aaguidExtension = DERWriter.octetString(Array(repeating: 7, count: 16))
+            }
+            .verify()
         }
         // Anchors configured for the AAGUID only: used when the extension binds it, ignored otherwise.
         let anchors = StaticTrustAnchors(perAAGUID: [

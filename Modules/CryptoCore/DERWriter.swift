@@ -1,8 +1,10 @@
-/// A small DER encoder for tests: builds the extension values attestation certificates carry (FIDO
-/// AAGUID, Apple nonce, Android key description, TPM SAN) and crafted inputs for `DERReader`.
+/// A small DER encoder: the certificate extensions issuance writes itself (the rest is OpenSSL's),
+/// and in tests the extension values attestation certificates carry (FIDO AAGUID, Apple nonce,
+/// Android key description, TPM SAN) and crafted inputs for `DERReader`.
 ///
-/// Each function returns one complete element. No validation: tests need to build broken inputs too.
-public enum TestDER {
+/// Each function returns one complete element. No validation, so tests can build broken inputs;
+/// callers pass well-formed values.
+public enum DERWriter {
     /// An element with a low-form identifier byte (tag numbers below 31) and `contents`.
     public static func element(_ identifier: UInt8, _ contents: [UInt8]) -> [UInt8] {
         [identifier] + length(contents.count) + contents
@@ -64,10 +66,11 @@ public enum TestDER {
     /// IA5String.
     public static func ia5String(_ text: String) -> [UInt8] { element(0x16, Array(text.utf8)) }
 
-    /// OBJECT IDENTIFIER from dotted form; traps on text that is not an OID (a broken test).
+    /// OBJECT IDENTIFIER from dotted form; text that is not an OID (fewer than two numeric arcs)
+    /// gives an empty OBJECT IDENTIFIER, which every parser refuses.
     public static func objectIdentifier(_ dotted: String) -> [UInt8] {
-        let arcs = dotted.split(separator: ".").map { UInt64($0)! }
-        precondition(arcs.count >= 2 && arcs[0] <= 2, "not an OID: \(dotted)")
+        let arcs = dotted.split(separator: ".").compactMap { UInt64($0) }
+        guard arcs.count >= 2, arcs[0] <= 2 else { return element(0x06, []) }
         var contents: [UInt8] = []
         for arc in [arcs[0] * 40 + arcs[1]] + arcs.dropFirst(2) {
             // Base 128, most significant digit first, continuation bit on all but the last.
