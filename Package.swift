@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", path: "Modules/CSystem/CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
+            name: "CGnuTLS", path: "Modules/CSystem/CGnuTLS", pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]),
 
         // Libraries.
         .target(
@@ -39,7 +42,10 @@ let package = Package(
             name: "SessionCore", dependencies: ["CryptoCore"], path: "Modules/SessionCore",
             swiftSettings: strictSettings),
         .target(
-            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore"],
+            name: "BankIDCore", dependencies: ["CCurl", "CryptoCore"], path: "Modules/BankIDCore",
+            swiftSettings: strictSettings),
+        .target(
+            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore", "BankIDCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
             name: "AuthOrchestrator", dependencies: ["CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
@@ -51,9 +57,14 @@ let package = Package(
             ],
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(
+            name: "BankIDSimulator", dependencies: ["CMicroHTTPD", "CGnuTLS", "CryptoCore"],
+            path: "Modules/BankIDSimulator", swiftSettings: strictSettings),
+        .target(
             name: "PortvaktApp",
             dependencies: [
-                "CryptoCore", "SessionCore", "Storage", "HTTPFront", "PasskeyCore", "AuthOrchestrator",
+                "BankIDSimulator", "BankIDCore", "CryptoCore", "SessionCore", "Storage", "HTTPFront",
+                "PasskeyCore",
+                "AuthOrchestrator",
             ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
         .executableTarget(
@@ -76,6 +87,12 @@ let package = Package(
             dependencies: ["CSQLite", "CryptoCore", "HTTPFront", "PasskeyCore", "Storage", "TestSupport"],
             path: "Benchmarks/Login", swiftSettings: strictSettings),
 
+        // BankID: QR codes per second and upstream collects per order under 50 pollers.
+        .executableTarget(
+            name: "bench-bankid",
+            dependencies: ["BankIDCore", "BankIDSimulator", "Storage", "TestSupport"],
+            path: "Benchmarks/BankID", swiftSettings: strictSettings),
+
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, software
         // keys, a throwaway certificate authority and a software WebAuthn authenticator over OpenSSL.
         .target(
@@ -97,6 +114,10 @@ let package = Package(
             name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],
             path: "Tests/SessionCoreTests", swiftSettings: strictSettings),
         .testTarget(
+            name: "BankIDCoreTests",
+            dependencies: ["BankIDCore", "BankIDSimulator", "CryptoCore", "Storage", "TestSupport"],
+            path: "Tests/BankIDCoreTests", swiftSettings: strictSettings),
+        .testTarget(
             name: "StorageTests", dependencies: ["Storage", "TestSupport"], path: "Tests/StorageTests",
             swiftSettings: strictSettings),
         .testTarget(
@@ -109,8 +130,13 @@ let package = Package(
             name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
             path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
         .testTarget(
+            name: "BankIDSimulatorTests", dependencies: ["BankIDSimulator", "CryptoCore", "TestSupport"],
+            path: "Tests/BankIDSimulatorTests", swiftSettings: strictSettings),
+        .testTarget(
             name: "PortvaktAppTests",
-            dependencies: ["PortvaktApp", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt"],
+            dependencies: [
+                "PortvaktApp", "BankIDCore", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt",
+            ],
             path: "Tests/PortvaktAppTests", swiftSettings: strictSettings),
     ]
 )

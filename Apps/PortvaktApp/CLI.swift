@@ -25,6 +25,8 @@ public enum PortvaktCLI {
                                          verify an AuthenticationResponseJSON from standard input
           webauthn inspect               decode a WebAuthn response, attestation object or
                                          authenticator data from standard input, every field
+          bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N] [--print-config]
+                                         a BankID RP API v6 simulator (mutual TLS, development PKI)
           help                           show this text
 
         Options:
@@ -61,6 +63,8 @@ public enum PortvaktCLI {
                 return try config(rest, environment: environment)
             case "webauthn":
                 return try webauthn(rest)
+            case "bankid-simulator":
+                return try BankIDSimulatorCommand.run(rest)
             default:
                 throw UsageError("unknown command '\(command)'")
             }

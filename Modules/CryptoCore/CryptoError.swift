@@ -54,7 +54,7 @@ public struct CryptoError: CodedError {
         case chainInvalid = "crypto.chain_invalid"
         /// The leaf lacks the extended key usage the caller required.
         case chainPurposeMismatch = "crypto.chain_purpose_mismatch"
-        /// OpenSSL could not allocate what certificate handling needs.
+        /// OpenSSL could not build or encode a certificate or PKCS#12 bundle, or could not allocate.
         case x509Failure = "crypto.x509_failure"
     }
 

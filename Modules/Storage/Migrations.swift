@@ -145,6 +145,37 @@ extension Migration {
                 -- Purging expired challenges.
                 CREATE INDEX challenges_expires_at ON challenges(expires_at);
                 """),
+        Migration(
+            version: 3, name: "bankid orders",
+            sql: """
+                -- One row per BankID order: what started it, the QR material, where it stands, its
+                -- final result (the person only as a keyed digest), and the collect lease that lets
+                -- instances sharing the database send one /collect at a time. WITHOUT ROWID: rows
+                -- are only ever found by orderRef.
+                CREATE TABLE bankid_orders (
+                    order_ref TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('auth', 'sign', 'phoneAuth', 'phoneSign')),
+                    intent TEXT NOT NULL
+                        CHECK (intent IN ('login', 'signup', 'recovery', 'link', 'sign')),
+                    started_at INTEGER NOT NULL,
+                    qr_start_token TEXT,
+                    qr_start_secret TEXT,
+                    auto_start_token TEXT,
+                    end_user_ip TEXT,
+                    status TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'failed', 'cancelled')),
+                    hint_code TEXT,
+                    last_collected_at INTEGER,
+                    finished_at INTEGER,
+                    completion TEXT CHECK (completion IS NULL OR json_valid(completion)),
+                    lease_owner TEXT,
+                    lease_expires_at INTEGER,
+                    CHECK ((status = 'pending') = (finished_at IS NULL)),
+                    CHECK ((status = 'complete') = (completion IS NOT NULL))
+                ) STRICT, WITHOUT ROWID;
+                -- Purging ended orders past their retention, and abandoned pending ones.
+                CREATE INDEX bankid_orders_finished_at ON bankid_orders(finished_at);
+                CREATE INDEX bankid_orders_started_at ON bankid_orders(started_at);
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.

@@ -61,6 +61,35 @@ public final class HTTPTestClient {
     private let handle: UnsafeMutableRawPointer
     /// How long one exchange may take, in seconds.
     public var timeout: TimeInterval
+    /// TLS settings for https URLs: the CA to trust and a client certificate to present.
+    public var tls: TLS?
+
+    /// What an https exchange trusts and presents (mutual TLS, as BankID's RP API wants).
+    public struct TLS: Sendable {
+        /// The CA certificate (PEM file) the server's certificate must chain to.
+        public var caPath: String
+        /// The client certificate file, if one is presented.
+        public var certificatePath: String?
+        /// "P12" or "PEM".
+        public var certificateType: String
+        /// The private key (PEM file) when the certificate is PEM.
+        public var keyPath: String?
+        /// The PKCS#12 or key passphrase.
+        public var passphrase: String?
+
+        /// Creates TLS settings; only the CA is required.
+        public init(
+            caPath: String, certificatePath: String? = nil, certificateType: String = "P12",
+            keyPath: String? = nil,
+            passphrase: String? = nil
+        ) {
+            self.caPath = caPath
+            self.certificatePath = certificatePath
+            self.certificateType = certificateType
+            self.keyPath = keyPath
+            self.passphrase = passphrase
+        }
+    }
 
     private static let globalInit: Void = {
         // curl_global_init is not thread-safe in every build; run it once for the process.
@@ -69,10 +98,11 @@ public final class HTTPTestClient {
 
     /// Creates a client.
     /// - Parameter timeout: the limit for each exchange, in seconds.
-    public init(timeout: TimeInterval = 10) {
+    public init(timeout: TimeInterval = 10, tls: TLS? = nil) {
         _ = Self.globalInit
         handle = curl_easy_init()
         self.timeout = timeout
+        self.tls = tls
     }
 
     deinit {
@@ -108,6 +138,18 @@ public final class HTTPTestClient {
         _ = ccurl_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         _ = ccurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
         _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, list)
+        if let tls {
+            // curl copies string options, so the Swift strings may go after each call.
+            _ = ccurl_setopt_string(handle, CURLOPT_CAINFO, tls.caPath)
+            if let certificate = tls.certificatePath {
+                _ = ccurl_setopt_string(handle, CURLOPT_SSLCERT, certificate)
+                _ = ccurl_setopt_string(handle, CURLOPT_SSLCERTTYPE, tls.certificateType)
+            }
+            if let key = tls.keyPath { _ = ccurl_setopt_string(handle, CURLOPT_SSLKEY, key) }
+            if let passphrase = tls.passphrase {
+                _ = ccurl_setopt_string(handle, CURLOPT_KEYPASSWD, passphrase)
+            }
+        }
         _ = ccurl_setopt_write_function(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
             data!.withMemoryRebound(to: UInt8.self, capacity: size * count) { bytes in

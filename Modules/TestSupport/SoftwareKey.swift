@@ -152,6 +152,21 @@ public final class SoftwareKey: @unchecked Sendable {
         (bigNumber("n"), bigNumber("e"))
     }
 
+    /// The same private key as CryptoCore's `SigningKey`, which `CertificateIssuer` signs with.
+    public var signingKey: SigningKey {
+        guard let info = EVP_PKEY2PKCS8(pkey) else { fatalError("EVP_PKEY2PKCS8 failed") }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PKCS8_PRIV_KEY_INFO(info, &out)
+        guard length > 0, let out else { fatalError("i2d_PKCS8_PRIV_KEY_INFO failed") }
+        defer { copenssl_free(out) }
+        do {
+            return try SigningKey(pkcs8DER: Array(UnsafeBufferPointer(start: out, count: Int(length))))
+        } catch {
+            fatalError("CryptoCore refused a generated \(kind) key")
+        }
+    }
+
     /// The public key as DER SubjectPublicKeyInfo.
     public var subjectPublicKeyInfo: [UInt8] {
         var out: UnsafeMutablePointer<UInt8>? = nil

@@ -1,4 +1,3 @@
-import COpenSSL
 public import CryptoCore
 public import Foundation
 
@@ -13,54 +12,13 @@ public import Foundation
 public struct TestCertificateAuthority: Sendable {
     /// The subject or issuer attributes a test chooses; each is added only when non-nil, in C, O, OU,
     /// CN order (packed attestation wants all four, TPM an empty subject).
-    public struct Name: Sendable, Hashable {
-        /// countryName (two letters).
-        public var country: String?
-        /// organizationName.
-        public var organization: String?
-        /// organizationalUnitName.
-        public var organizationalUnit: String?
-        /// commonName.
-        public var commonName: String?
-
-        /// Creates a name; all attributes optional.
-        public init(
-            country: String? = nil, organization: String? = nil, organizationalUnit: String? = nil,
-            commonName: String? = nil
-        ) {
-            self.country = country
-            self.organization = organization
-            self.organizationalUnit = organizationalUnit
-            self.commonName = commonName
-        }
-    }
+    public typealias Name = CertificateIssuer.Name
 
     /// An extension to add as given: extnID, critical flag, and the extnValue contents (DER).
-    public struct Extension: Sendable, Hashable {
-        /// The extension OID in dotted form.
-        public var oid: String
-        /// The critical flag.
-        public var critical: Bool
-        /// The extension value's DER (what goes inside the extnValue OCTET STRING).
-        public var value: [UInt8]
-
-        /// Creates an extension.
-        public init(oid: String, critical: Bool = false, value: [UInt8]) {
-            self.oid = oid
-            self.critical = critical
-            self.value = value
-        }
-    }
+    public typealias Extension = CertificateIssuer.Extension
 
     /// What basicConstraints extension to write.
-    public enum BasicConstraints: Sendable, Hashable {
-        /// No basicConstraints extension at all.
-        case absent
-        /// `cA` false, written as OpenSSL does (an empty SEQUENCE).
-        case endEntity
-        /// `cA` true with an optional pathLenConstraint; marked critical as RFC 5280 requires for CAs.
-        case ca(pathLength: Int?)
-    }
+    public typealias BasicConstraints = CertificateIssuer.BasicConstraints
 
     /// The CA's private key.
     public let key: SoftwareKey
@@ -158,124 +116,16 @@ public struct TestCertificateAuthority: Sendable {
         keyUsage: Certificate.KeyUsage? = .digitalSignature, extensions: [Extension] = [],
         serialNumber: UInt64 = .random(in: 1...(UInt64.max >> 1)), version: Int = 3
     ) -> [UInt8] {
-        guard let x509 = X509_new() else { fatalError("X509_new failed") }
-        defer { X509_free(x509) }
-        check(X509_set_version(x509, version - 1), "set version")
-        check(ASN1_INTEGER_set_uint64(X509_get_serialNumber(x509), serialNumber), "set serial")
-        setName(subject, X509_set_subject_name, x509)
-        setName(issuer, X509_set_issuer_name, x509)
-        setTime(notBefore, X509_set1_notBefore, x509)
-        setTime(notAfter, X509_set1_notAfter, x509)
-        setPublicKey(subjectPublicKeyInfo, x509)
-
-        var all: [Extension] = []
-        switch basicConstraints {
-        case .absent: break
-        case .endEntity:
-            all.append(Extension(oid: Certificate.OID.basicConstraints, value: TestDER.sequence([])))
-        case .ca(let pathLength):
-            let fields = [TestDER.boolean(true)] + (pathLength.map { [TestDER.integer($0)] } ?? [])
-            all.append(
-                Extension(
-                    oid: Certificate.OID.basicConstraints, critical: true, value: TestDER.sequence(fields)))
+        // One issuer serves the product's development PKI and the tests; a failure here is a
+        // broken test or environment, so it traps.
+        do {
+            return try CertificateIssuer.makeCertificate(
+                subject: subject, subjectPublicKeyInfo: subjectPublicKeyInfo, issuer: issuer,
+                issuerKey: issuerKey.signingKey, notBefore: notBefore, notAfter: notAfter,
+                basicConstraints: basicConstraints, keyUsage: keyUsage, extensions: extensions,
+                serialNumber: serialNumber, version: version)
+        } catch {
+            fatalError("certificate issuance failed: \(error)")
         }
-        if let keyUsage {
-            all.append(Extension(oid: Certificate.OID.keyUsage, critical: true, value: encode(keyUsage)))
-        }
-        all += extensions
-        precondition(version == 3 || all.isEmpty, "only version 3 certificates carry extensions")
-        for item in all { addExtension(item, x509) }
-
-        let digest: OpaquePointer? =
-            switch issuerKey.kind {
-            case .ec(.p384): EVP_sha384()
-            case .ec(.p521): EVP_sha512()
-            case .ec, .rsa: EVP_sha256()
-            // Ed25519 hashes internally; OpenSSL requires no digest for it.
-            case .ed25519: nil
-            }
-        guard X509_sign(x509, issuerKey.pkey, digest) > 0 else { fatalError("X509_sign failed") }
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_X509(x509, &out)
-        guard length > 0, let out else { fatalError("i2d_X509 failed") }
-        defer { copenssl_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
-    }
-
-    // MARK: OpenSSL helpers (each traps: failure is a broken test environment)
-
-    private static func check(_ status: Int32, _ what: String) {
-        guard status == 1 else { fatalError("OpenSSL failed to \(what)") }
-    }
-
-    /// Builds an X509_NAME from `name` and hands it to `setter`, which copies it.
-    private static func setName(
-        _ name: Name, _ setter: (OpaquePointer?, OpaquePointer?) -> Int32, _ x509: OpaquePointer
-    ) {
-        guard let built = X509_NAME_new() else { fatalError("X509_NAME_new failed") }
-        defer { X509_NAME_free(built) }
-        let parts = [
-            ("C", name.country), ("O", name.organization), ("OU", name.organizationalUnit),
-            ("CN", name.commonName),
-        ]
-        for case (let field, let value?) in parts {
-            // MBSTRING_UTF8 lets OpenSSL pick the string type each attribute's table wants
-            // (PrintableString for C, UTF8String otherwise).
-            let bytes = Array(value.utf8)
-            check(
-                X509_NAME_add_entry_by_txt(built, field, MBSTRING_UTF8, bytes, Int32(bytes.count), -1, 0),
-                "add \(field)")
-        }
-        check(setter(x509, built), "set a name")
-    }
-
-    /// Sets a validity time; ASN1_TIME_set picks UTCTime before 2050 and GeneralizedTime after.
-    private static func setTime(
-        _ date: Date, _ setter: (OpaquePointer?, UnsafePointer<ASN1_TIME>?) -> Int32, _ x509: OpaquePointer
-    ) {
-        guard let time = ASN1_TIME_set(nil, time_t(date.timeIntervalSince1970.rounded(.down))) else {
-            fatalError("ASN1_TIME_set failed")
-        }
-        defer { ASN1_TIME_free(time) }
-        check(setter(x509, time), "set a validity time")
-    }
-
-    /// Decodes the SubjectPublicKeyInfo and sets it as the certificate's key.
-    private static func setPublicKey(_ spki: [UInt8], _ x509: OpaquePointer) {
-        let pkey = spki.withUnsafeBufferPointer { buffer -> OpaquePointer? in
-            var cursor = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count)
-        }
-        guard let pkey else { fatalError("the subject public key is not a SubjectPublicKeyInfo") }
-        defer { EVP_PKEY_free(pkey) }
-        check(X509_set_pubkey(x509, pkey), "set the public key")
-    }
-
-    /// Adds one extension from its OID, flag and DER value.
-    private static func addExtension(_ item: Extension, _ x509: OpaquePointer) {
-        guard let object = OBJ_txt2obj(item.oid, 1), let octets = ASN1_OCTET_STRING_new() else {
-            fatalError("bad extension OID \(item.oid)")
-        }
-        defer {
-            ASN1_OBJECT_free(object)
-            ASN1_OCTET_STRING_free(octets)
-        }
-        check(ASN1_OCTET_STRING_set(octets, item.value, Int32(item.value.count)), "set an extension value")
-        guard let created = X509_EXTENSION_create_by_OBJ(nil, object, item.critical ? 1 : 0, octets) else {
-            fatalError("X509_EXTENSION_create_by_OBJ failed")
-        }
-        defer { X509_EXTENSION_free(created) }
-        check(X509_add_ext(x509, created, -1), "add an extension")
-    }
-
-    /// keyUsage as a DER named-bit BIT STRING: trailing zero bits dropped, as DER requires.
-    private static func encode(_ usage: Certificate.KeyUsage) -> [UInt8] {
-        let highest = (0..<9).last { usage.rawValue & (1 << $0) != 0 }
-        guard let highest else { return TestDER.bitString([]) }
-        var bytes = [UInt8](repeating: 0, count: highest / 8 + 1)
-        for bit in 0...highest where usage.rawValue & (1 << bit) != 0 {
-            bytes[bit / 8] |= 0x80 >> UInt8(bit % 8)
-        }
-        return TestDER.bitString(bytes, unusedBits: UInt8(7 - highest % 8))
     }
 }

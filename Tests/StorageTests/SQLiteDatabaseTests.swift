@@ -163,7 +163,7 @@ struct SQLiteDatabaseTests {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         let store = SQLiteStore(database: database)
-        #expect(try database.schemaVersion == 2)
+        #expect(try database.schemaVersion == Self.latest)
         let users = try store.users(afterID: nil, limit: 100)
         #expect(users.count == 50)
         #expect(users.allSatisfy { $0.userHandle.count == 32 })

@@ -79,6 +79,7 @@ extension PortvaktConfiguration {
                 ])
             ),
             ("admin", .object(adminMembers)),
+            ("bankid", bankid.effectiveJSON),
             (
                 "logging",
                 .object([

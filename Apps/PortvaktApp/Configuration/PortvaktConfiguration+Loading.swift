@@ -8,7 +8,7 @@ extension PortvaktConfiguration {
         /// The admin API's bearer token (at least 32 visible ASCII characters); never in the file.
         public static let adminToken = "PORTVAKT_ADMIN_TOKEN"
 
-        static let all = [dataDirectory, adminToken]
+        static let all = [dataDirectory, adminToken, bankIDPassphrase]
     }
 
     /// A configuration file larger than this is refused: a real one is a few kilobytes.
@@ -160,7 +160,8 @@ extension PortvaktConfiguration {
                     reading: $0, publicURL: publicURL, publicURLValid: r.log.allValid("publicURL"))
             },
             methods: r.section("methods") { MethodSettings(reading: $0) },
-            wellKnown: r.section("wellKnown") { WellKnownSettings(reading: $0) })
+            wellKnown: r.section("wellKnown") { WellKnownSettings(reading: $0) },
+            bankid: r.section("bankid") { BankIDSettings(reading: $0, environment: environment) })
     }
 }
 

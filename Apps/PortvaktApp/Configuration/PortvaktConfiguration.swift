@@ -31,6 +31,8 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var methods: MethodSettings
     /// The /.well-known documents for apps and related origins.
     public var wellKnown: WellKnownSettings
+    /// The BankID RP client (not wired into `serve` yet).
+    public var bankid: BankIDSettings
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()
@@ -49,7 +51,8 @@ public struct PortvaktConfiguration: Sendable, Equatable {
         logging: LoggingSettings = LoggingSettings(),
         relyingParty: RelyingPartySettings? = nil,
         methods: MethodSettings = MethodSettings(),
-        wellKnown: WellKnownSettings = WellKnownSettings()
+        wellKnown: WellKnownSettings = WellKnownSettings(),
+        bankid: BankIDSettings = BankIDSettings()
     ) {
         self.publicURL = publicURL
         self.dataDirectory = dataDirectory
@@ -66,6 +69,7 @@ public struct PortvaktConfiguration: Sendable, Equatable {
         self.relyingParty = relyingParty ?? RelyingPartySettings.defaults(publicURL: publicURL)
         self.methods = methods
         self.wellKnown = wellKnown
+        self.bankid = bankid
     }
 
     // MARK: Derived values

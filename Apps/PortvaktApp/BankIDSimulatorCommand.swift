@@ -1,0 +1,74 @@
+import BankIDSimulator
+import Dispatch
+import Foundation
+
+/// `portvakt bankid-simulator`: the BankID simulator on its own, for any v6 client.
+enum BankIDSimulatorCommand {
+    static let usage = """
+        Usage: portvakt bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N] [--print-config]
+          --data DIR          the simulator's folder (development PKI created there on first start)
+          --port N            the RP API's HTTPS port on 127.0.0.1 (mutual TLS)
+          --user-port N       the user API's HTTP port on 127.0.0.1 (default: port + 1)
+          --auto-complete N   every order completes by itself after N pending collects
+          --print-config      print {"baseUrl", "caCertificate", "clientCertificate", "passphrase",
+                              "userApiUrl"} and exit (without it: serve until SIGTERM or SIGINT)
+        """
+
+    static func run(_ arguments: ArraySlice<String>) throws -> Int32 {
+        let options = try Options.parse(
+            arguments, command: "bankid-simulator",
+            flags: ["--data", "--port", "--user-port", "--auto-complete"],
+            switches: ["--print-config"])
+        let data = try options.required("--data")
+        guard let port = Int(try options.required("--port")), (0...65_535).contains(port) else {
+            throw UsageError("--port needs a port number")
+        }
+        var configuration = BankIDSimulatorConfiguration(dataDirectory: data)
+        configuration.port = port
+        if let text = options["--user-port"] {
+            guard let userPort = Int(text), (0...65_535).contains(userPort) else {
+                throw UsageError("--user-port needs a port number")
+            }
+            configuration.userPort = userPort
+        } else {
+            configuration.userPort = port == 0 ? 0 : port + 1
+        }
+        if let text = options["--auto-complete"] {
+            guard let collects = Int(text), collects >= 0 else {
+                throw UsageError("--auto-complete needs N >= 0")
+            }
+            configuration.autoCompleteAfter = collects
+        }
+        if options.isSet("--print-config") {
+            // Creates the PKI if needed and reports what a client needs for these ports, without serving.
+            print(try BankIDSimulator.clientConfiguration(configuration).json)
+            return 0
+        }
+        let logger = Logger(minimum: .info)
+        let simulator = try BankIDSimulator.start(
+            configuration, log: { logger.log(.info, "request", ["line": $0]) })
+        logger.log(
+            .info, "listening", ["listener": "bankid-simulator", "address": "127.0.0.1:\(simulator.port)"])
+        logger.log(
+            .info, "listening",
+            ["listener": "bankid-simulator-user", "address": "127.0.0.1:\(simulator.userPort)"])
+        // Written unbuffered so a script reading the first line gets it while the simulator serves.
+        FileHandle.standardOutput.write(Data((simulator.clientConfigurationJSON + "\n").utf8))
+
+        let stop = DispatchSemaphore(value: 0)
+        let queue = DispatchQueue(label: "portvakt.bankid-simulator.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        stop.wait()
+        logger.log(.info, "stopping", [:])
+        simulator.stop()
+        sources.forEach { $0.cancel() }
+        return 0
+    }
+}

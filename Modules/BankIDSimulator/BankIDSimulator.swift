@@ -1,0 +1,161 @@
+public import CryptoCore
+import Foundation
+
+/// A BankID RP API v6 server for development and tests: mutual TLS with a generated development
+/// PKI, the /rp/v6.0/ endpoints with BankID's rules and errors, the user's app over a loopback API,
+/// and scenarios and faults. Start it in-process with `start`; `portvakt bankid-simulator` runs it alone.
+public enum BankIDSimulator {
+    /// Creates (first time) or loads the PKI in the data folder, then listens on 127.0.0.1.
+    ///
+    /// - Parameters:
+    ///   - configuration: ports, timing, persons, scenarios and faults.
+    ///   - clock: the wall clock orders age by; tests pass a controllable one.
+    ///   - log: receives one line per RP request (method, path, status; never secrets or personal numbers).
+    /// - Returns: the running simulator; call `stop()` when done.
+    /// - Throws: `SimulatorError` when the configuration is invalid, the PKI cannot be made or a port is taken.
+    public static func start(
+        _ configuration: BankIDSimulatorConfiguration, clock: any WallClock = SystemClock(),
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(SimulatorError) -> RunningSimulator {
+        try configuration.validate()
+        // Certificates are judged by TLS libraries against the real time, never the injected clock.
+        let pki = try DevelopmentPKI.loadOrCreate(in: configuration.dataDirectory, now: Date())
+        let engine = SimulatorEngine(
+            configuration: configuration, clock: clock, signingKey: pki.serverKey,
+            certificateDER: pki.serverCertificateDER, log: log)
+        let rp = try SimulatorHTTPServer(
+            port: configuration.port,
+            tls: .init(
+                keyPEM: pki.serverKeyPEM, certificatePEM: pki.serverCertificatePEM,
+                trustPEM: pki.caCertificatePEM),
+            respond: { engine.handleRP($0) })
+        let user: SimulatorHTTPServer
+        do {
+            user = try SimulatorHTTPServer(
+                port: configuration.userPort, tls: nil, respond: { engine.handleUser($0) })
+        } catch {
+            rp.stop()
+            throw error
+        }
+        return RunningSimulator(engine: engine, rp: rp, user: user, pki: pki)
+    }
+
+    /// What a client needs for a simulator with this configuration's ports, without starting it:
+    /// creates the PKI when missing (so the paths exist). Ports must not be 0.
+    /// - Throws: `SimulatorError` (.configuration for port 0, .storage, .pki).
+    public static func clientConfiguration(_ configuration: BankIDSimulatorConfiguration)
+        throws(SimulatorError)
+        -> SimulatorClientConfiguration
+    {
+        guard configuration.port != 0, configuration.userPort != 0 else {
+            throw SimulatorError(.configuration, "the client configuration needs fixed ports, not 0")
+        }
+        let pki = try DevelopmentPKI.loadOrCreate(in: configuration.dataDirectory, now: Date())
+        return SimulatorClientConfiguration(
+            pki: pki, port: configuration.port, userPort: configuration.userPort)
+    }
+}
+
+/// Where a BankID client finds the simulator and what it trusts and presents.
+public struct SimulatorClientConfiguration: Sendable, Hashable {
+    /// The RP API base URL, e.g. `https://127.0.0.1:8443/rp/v6.0/` (trailing slash, as BankID's).
+    public let baseURL: String
+    /// The CA certificate (PEM file) to trust for the RP API.
+    public let caCertificatePath: String
+    /// The RP client certificate (PKCS#12 file) to present.
+    public let clientCertificatePath: String
+    /// The PKCS#12 passphrase. Secret: never log it.
+    public let passphrase: String
+    /// The user API base URL, e.g. `http://127.0.0.1:8444/sim/v1/`.
+    public let userAPIURL: String
+
+    init(pki: DevelopmentPKI, port: Int, userPort: Int) {
+        baseURL = "https://127.0.0.1:\(port)/rp/v6.0/"
+        userAPIURL = "http://127.0.0.1:\(userPort)/sim/v1/"
+        caCertificatePath = pki.caCertificatePath
+        clientCertificatePath = pki.clientCertificatePath
+        passphrase = pki.clientPassphrase
+    }
+
+    /// One JSON object: baseUrl, caCertificate, clientCertificate, passphrase, userApiUrl.
+    public var json: String {
+        let value: JSONValue = [
+            "baseUrl": .string(baseURL), "caCertificate": .string(caCertificatePath),
+            "clientCertificate": .string(clientCertificatePath), "passphrase": .string(passphrase),
+            "userApiUrl": .string(userAPIURL),
+        ]
+        return String(decoding: value.serialized, as: UTF8.self)
+    }
+}
+
+/// A started simulator: where it listens, what a client needs to trust and present, and control.
+public final class RunningSimulator: Sendable {
+    let engine: SimulatorEngine
+    private let rp: SimulatorHTTPServer
+    private let user: SimulatorHTTPServer
+
+    /// Where a client finds this simulator and what it trusts and presents.
+    public let clientConfiguration: SimulatorClientConfiguration
+    /// The RP API base URL, e.g. `https://127.0.0.1:8443/rp/v6.0/` (trailing slash, as BankID's).
+    public var baseURL: String { clientConfiguration.baseURL }
+    /// The user API base URL, e.g. `http://127.0.0.1:8444/sim/v1/`.
+    public var userAPIURL: String { clientConfiguration.userAPIURL }
+    /// The RP API's port.
+    public let port: Int
+    /// The user API's port.
+    public let userPort: Int
+    /// The CA certificate (PEM file) a client must trust for the RP API.
+    public var caCertificatePath: String { clientConfiguration.caCertificatePath }
+    /// The CA certificate's PEM text.
+    public let caCertificatePEM: String
+    /// The RP client certificate (PKCS#12 file) a client must present.
+    public var clientCertificatePath: String { clientConfiguration.clientCertificatePath }
+    /// The PKCS#12 passphrase. Secret: never log it.
+    public var passphrase: String { clientConfiguration.passphrase }
+
+    init(engine: SimulatorEngine, rp: SimulatorHTTPServer, user: SimulatorHTTPServer, pki: DevelopmentPKI) {
+        self.engine = engine
+        self.rp = rp
+        self.user = user
+        port = rp.port
+        userPort = user.port
+        clientConfiguration = SimulatorClientConfiguration(pki: pki, port: rp.port, userPort: user.port)
+        caCertificatePEM = pki.caCertificatePEM
+    }
+
+    /// What `portvakt bankid-simulator --print-config` prints for this simulator.
+    public var clientConfigurationJSON: String { clientConfiguration.json }
+
+    /// Stops both listeners and closes their connections. Later calls do nothing.
+    public func stop() {
+        rp.stop()
+        user.stop()
+    }
+
+    // MARK: In-process control, the same as the user API's control endpoint.
+
+    /// Sets how an approval by `personalNumber` ends (nil: complete).
+    public func setOutcome(_ outcome: Outcome?, for personalNumber: String) {
+        _ = engine.updateControls { $0.outcomes[personalNumber] = outcome }
+    }
+
+    /// Makes the next `count` RP API requests fail with `fault`, after any bursts already queued.
+    public func inject(_ fault: Fault, count: Int) {
+        _ = engine.updateControls { $0.faults += Array(repeating: fault, count: max(0, count)) }
+    }
+
+    /// Sets the delay added to every RP API response.
+    public func setLatency(milliseconds: Int) {
+        _ = engine.updateControls { $0.latencyMilliseconds = max(0, milliseconds) }
+    }
+
+    /// Turns auto-complete on (after `collects` pending collects) or off (nil).
+    public func setAutoComplete(after collects: Int?) {
+        _ = engine.updateControls { $0.autoCompleteAfter = collects.map { max(0, $0) } }
+    }
+
+    /// The test persons in effect; the first is the default.
+    public var testPersons: [TestPerson] { engine.persons }
+
+    deinit { stop() }
+}
