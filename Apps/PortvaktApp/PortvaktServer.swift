@@ -1,7 +1,7 @@
 public import AuthOrchestrator
 public import CryptoCore
 public import Foundation
-import HTTPFront
+public import HTTPFront
 import PasskeyCore
 public import SessionCore
 public import Storage
@@ -22,6 +22,10 @@ public final class PortvaktServer: Sendable {
     public let passkeys: PasskeyService
     /// The admin token, when this start created it (first start); print it once, never log it.
     public let createdAdminToken: String?
+    /// Admin API tokens over `store` (and `PORTVAKT_ADMIN_TOKEN` when set).
+    public let adminTokens: AdminTokenService
+    /// Every route of the admin listener (empty when it is off), for tests and documentation.
+    public let adminRoutes: [RouteDescription]
 
     private let publicServer: HTTPServer
     private let adminServer: HTTPServer?
@@ -53,9 +57,13 @@ public final class PortvaktServer: Sendable {
                 rotationInterval: TimeInterval(configuration.sessions.rotationIntervalSeconds)),
             clock: clock, random: random)
 
-        let adminToken = try AdminToken.ensure(
-            in: store, fromEnvironment: configuration.adminToken, random: random)
-        createdAdminToken = adminToken.created
+        adminTokens = AdminTokenService(
+            store: store, audit: store, clock: clock, random: random,
+            environmentToken: configuration.adminToken)
+        // A token from the environment wins and nothing is created, as before the tokens table.
+        createdAdminToken =
+            configuration.adminToken == nil
+            ? try adminTokens.bootstrap(settings: store, legacyKey: AdminToken.settingKey) : nil
 
         let database = database
         let readiness: @Sendable () throws -> Void = { try database.checkHealth() }
@@ -94,16 +102,20 @@ public final class PortvaktServer: Sendable {
         if configuration.admin.enabled {
             var adminRouter = Router()
             let effective = Array(configuration.effectiveJSON().utf8)
+            let authenticator = AdminAuthenticator(tokens: adminTokens)
             AdminAPI(
-                authenticator: AdminAuthenticator(tokenHash: adminToken.hash),
-                effectiveConfiguration: { effective }, readiness: readiness
+                authenticator: authenticator, effectiveConfiguration: { effective }, readiness: readiness
             ).register(on: &adminRouter)
-            Self.registerOpenAPI(on: &adminRouter, title: "Portvakt admin API")
+            Self.registerOpenAPI(
+                on: &adminRouter, title: "Portvakt admin API",
+                authorize: { _ = try authenticator.authorize($0) })
+            adminRoutes = adminRouter.routes
             adminServer = try HTTPServer(
                 configuration: Self.serverConfiguration(configuration, listener: configuration.listen.admin),
                 router: adminRouter, accessLog: accessLog)
         } else {
             adminServer = nil
+            adminRoutes = []
         }
 
         // Hourly upkeep off the request threads: ended sessions are deleted a day after they end,
@@ -203,12 +215,17 @@ public final class PortvaktServer: Sendable {
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one
     /// included) is in place.
-    private static func registerOpenAPI(on router: inout Router, title: String) {
+    /// - Parameter authorize: run before answering; the admin listener's token check.
+    private static func registerOpenAPI(
+        on router: inout Router, title: String,
+        authorize: (@Sendable (HTTPRequest) throws -> Void)? = nil
+    ) {
         let document = Mutex<[UInt8]>([])
         let box = DocumentBox(document)
         router.add(.GET, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document")
-        { _ in
-            HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
+        { request in
+            try authorize?(request)
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
         }
         box.set(
             OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))

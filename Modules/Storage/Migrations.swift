@@ -176,6 +176,24 @@ extension Migration {
                 CREATE INDEX bankid_orders_finished_at ON bankid_orders(finished_at);
                 CREATE INDEX bankid_orders_started_at ON bankid_orders(started_at);
                 """),
+        Migration(
+            version: 4, name: "admin tokens, audit by action",
+            sql: """
+                -- Admin API tokens: only the SHA-256 of each 256-bit secret is kept, found by that
+                -- hash (the index) and compared again in constant time. Revoked rows stay, so the
+                -- audit trail's "admin:<name>" keeps meaning one token and a name is never reused.
+                CREATE TABLE admin_tokens (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL UNIQUE,
+                    scope TEXT NOT NULL CHECK (scope IN ('read', 'write')),
+                    token_hash BLOB NOT NULL UNIQUE CHECK (length(token_hash) = 32),
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER,
+                    revoked_at INTEGER
+                ) STRICT;
+                -- The admin API filters the audit trail by action, newest first.
+                CREATE INDEX audit_events_action ON audit_events(action, id);
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.
