@@ -24,6 +24,8 @@ public final class PortvaktServer: Sendable {
     public let createdAdminToken: String?
     /// Admin API tokens over `store` (and `PORTVAKT_ADMIN_TOKEN` when set).
     public let adminTokens: AdminTokenService
+    /// The administrators' use cases over `store`.
+    public let administration: AccountAdministration
     /// Every route of the admin listener (empty when it is off), for tests and documentation.
     public let adminRoutes: [RouteDescription]
 
@@ -61,6 +63,7 @@ public final class PortvaktServer: Sendable {
             store: store, audit: store, clock: clock, random: random,
             environmentToken: configuration.adminToken)
         // A token from the environment wins and nothing is created, as before the tokens table.
+        administration = AccountAdministration(store: store, clock: clock, random: random)
         createdAdminToken =
             configuration.adminToken == nil
             ? try adminTokens.bootstrap(settings: store, legacyKey: AdminToken.settingKey) : nil
@@ -106,6 +109,8 @@ public final class PortvaktServer: Sendable {
             AdminAPI(
                 authenticator: authenticator, effectiveConfiguration: { effective }, readiness: readiness
             ).register(on: &adminRouter)
+            AdminAccountsAPI(authenticator: authenticator, administration: administration)
+                .register(on: &adminRouter)
             Self.registerOpenAPI(
                 on: &adminRouter, title: "Portvakt admin API",
                 authorize: { _ = try authenticator.authorize($0) })
