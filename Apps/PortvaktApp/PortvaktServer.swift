@@ -24,6 +24,8 @@ public final class PortvaktServer: Sendable {
     public let createdAdminToken: String?
     /// Admin API tokens over `store` (and `PORTVAKT_ADMIN_TOKEN` when set).
     public let adminTokens: AdminTokenService
+    /// One-time passkey enrollment tokens (admin enrollment links).
+    public let enrollment: EnrollmentService
     /// The administrators' use cases over `store`.
     public let administration: AccountAdministration
     /// Every route of the admin listener (empty when it is off), for tests and documentation.
@@ -79,6 +81,9 @@ public final class PortvaktServer: Sendable {
             accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
 
+        enrollment = EnrollmentService(
+            store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
+
         var publicRouter = Router()
         let transport = SessionTransport(
             cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
@@ -94,7 +99,8 @@ public final class PortvaktServer: Sendable {
                 androidApps: configuration.wellKnown.androidApps.map {
                     .init(package: $0.package, sha256Fingerprints: $0.sha256Fingerprints)
                 },
-                relatedOrigins: configuration.wellKnown.relatedOrigins)
+                relatedOrigins: configuration.wellKnown.relatedOrigins),
+            enrollment: enrollment
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
@@ -109,8 +115,10 @@ public final class PortvaktServer: Sendable {
             AdminAPI(
                 authenticator: authenticator, effectiveConfiguration: { effective }, readiness: readiness
             ).register(on: &adminRouter)
-            AdminAccountsAPI(authenticator: authenticator, administration: administration)
-                .register(on: &adminRouter)
+            AdminAccountsAPI(
+                authenticator: authenticator, administration: administration, enrollment: enrollment,
+                signInPage: configuration.publicURL
+            ).register(on: &adminRouter)
             Self.registerOpenAPI(
                 on: &adminRouter, title: "Portvakt admin API",
                 authorize: { _ = try authenticator.authorize($0) })

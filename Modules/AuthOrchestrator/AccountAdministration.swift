@@ -246,6 +246,25 @@ public struct AccountAdministration: Sendable {
             details: ["sessionId": sessionID])
     }
 
+    // MARK: Enrollment links
+
+    /// Issues a one-time passkey enrollment token for the user (an enrollment link), audited as
+    /// issued by the admin token.
+    /// - Throws: `admin.user_not_found`, `account.disabled`, `enrollment.invalid_lifetime`.
+    public func issueEnrollment(
+        userID: String, lifetime: TimeInterval?, using enrollment: EnrollmentService,
+        by admin: AdminPrincipal,
+        context: ClientContext
+    ) throws -> IssuedEnrollment {
+        let user = try requireUser(userID)
+        // A link for a disabled account could only fail at its end; say so now.
+        guard user.disabledAt == nil else {
+            throw AuthError(.accountDisabled, "the account is disabled; enable it before sending a link")
+        }
+        return try enrollment.issue(
+            userID: userID, lifetime: lifetime, purpose: "admin", actor: admin.actor, context: context)
+    }
+
     // MARK: Audit
 
     /// A page of audit events matching `query`, newest first.

@@ -110,3 +110,16 @@ public struct AdminAPI: Sendable {
         }
     }
 }
+
+/// Enrollment failures: 400 for a token that cannot be used or a lifetime out of bounds.
+extension EnrollmentError: HTTPResponseError {
+    public var status: Int { 400 }
+
+    public var problem: ProblemDetails {
+        code == .invalid
+            ? ProblemDetails(
+                status: 400, code: code.rawValue, title: "Enrollment link not valid",
+                detail: "The enrollment link is unknown, already used or expired; ask for a new one.")
+            : ProblemDetails(status: 400, code: code.rawValue, title: "Invalid lifetime", detail: message)
+    }
+}

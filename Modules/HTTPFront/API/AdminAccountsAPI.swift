@@ -9,11 +9,21 @@ import Storage
 public struct AdminAccountsAPI: Sendable {
     let authenticator: AdminAuthenticator
     let administration: AccountAdministration
+    let enrollment: EnrollmentService?
+    let signInPage: String
 
     /// Creates the routes over the administration use cases.
-    public init(authenticator: AdminAuthenticator, administration: AccountAdministration) {
+    /// - Parameters:
+    ///   - enrollment: Issues enrollment tokens; without it the enrollment-links route is absent.
+    ///   - signInPage: The public sign-in page's URL; enrollment links point there.
+    public init(
+        authenticator: AdminAuthenticator, administration: AccountAdministration,
+        enrollment: EnrollmentService? = nil, signInPage: String = ""
+    ) {
         self.authenticator = authenticator
         self.administration = administration
+        self.enrollment = enrollment
+        self.signInPage = signInPage
     }
 
     /// Adds the routes to `router`.
@@ -110,6 +120,26 @@ public struct AdminAccountsAPI: Sendable {
                 context: Self.context(request))
             return .noContent
         }
+        if let enrollment {
+            let page = signInPage.hasSuffix("/") ? signInPage : signInPage + "/"
+            add(
+                .POST, "/admin/v1/users/{id}/enrollment-links",
+                "A one-time passkey enrollment link for the user (the token is shown once)"
+            ) { request, principal in
+                let body = try request.decodeOptionalJSON(EnrollmentLinkBody.self)
+                let issued = try admin.issueEnrollment(
+                    userID: Self.parameter(request, "id"),
+                    lifetime: body.expiresInSeconds.map(TimeInterval.init),
+                    using: enrollment, by: principal, context: Self.context(request))
+                // In the fragment: browsers never send it, so the token stays out of server and
+                // proxy logs when the link is opened.
+                return try .json(
+                    EnrollmentLinkView(
+                        id: issued.record.id, token: issued.token, url: page + "#enroll=" + issued.token,
+                        expiresAt: Timestamp.string(issued.record.expiresAt)),
+                    status: 201)
+            }
+        }
         add(.GET, "/admin/v1/audit", "Audit events, newest first; filter by user, type and time") {
             request, _ in
             let query = AuditQuery(
@@ -154,6 +184,18 @@ public struct AdminAccountsAPI: Sendable {
 }
 
 // MARK: Bodies and views
+
+struct EnrollmentLinkBody: OptionalJSONBody {
+    var expiresInSeconds: Int?
+}
+
+/// A new enrollment link: the only time its token is shown.
+struct EnrollmentLinkView: Encodable {
+    let id: String
+    let token: String
+    let url: String
+    let expiresAt: String
+}
 
 struct CreateUserBody: Decodable {
     let username: String?
