@@ -104,9 +104,12 @@ public final class PortvaktServer: Sendable {
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
+        let metrics = ServerMetrics(
+            publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), database: database,
+            store: store, clock: clock)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
-            router: publicRouter, accessLog: accessLog)
+            router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)
 
         if configuration.admin.enabled {
             var adminRouter = Router()
@@ -119,13 +122,23 @@ public final class PortvaktServer: Sendable {
                 authenticator: authenticator, administration: administration, enrollment: enrollment,
                 signInPage: configuration.publicURL
             ).register(on: &adminRouter)
+            adminRouter.addAdmin(
+                .GET, "/metrics", authenticator: authenticator,
+                summary: "Prometheus metrics (text format 0.0.4)"
+            ) { _, _ in
+                HTTPResponse(
+                    status: 200, headers: ["Content-Type": PrometheusText.contentType],
+                    body: Array(try metrics.render().utf8))
+            }
             Self.registerOpenAPI(
                 on: &adminRouter, title: "Portvakt admin API",
                 authorize: { _ = try authenticator.authorize($0) })
             adminRoutes = adminRouter.routes
+            let adminMetrics = HTTPMetrics(listener: "admin", routes: adminRouter.routes)
+            metrics.setAdminRequests(adminMetrics)
             adminServer = try HTTPServer(
                 configuration: Self.serverConfiguration(configuration, listener: configuration.listen.admin),
-                router: adminRouter, accessLog: accessLog)
+                router: adminRouter, accessLog: accessLog, metrics: adminMetrics)
         } else {
             adminServer = nil
             adminRoutes = []

@@ -177,7 +177,7 @@ extension Migration {
                 CREATE INDEX bankid_orders_started_at ON bankid_orders(started_at);
                 """),
         Migration(
-            version: 4, name: "admin tokens, enrollment tokens, audit by action",
+            version: 4, name: "admin tokens, enrollment tokens, audit by action, live sessions",
             sql: """
                 -- Admin API tokens: only the SHA-256 of each 256-bit secret is kept, found by that
                 -- hash (the index) and compared again in constant time. Revoked rows stay, so the
@@ -213,6 +213,9 @@ extension Migration {
                     token_id TEXT NOT NULL REFERENCES enrollment_tokens(id) ON DELETE CASCADE
                 ) STRICT, WITHOUT ROWID;
                 CREATE INDEX enrollment_challenges_token_id ON enrollment_challenges(token_id);
+                -- The metrics endpoint counts live sessions on every scrape: only unrevoked rows
+                -- are in this index, so the count reads the index, not the table.
+                CREATE INDEX sessions_unrevoked_expires_at ON sessions(expires_at) WHERE revoked_at IS NULL;
                 -- The admin API filters the audit trail by action, newest first.
                 CREATE INDEX audit_events_action ON audit_events(action, id);
                 """),
