@@ -33,6 +33,15 @@ public enum PortvaktCLI {
                                          list admin tokens (never their secrets)
           admin token revoke NAME-or-ID [--config FILE]
                                          revoke an admin token
+          admin users list [--search TEXT] [--limit N] [--cursor C]
+          admin users show|disable|enable ID
+          admin users delete ID --yes
+          admin passkeys revoke USER-ID PASSKEY-ID
+          admin sessions revoke USER-ID (SESSION-ID | --all)
+          admin enrollment-link USER-ID [--expires-in DURATION]
+                                         over the admin API: --url (PORTVAKT_ADMIN_URL, default
+                                         http://127.0.0.1:8081), --token (PORTVAKT_ADMIN_TOKEN),
+                                         --json for the API's JSON instead of tables
           bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N] [--print-config]
                                          a BankID RP API v6 simulator (mutual TLS, development PKI)
           help                           show this text
@@ -81,6 +90,9 @@ public enum PortvaktCLI {
         } catch let error as UsageError {
             printError("portvakt: \(error.message)\nRun 'portvakt --help' for usage.")
             return 2
+        } catch let error as AdminAPIError {
+            printError("portvakt: \(error.description)")
+            return 1
         } catch let error as AdminError {
             // The code and message only: neither ever carries a token.
             printError("portvakt: \(error.description)")
