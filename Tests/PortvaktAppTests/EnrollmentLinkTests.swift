@@ -105,6 +105,19 @@ struct EnrollmentLinkTests {
         #expect(!"\(events)".contains(token))
     }
 
+    @Test("the sign-in page offers enrollment for #enroll= links and sends the token as enrollmentToken")
+    func signInPage() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let http = HTTPTestClient()
+        let page = try http.send(.GET, server.publicURL + "/").text
+        #expect(page.contains(#"<form id="enroll-form""#))
+        let script = try #require(page.firstMatch(of: /src="(\/assets\/app\.[^"]+\.js)"/)).1
+        let source = try http.send(.GET, server.publicURL + String(script)).text
+        #expect(source.contains("get('enroll')") && source.contains("{ enrollmentToken: enrollToken }"))
+        #expect(source.contains("history.replaceState"))
+    }
+
     @Test("two concurrent uses of one enrollment token create exactly one passkey")
     func concurrentUse() throws {
         let server = try TestServer()
