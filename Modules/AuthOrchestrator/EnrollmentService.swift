@@ -128,6 +128,10 @@ public struct EnrollmentService: Sendable {
         challengeID: String, response: [UInt8], name: String?, clientKind: ClientKind, context: ClientContext
     ) throws -> CompletedRegistration? {
         guard let tokenID = try store.enrollmentTokenID(challengeID: challengeID) else { return nil }
+        // Switched off since the challenge was issued (a restart with new configuration).
+        guard passkeys.policy.enabled else {
+            throw AuthError(.passkeyDisabled, "passkeys are not enabled here")
+        }
         let chosenName = try name.map { raw throws(AuthError) in try Names.passkeyName(raw) }
         let now = clock.now()
         guard let challenge = try store.consumeChallenge(id: challengeID, purpose: .registration, at: now),
