@@ -1,3 +1,5 @@
+import AuthOrchestrator
+import CryptoCore
 import Dispatch
 import Foundation
 import Storage
@@ -25,6 +27,21 @@ public enum PortvaktCLI {
                                          verify an AuthenticationResponseJSON from standard input
           webauthn inspect               decode a WebAuthn response, attestation object or
                                          authenticator data from standard input, every field
+          admin token create --name NAME --scope read|write [--expires-in DURATION] [--config FILE]
+                                         mint an admin API token (data folder directly; shown once)
+          admin token list [--config FILE]
+                                         list admin tokens (never their secrets)
+          admin token revoke NAME-or-ID [--config FILE]
+                                         revoke an admin token
+          admin users list [--search TEXT] [--limit N] [--cursor C]
+          admin users show|disable|enable ID
+          admin users delete ID --yes
+          admin passkeys revoke USER-ID PASSKEY-ID
+          admin sessions revoke USER-ID (SESSION-ID | --all)
+          admin enrollment-link USER-ID [--expires-in DURATION]
+                                         over the admin API: --url (PORTVAKT_ADMIN_URL, default
+                                         http://127.0.0.1:8081), --token (PORTVAKT_ADMIN_TOKEN),
+                                         --json for the API's JSON instead of tables
           bankid-simulator --data DIR --port N [--user-port N] [--auto-complete N]
                    [--scenario FILE] [--print-config]
                                          a BankID RP API v6 simulator (mutual TLS, development PKI)
@@ -66,12 +83,21 @@ public enum PortvaktCLI {
                 return try webauthn(rest)
             case "bankid-simulator":
                 return try BankIDSimulatorCommand.run(rest)
+            case "admin":
+                return try AdminCommand.run(rest, environment: environment)
             default:
                 throw UsageError("unknown command '\(command)'")
             }
         } catch let error as UsageError {
             printError("portvakt: \(error.message)\nRun 'portvakt --help' for usage.")
             return 2
+        } catch let error as AdminAPIError {
+            printError("portvakt: \(error.description)")
+            return 1
+        } catch let error as AdminError {
+            // The code and message only: neither ever carries a token.
+            printError("portvakt: \(error.description)")
+            return 1
         } catch let error as ConfigurationError {
             printError("portvakt: the configuration has problems:\n\(error.description)")
             return 1

@@ -2,7 +2,7 @@ public import AuthOrchestrator
 import BankIDCore
 public import CryptoCore
 public import Foundation
-import HTTPFront
+public import HTTPFront
 import PasskeyCore
 public import SessionCore
 public import Storage
@@ -26,6 +26,14 @@ public final class PortvaktServer: Sendable {
     /// BankID: the client, its collect coordinator, the certificate's health and, in the embedded
     /// default, the simulator.
     let bankID: BankIDRuntime
+    /// Admin API tokens over `store` (and `PORTVAKT_ADMIN_TOKEN` when set).
+    public let adminTokens: AdminTokenService
+    /// One-time passkey enrollment tokens (admin enrollment links).
+    public let enrollment: EnrollmentService
+    /// The administrators' use cases over `store`.
+    public let administration: AccountAdministration
+    /// Every route of the admin listener (empty when it is off), for tests and documentation.
+    public let adminRoutes: [RouteDescription]
 
     private let publicServer: HTTPServer
     private let adminServer: HTTPServer?
@@ -61,9 +69,14 @@ public final class PortvaktServer: Sendable {
                 rotationInterval: TimeInterval(configuration.sessions.rotationIntervalSeconds)),
             clock: clock, random: random)
 
-        let adminToken = try AdminToken.ensure(
-            in: store, fromEnvironment: configuration.adminToken, random: random)
-        createdAdminToken = adminToken.created
+        adminTokens = AdminTokenService(
+            store: store, audit: store, clock: clock, random: random,
+            environmentToken: configuration.adminToken)
+        // A token from the environment wins and nothing is created, as before the tokens table.
+        administration = AccountAdministration(store: store, clock: clock, random: random)
+        createdAdminToken =
+            configuration.adminToken == nil
+            ? try adminTokens.bootstrap(settings: store, legacyKey: AdminToken.settingKey) : nil
 
         bankID = try BankIDRuntime(
             configuration: configuration, store: store, clock: clock, certificateClock: certificateClock,
@@ -89,6 +102,9 @@ public final class PortvaktServer: Sendable {
             accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
 
+        enrollment = EnrollmentService(
+            store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
+
         var publicRouter = Router()
         let transport = SessionTransport(
             cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
@@ -104,28 +120,50 @@ public final class PortvaktServer: Sendable {
                 androidApps: configuration.wellKnown.androidApps.map {
                     .init(package: $0.package, sha256Fingerprints: $0.sha256Fingerprints)
                 },
-                relatedOrigins: configuration.wellKnown.relatedOrigins)
+                relatedOrigins: configuration.wellKnown.relatedOrigins),
+            enrollment: enrollment
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         bankID.mountSimulator(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
+        let metrics = ServerMetrics(
+            publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), database: database,
+            store: store, clock: clock)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
-            router: publicRouter, accessLog: accessLog)
+            router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)
 
         if configuration.admin.enabled {
             var adminRouter = Router()
             let effective = Array(configuration.effectiveJSON().utf8)
+            let authenticator = AdminAuthenticator(tokens: adminTokens)
             AdminAPI(
-                authenticator: AdminAuthenticator(tokenHash: adminToken.hash),
-                effectiveConfiguration: { effective }, readiness: readiness
+                authenticator: authenticator, effectiveConfiguration: { effective }, readiness: readiness
             ).register(on: &adminRouter)
-            Self.registerOpenAPI(on: &adminRouter, title: "Portvakt admin API")
+            AdminAccountsAPI(
+                authenticator: authenticator, administration: administration, enrollment: enrollment,
+                signInPage: configuration.publicURL
+            ).register(on: &adminRouter)
+            adminRouter.addAdmin(
+                .GET, "/metrics", authenticator: authenticator,
+                summary: "Prometheus metrics (text format 0.0.4)"
+            ) { _, _ in
+                HTTPResponse(
+                    status: 200, headers: ["Content-Type": PrometheusText.contentType],
+                    body: Array(try metrics.render().utf8))
+            }
+            Self.registerOpenAPI(
+                on: &adminRouter, title: "Portvakt admin API",
+                authorize: { _ = try authenticator.authorize($0) })
+            adminRoutes = adminRouter.routes
+            let adminMetrics = HTTPMetrics(listener: "admin", routes: adminRouter.routes)
+            metrics.setAdminRequests(adminMetrics)
             adminServer = try HTTPServer(
                 configuration: Self.serverConfiguration(configuration, listener: configuration.listen.admin),
-                router: adminRouter, accessLog: accessLog)
+                router: adminRouter, accessLog: accessLog, metrics: adminMetrics)
         } else {
             adminServer = nil
+            adminRoutes = []
         }
 
         // Hourly upkeep off the request threads: ended sessions are deleted a day after they end,
@@ -227,12 +265,17 @@ public final class PortvaktServer: Sendable {
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one
     /// included) is in place.
-    private static func registerOpenAPI(on router: inout Router, title: String) {
+    /// - Parameter authorize: run before answering; the admin listener's token check.
+    private static func registerOpenAPI(
+        on router: inout Router, title: String,
+        authorize: (@Sendable (HTTPRequest) throws -> Void)? = nil
+    ) {
         let document = Mutex<[UInt8]>([])
         let box = DocumentBox(document)
         router.add(.GET, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document")
-        { _ in
-            HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
+        { request in
+            try authorize?(request)
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
         }
         box.set(
             OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))

@@ -205,26 +205,13 @@ public struct PasskeyService: Sendable {
         if let owner = challenge.userID, signedInUser?.id != owner {
             throw AuthError(.challengeInvalid, "the challenge was issued to another session")
         }
-        let parsed = try RegistrationResponseJSON(json: response)
-        let verified = try verifyRegistration(
-            response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty,
+        var passkey = try verifiedPasskey(
+            response: response, challenge: challenge, userID: challenge.userID ?? "", name: chosenName,
             at: now)
-        // §7.1 step 26: a credential ID registered to anyone is refused, never re-bound.
-        guard try accounts.passkey(credentialID: verified.credentialID) == nil else {
-            throw AuthError(.credentialExists, "this passkey is already registered")
-        }
-        let provider = policy.providerNames.name(for: verified)
-        let userID: String
-        if let owner = challenge.userID { userID = owner } else { userID = try randomToken(16) }
-        let passkey = StoredPasskey(
-            credentialID: verified.credentialID, userID: userID, publicKey: verified.publicKeyBytes,
-            algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount,
-            aaguid: verified.aaguid.uuidString.lowercased(), providerName: provider,
-            transports: verified.transports.map(\.rawValue), backupEligible: verified.backupEligible,
-            backupState: verified.backupState, attestationFormat: verified.attestationFormat,
-            attestationType: verified.attestationType.rawValue,
-            attestationTrusted: verified.attestationTrusted,
-            name: chosenName ?? provider ?? "Passkey", createdAt: now, lastUsedAt: nil)
+        // A new account's id is drawn only once the response has been verified.
+        if challenge.userID == nil { passkey.userID = try randomToken(16) }
+        let userID = passkey.userID
+        let provider = passkey.providerName
 
         let user: User
         var session: IssuedSession?
@@ -266,6 +253,32 @@ public struct PasskeyService: Sendable {
         if let session { details["sessionId"] = session.session.id }
         try record("passkey.registered", userID: user.id, context: context, details: details)
         return CompletedRegistration(user: user, passkey: passkey, session: session)
+    }
+
+    /// §7.1 over a consumed registration challenge: verifies the response and returns the passkey
+    /// to store for `userID` (not stored yet). Shared with enrollment-token registration.
+    /// - Throws: `passkey.credential_exists`, or the failing step's `PasskeyError`.
+    func verifiedPasskey(
+        response: [UInt8], challenge: StoredChallenge, userID: String, name: String?, at now: Date
+    ) throws -> StoredPasskey {
+        let parsed = try RegistrationResponseJSON(json: response)
+        let verified = try verifyRegistration(
+            response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty,
+            at: now)
+        // §7.1 step 26: a credential ID registered to anyone is refused, never re-bound.
+        guard try accounts.passkey(credentialID: verified.credentialID) == nil else {
+            throw AuthError(.credentialExists, "this passkey is already registered")
+        }
+        let provider = policy.providerNames.name(for: verified)
+        return StoredPasskey(
+            credentialID: verified.credentialID, userID: userID, publicKey: verified.publicKeyBytes,
+            algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount,
+            aaguid: verified.aaguid.uuidString.lowercased(), providerName: provider,
+            transports: verified.transports.map(\.rawValue), backupEligible: verified.backupEligible,
+            backupState: verified.backupState, attestationFormat: verified.attestationFormat,
+            attestationType: verified.attestationType.rawValue,
+            attestationTrusted: verified.attestationTrusted,
+            name: name ?? provider ?? "Passkey", createdAt: now, lastUsedAt: nil)
     }
 
     // MARK: Login

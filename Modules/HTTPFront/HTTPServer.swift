@@ -25,10 +25,12 @@ public final class HTTPServer: Sendable {
     ///   - accessLog: receives one JSON line per request (and one per unhandled error); called on
     ///     worker threads, so it must be quick and thread-safe.
     ///   - clock: the monotonic clock for durations and rate limiting.
+    ///   - metrics: counts requests by route and status and times them, when given.
     /// - Throws: `HTTPServerError.invalidConfiguration` for a bad trusted proxy or limit.
     public init(
         configuration: HTTPServerConfiguration, router: Router,
-        accessLog: @escaping @Sendable (String) -> Void, clock: any MonotonicClock = SystemMonotonicClock()
+        accessLog: @escaping @Sendable (String) -> Void, clock: any MonotonicClock = SystemMonotonicClock(),
+        metrics: HTTPMetrics? = nil
     ) throws(HTTPServerError) {
         guard configuration.threads >= 1, configuration.connectionLimit >= 1, configuration.maxBodyBytes >= 0,
             configuration.connectionTimeoutSeconds >= 1, configuration.maxTrackedClients >= 1
@@ -40,7 +42,8 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         handler = ConnectionHandler(
             pipeline: try RequestPipeline(
-                configuration: configuration, router: router, clock: clock, accessLog: accessLog))
+                configuration: configuration, router: router, clock: clock, accessLog: accessLog,
+                metrics: metrics))
     }
 
     /// The routes the server answers, e.g. for `OpenAPIDocument.generate`.

@@ -37,6 +37,8 @@ final class RequestPipeline: Sendable {
     let limiter: RateLimiter
     let clock: any MonotonicClock
     let accessLog: @Sendable (String) -> Void
+    /// Requests by route and status, and latencies; nil when not collected.
+    let metrics: HTTPMetrics?
     private let allowedOrigins: Set<String>
     private let corsAllowHeaders: String
     private let corsExposeHeaders: String
@@ -44,8 +46,9 @@ final class RequestPipeline: Sendable {
 
     init(
         configuration: HTTPServerConfiguration, router: Router, clock: any MonotonicClock,
-        accessLog: @escaping @Sendable (String) -> Void
+        accessLog: @escaping @Sendable (String) -> Void, metrics: HTTPMetrics? = nil
     ) throws(HTTPServerError) {
+        self.metrics = metrics
         self.configuration = configuration
         self.router = CompiledRouter(router)
         self.resolver = try ClientIPResolver(trustedProxies: configuration.trustedProxies)
@@ -99,6 +102,9 @@ final class RequestPipeline: Sendable {
         }
 
         let defaults = finalize(&response, corsOrigin: corsOrigin, closeConnection: closeConnection)
+        metrics?.record(
+            route: routePattern, status: response.status,
+            nanoseconds: clock.nanoseconds() &- incoming.startNanoseconds)
         logRequest(
             method: incoming.methodToken, route: routePattern, status: response.status,
             start: incoming.startNanoseconds, requestID: requestID, client: client)

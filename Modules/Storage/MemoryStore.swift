@@ -76,6 +76,9 @@ public final class MemoryStore: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Enrollment tokens and their challenge links (MemoryAdminStores.swift); taken before `state`
+    /// when both are needed, never after.
+    let enrollments = Mutex(MemoryEnrollments())
 
     /// Creates an empty store.
     public init() {}

@@ -176,6 +176,49 @@ extension Migration {
                 CREATE INDEX bankid_orders_finished_at ON bankid_orders(finished_at);
                 CREATE INDEX bankid_orders_started_at ON bankid_orders(started_at);
                 """),
+        Migration(
+            version: 4, name: "admin tokens, enrollment tokens, audit by action, live sessions",
+            sql: """
+                -- Admin API tokens: only the SHA-256 of each 256-bit secret is kept, found by that
+                -- hash (the index) and compared again in constant time. Revoked rows stay, so the
+                -- audit trail's "admin:<name>" keeps meaning one token and a name is never reused.
+                CREATE TABLE admin_tokens (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL UNIQUE,
+                    scope TEXT NOT NULL CHECK (scope IN ('read', 'write')),
+                    token_hash BLOB NOT NULL UNIQUE CHECK (length(token_hash) = 32),
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER,
+                    revoked_at INTEGER
+                ) STRICT;
+                -- One-time passkey enrollment tokens (admin enrollment links, later BankID
+                -- recovery): only the SHA-256 is kept; used_at is set once, by the registration
+                -- that stores the passkey, in the same transaction.
+                CREATE TABLE enrollment_tokens (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    token_hash BLOB NOT NULL UNIQUE CHECK (length(token_hash) = 32),
+                    purpose TEXT NOT NULL,
+                    created_by TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    used_at INTEGER
+                ) STRICT;
+                CREATE INDEX enrollment_tokens_user_id ON enrollment_tokens(user_id);
+                -- Which registration challenge was issued for which enrollment token, so finalize
+                -- knows to redeem the token. Several challenges may name one token (a retried
+                -- ceremony); only one redemption can succeed.
+                CREATE TABLE enrollment_challenges (
+                    challenge_id TEXT PRIMARY KEY NOT NULL,
+                    token_id TEXT NOT NULL REFERENCES enrollment_tokens(id) ON DELETE CASCADE
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX enrollment_challenges_token_id ON enrollment_challenges(token_id);
+                -- The metrics endpoint counts live sessions on every scrape: only unrevoked rows
+                -- are in this index, so the count reads the index, not the table.
+                CREATE INDEX sessions_unrevoked_expires_at ON sessions(expires_at) WHERE revoked_at IS NULL;
+                -- The admin API filters the audit trail by action, newest first.
+                CREATE INDEX audit_events_action ON audit_events(action, id);
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.

@@ -53,6 +53,9 @@ public final class SQLiteDatabase: Sendable {
     private let writer: ConnectionPool
     private let readers: ConnectionPool
     private let groupCommit: GroupCommit
+    /// How long each `write` took from call to commit (queueing behind the writer included), for
+    /// the metrics endpoint.
+    public let writeLatency = LatencyHistogram()
     private let migrations: [Migration]
     private let clock: any WallClock
 
@@ -130,7 +133,9 @@ public final class SQLiteDatabase: Sendable {
     /// `body` may share its transaction with other callers' bodies, but its own writes are all
     /// or nothing, and it returns only after the COMMIT.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try groupCommit.write(body)
+        let start = LatencyHistogram.now()
+        defer { writeLatency.record(nanoseconds: LatencyHistogram.now() &- start) }
+        return try groupCommit.write(body)
     }
 
     /// `BEGIN IMMEDIATE`, `body`, `COMMIT`; `ROLLBACK` when anything throws.

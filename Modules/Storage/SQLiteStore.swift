@@ -330,7 +330,7 @@ enum AuditDetails {
 }
 
 extension SQLiteStore: AccountStore {
-    fileprivate static let passkeyColumns = """
+    static let passkeyColumns = """
         credential_id, user_id, public_key, algorithm, sign_count, aaguid, provider_name, \
         transports, backup_eligible, backup_state, attestation_format, attestation_type, \
         attestation_trusted, name, created_at, last_used_at
@@ -351,7 +351,8 @@ extension SQLiteStore: AccountStore {
             lastUsedAt: row.optionalDate(15))
     }
 
-    fileprivate static func insert(_ passkey: StoredPasskey, on connection: Connection) throws {
+    /// Inserts a passkey inside a caller's transaction (sign-up, enrollment-token redemption).
+    static func insert(_ passkey: StoredPasskey, on connection: Connection) throws {
         try connection.execute(
             """
             INSERT INTO passkeys (\(passkeyColumns))

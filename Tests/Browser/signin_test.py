@@ -77,18 +77,22 @@ class Server:
 
     def __init__(self, binary):
         self.port = free_port()
+        self.admin_port = free_port()
+        # The admin API mints enrollment links; its token comes from the environment (never stored).
+        self.admin_token = "pva_browser-test-" + os.urandom(16).hex()
         self.url = f"http://localhost:{self.port}"
         self.dir = Path(tempfile.mkdtemp(prefix="portvakt-browser-"))
         config = {
             "publicURL": self.url,
             "dataDirectory": str(self.dir / "data"),
-            "listen": {"public": {"host": "127.0.0.1", "port": self.port}},
-            "admin": {"enabled": False},
+            "listen": {"public": {"host": "127.0.0.1", "port": self.port},
+                       "admin": {"host": "127.0.0.1", "port": self.admin_port}},
             "logging": {"level": "info", "accessLog": True},
         }
         (self.dir / "config.json").write_text(json.dumps(config))
         # The server refuses unknown PORTVAKT_ variables; give it a clean environment.
         env = {k: v for k, v in os.environ.items() if not k.startswith("PORTVAKT_")}
+        env["PORTVAKT_ADMIN_TOKEN"] = self.admin_token
         self.log = open(self.dir / "server.log", "wb")
         self.process = subprocess.Popen(
             [binary, "serve", "--config", str(self.dir / "config.json")],
@@ -110,6 +114,14 @@ class Server:
                 return response.status, response.headers, response.read()
         except urllib.error.HTTPError as error:
             return error.code, error.headers, error.read()
+
+    def admin(self, method, path, body):
+        """The JSON answer of an admin API call (with the admin token)."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.admin_port}{path}", method=method, data=json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.admin_token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.loads(response.read())
 
     def log_tail(self, lines=30):
         # Only the JSON log lines: the first start also prints the admin token, which stays out.
@@ -410,9 +422,35 @@ def step_fallback(server, page):
     check(page.find("#account-heading").text == "Signed in as Grace Hopper", "fallback sign-up failed")
 
 
+def step_enrollment_link(server, page):
+    # An administrator creates an account without a passkey and mints a one-time enrollment link.
+    user = server.admin("POST", "/admin/v1/users", {"username": "linus", "displayName": "Linus Link"})
+    link = server.admin("POST", f"/admin/v1/users/{user['id']}/enrollment-links", {})
+    check(link["url"].startswith(server.url + "/#enroll=pve_"), f"unexpected link {link['url']!r}")
+    page.find("#signout").click()
+    page.wait_state("signed-out")
+    page.driver.get("about:blank")  # a real load: the same page with a new fragment would not reload
+    page.driver.get(link["url"])
+    page.wait(lambda: page.find("#enroll-form").is_displayed() and page.idle(), "the enrollment form")
+    check("enroll" not in page.driver.current_url, "the one-time token stayed in the address bar")
+    page.find("#enroll-button").click()
+    page.wait_state("signed-in")
+    page.wait_status("Your passkey is ready")
+    check(page.find("#account-heading").text == "Signed in as Linus Link", "enrolled into the wrong account")
+    check(len(page.passkey_names()) == 1, f"passkeys after enrollment: {page.passkey_names()}")
+    # The link works once.
+    page.find("#signout").click()
+    page.wait_state("signed-out")
+    page.driver.get("about:blank")
+    page.driver.get(link["url"])
+    page.wait(lambda: page.find("#enroll-form").is_displayed() and page.idle(), "the enrollment form again")
+    page.find("#enroll-button").click()
+    page.wait_status("This link has been used or has expired")
+
+
 PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
-                  step_remove, step_sessions, step_autofill, step_fallback]
+                  step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link]
 
 
 def main():

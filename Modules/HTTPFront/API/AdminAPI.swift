@@ -1,29 +1,83 @@
-public import CryptoCore
-public import Foundation
+public import AuthOrchestrator
+import CryptoCore
+import Foundation
+import Storage
 
-/// Checks the admin listener's bearer token against the stored SHA-256 hash, in constant time.
+/// Checks the admin listener's bearer tokens: 401 without a working token, 403 when a read
+/// token asks to change something.
 public struct AdminAuthenticator: Sendable {
-    private let tokenHash: [UInt8]
+    let tokens: AdminTokenService
 
-    /// Creates the check from the hash of the one valid admin token.
-    public init(tokenHash: [UInt8]) {
-        self.tokenHash = tokenHash
+    /// Creates the check over the admin token service.
+    public init(tokens: AdminTokenService) {
+        self.tokens = tokens
     }
 
-    /// Passes when the request carries the admin token; otherwise a 401 problem.
-    func authorize(_ request: HTTPRequest) throws(HTTPError) {
-        let presented = request.bearerToken
-        // Hash first so the comparison always runs over 32 bytes, whatever was sent.
-        guard let presented, ConstantTime.equals(Digest.sha256(presented), tokenHash) else {
-            throw HTTPError(
-                status: 401, code: "admin.unauthorized", title: "Admin token required",
-                detail: "Send Authorization: Bearer with the admin token.",
-                headers: [("WWW-Authenticate", "Bearer")])
+    /// The principal behind the request's token. GET and HEAD need a read token; every other
+    /// method changes something and needs a write token.
+    /// - Throws: `AdminError` (`admin.unauthorized`, `admin.forbidden`) as a problem.
+    public func authorize(_ request: HTTPRequest) throws -> AdminPrincipal {
+        let scope: AdminScope = request.method == .GET || request.method == .HEAD ? .read : .write
+        return try tokens.authorize(bearer: request.bearerToken, scope: scope)
+    }
+}
+
+/// A handler on the admin listener: it runs only after the token was checked, and gets who it
+/// was.
+public typealias AdminHandler = @Sendable (HTTPRequest, AdminPrincipal) throws -> HTTPResponse
+
+extension Router {
+    /// Registers an admin route whose handler runs only for a request with a token good for its
+    /// method. Every route on the admin listener goes through here, so none can forget the check.
+    public mutating func addAdmin(
+        _ method: HTTPMethod, _ pattern: String, authenticator: AdminAuthenticator, summary: String,
+        handler: @escaping AdminHandler
+    ) {
+        add(method, pattern, rateClass: "admin", summary: summary) { request in
+            let principal = try authenticator.authorize(request)
+            return try handler(request, principal)
         }
     }
 }
 
-/// The admin listener's routes. Every route but liveness requires the admin token.
+/// Admin failures as problems: 401 (with `WWW-Authenticate: Bearer`) for every token that does
+/// not work, 403 for a read token that tried to write, 404 for what does not exist, 409 for a
+/// taken name, 400 for the rest.
+extension AdminError: HTTPResponseError {
+    public var status: Int {
+        switch code {
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .userNotFound, .passkeyNotFound, .sessionNotFound, .tokenNotFound: 404
+        case .tokenNameTaken: 409
+        case .randomFailure: 500
+        case .invalidTokenName, .invalidExpiry, .invalidCursor, .invalidParameter: 400
+        }
+    }
+
+    public var problem: ProblemDetails {
+        switch code {
+        case .unauthorized:
+            ProblemDetails(
+                status: 401, code: code.rawValue, title: "Admin token required",
+                detail: "Send Authorization: Bearer with a valid, unexpired, unrevoked admin token.")
+        case .forbidden:
+            ProblemDetails(
+                status: 403, code: code.rawValue, title: "Read-only admin token",
+                detail: "This admin token has the read scope; changes need a write token.")
+        case .randomFailure:
+            ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+        default:
+            ProblemDetails(
+                status: status, code: code.rawValue, title: "Admin request refused", detail: message)
+        }
+    }
+
+    public var headers: [(String, String)] { code == .unauthorized ? [("WWW-Authenticate", "Bearer")] : [] }
+}
+
+/// The admin listener's operational routes: liveness and the effective configuration. Like
+/// every admin route, both need a token.
 public struct AdminAPI: Sendable {
     let authenticator: AdminAuthenticator
     let effectiveConfiguration: @Sendable () -> [UInt8]
@@ -42,18 +96,30 @@ public struct AdminAPI: Sendable {
 
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
-        router.add(.GET, "/health/alive", rateClass: "health", summary: "Liveness of the admin listener") {
-            _ in
+        router.addAdmin(
+            .GET, "/health/alive", authenticator: authenticator, summary: "Liveness of the admin listener"
+        ) { _, _ in
             HealthResponse.alive
         }
-        router.add(
-            .GET, "/admin/v1/config", rateClass: "admin",
+        router.addAdmin(
+            .GET, "/admin/v1/config", authenticator: authenticator,
             summary: "The effective configuration, secrets redacted"
-        ) {
-            request in
-            try authenticator.authorize(request)
-            return HTTPResponse(
+        ) { _, _ in
+            HTTPResponse(
                 status: 200, headers: ["Content-Type": "application/json"], body: effectiveConfiguration())
         }
+    }
+}
+
+/// Enrollment failures: 400 for a token that cannot be used or a lifetime out of bounds.
+extension EnrollmentError: HTTPResponseError {
+    public var status: Int { 400 }
+
+    public var problem: ProblemDetails {
+        code == .invalid
+            ? ProblemDetails(
+                status: 400, code: code.rawValue, title: "Enrollment link not valid",
+                detail: "The enrollment link is unknown, already used or expired; ask for a new one.")
+            : ProblemDetails(status: 400, code: code.rawValue, title: "Invalid lifetime", detail: message)
     }
 }

@@ -44,12 +44,15 @@ public struct PasskeyAPI: Sendable {
     let users: any UserStore
     let transport: SessionTransport
     let wellKnown: WellKnownDocuments
+    let enrollment: EnrollmentService?
 
-    /// Creates the API over the passkey use cases.
+    /// Creates the API over the passkey use cases; `enrollment` serves `enrollmentToken`
+    /// registrations (refused as `enrollment.invalid` without it).
     public init(
         passkeys: PasskeyService, sessions: SessionService, users: any UserStore, transport: SessionTransport,
-        wellKnown: WellKnownDocuments
+        wellKnown: WellKnownDocuments, enrollment: EnrollmentService? = nil
     ) {
+        self.enrollment = enrollment
         self.passkeys = passkeys
         self.sessions = sessions
         self.users = users
@@ -65,6 +68,12 @@ public struct PasskeyAPI: Sendable {
             summary: "Creation options: a new passkey for the signed-in user, or a new account"
         ) { request in
             let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
+            if let token = body.enrollmentToken {
+                guard let enrollment else {
+                    throw EnrollmentError(.invalid, "enrollment tokens are not accepted here")
+                }
+                return Self.optionsResponse(try enrollment.startRegistration(token: token))
+            }
             let subject: RegistrationSubject
             if let username = body.username {
                 subject = .newAccount(username: username, displayName: body.displayName)
@@ -78,6 +87,20 @@ public struct PasskeyAPI: Sendable {
             summary: "Verify a RegistrationResponseJSON; a session when the account is new"
         ) { request in
             let body = try FinalizeBody(request)
+            // A challenge issued for an enrollment token: that token's account, no session needed.
+            if let enrolled = try enrollment?.finishRegistration(
+                challengeID: body.challengeID, response: body.credential, name: body.name,
+                clientKind: body.client,
+                context: Self.context(request))
+            {
+                var response = try HTTPResponse.json(
+                    RegistrationResponse(
+                        user: UserView(enrolled.user), passkey: PasskeyView(enrolled.passkey),
+                        session: enrolled.session.map { SessionGrant($0, client: body.client) }),
+                    status: 201)
+                if let session = enrolled.session, body.client == .web { setCookie(session, on: &response) }
+                return response
+            }
             let current = optionalUser(request)
             let completed: CompletedRegistration
             do {
@@ -216,6 +239,7 @@ public struct PasskeyAPI: Sendable {
 struct RegistrationInitializeBody: OptionalJSONBody {
     var username: String?
     var displayName: String?
+    var enrollmentToken: String?
 }
 
 struct LoginInitializeBody: OptionalJSONBody {

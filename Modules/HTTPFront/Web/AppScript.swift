@@ -62,6 +62,11 @@ enum AppScript {
             'passkey.last_passkey': 'This is your last passkey. Add another one before you remove it.',
             'session.missing': 'You are not signed in.',
             rate_limited: 'Too many attempts. Wait a moment and try again.',
+            enrollHeading: 'Set up your passkey',
+            enrollHint: 'You were sent a one-time link. Create a passkey on this device to get into your account.',
+            enrollButton: 'Create my passkey',
+            passkeyEnrolled: 'Your passkey is ready and you are signed in.',
+            'enrollment.invalid': 'This link has been used or has expired. Ask for a new one.',
           },
           sv: {
             otherLanguage: 'English',
@@ -113,6 +118,11 @@ enum AppScript {
             'passkey.last_passkey': 'Det här är din sista lösennyckel. Lägg till en till innan du tar bort den.',
             'session.missing': 'Du är inte inloggad.',
             rate_limited: 'För många försök. Vänta en stund och försök igen.',
+            enrollHeading: 'Skapa din lösennyckel',
+            enrollHint: 'Du har fått en engångslänk. Skapa en lösennyckel på den här enheten för att komma in på ditt konto.',
+            enrollButton: 'Skapa min lösennyckel',
+            passkeyEnrolled: 'Din lösennyckel är klar och du är inloggad.',
+            'enrollment.invalid': 'Länken har redan använts eller har gått ut. Be om en ny.',
           },
         };
 
@@ -500,6 +510,25 @@ enum AppScript {
             $('signed-out').hidden = false;
             sayKey('noWebAuthn');
             return;
+          }
+
+          // An enrollment link (#enroll=<one-time token>, from an administrator): offer to create a
+          // passkey for that account. The fragment never reaches a server; it is also taken out of
+          // the address bar and history at once, since the token is a secret until it is used.
+          const enrollToken = new URLSearchParams(location.hash.slice(1)).get('enroll');
+          if (enrollToken) {
+            history.replaceState(null, '', location.pathname + location.search);
+            $('enroll-form').hidden = false;
+            $('enroll-form').addEventListener('submit', (event) => {
+              event.preventDefault();
+              stopAutofill();
+              sayKey('working');
+              run(async () => {
+                await register({ enrollmentToken: enrollToken });
+                $('enroll-form').hidden = true;
+                await showAccount('passkeyEnrolled');
+              });
+            });
           }
 
           $('signin-form').addEventListener('submit', (event) => {

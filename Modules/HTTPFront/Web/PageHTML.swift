@@ -22,6 +22,11 @@ enum PageHTML {
         <main>
         <p id="status" role="status" aria-live="polite"></p>
         <section id="signed-out" aria-labelledby="signin-heading" hidden>
+        <form id="enroll-form" aria-labelledby="enroll-heading" hidden>
+        <h2 id="enroll-heading" tabindex="-1" data-i18n="enrollHeading"></h2>
+        <p class="hint" data-i18n="enrollHint"></p>
+        <button type="submit" id="enroll-button" data-i18n="enrollButton"></button>
+        </form>
         <h2 id="signin-heading" tabindex="-1" data-i18n="signInHeading"></h2>
         <form id="signin-form">
         <label for="signin-username" data-i18n="username"></label>

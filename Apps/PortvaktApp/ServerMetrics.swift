@@ -1,0 +1,82 @@
+import CryptoCore
+import HTTPFront
+import Storage
+import Synchronization
+
+/// Everything `GET /metrics` reports, gathered at scrape time from counters that the request
+/// path keeps with atomics: requests and latencies per listener, passkey logins and
+/// registrations (read off their routes' counters), live sessions (one indexed count) and SQLite
+/// write latency.
+final class ServerMetrics: Sendable {
+    let publicRequests: HTTPMetrics
+    /// Set once the admin router is complete (its routes include /metrics itself).
+    private let adminRequests = Mutex<HTTPMetrics?>(nil)
+    let database: SQLiteDatabase
+    let store: any AdministrationStore
+    let clock: any WallClock
+
+    init(
+        publicRequests: HTTPMetrics, database: SQLiteDatabase, store: any AdministrationStore,
+        clock: any WallClock
+    ) {
+        self.publicRequests = publicRequests
+        self.database = database
+        self.store = store
+        self.clock = clock
+    }
+
+    func setAdminRequests(_ metrics: HTTPMetrics) {
+        adminRequests.withLock { $0 = metrics }
+    }
+
+    /// The exposition in Prometheus text format 0.0.4.
+    func render() throws -> String {
+        var requests = ""
+        var durations = ""
+        publicRequests.render(requests: &requests, durations: &durations)
+        adminRequests.withLock { $0 }?.render(requests: &requests, durations: &durations)
+        var text = """
+            # HELP portvakt_http_requests_total HTTP requests answered, by listener, route pattern and status.
+            # TYPE portvakt_http_requests_total counter
+
+            """
+        text += requests
+        text += """
+            # HELP portvakt_http_request_duration_seconds Time from request read to response ready, by listener and route pattern.
+            # TYPE portvakt_http_request_duration_seconds histogram
+
+            """
+        text += durations
+        for (name, route, help) in [
+            (
+                "portvakt_passkey_logins_total", "/v1/passkeys/login/finalize",
+                "Passkey login finalizations by outcome: success, refused (4xx), error (5xx)."
+            ),
+            (
+                "portvakt_passkey_registrations_total", "/v1/passkeys/registration/finalize",
+                "Passkey registrations (sign-ups, added passkeys, enrollments) by outcome: success, refused, error."
+            ),
+        ] {
+            var outcomes: [String: UInt64] = ["success": 0, "refused": 0, "error": 0]
+            for (status, count) in publicRequests.counts(route: route) {
+                let outcome = status.hasPrefix("2") ? "success" : status.hasPrefix("5") ? "error" : "refused"
+                outcomes[outcome, default: 0] += count
+            }
+            text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
+            for outcome in ["success", "refused", "error"] {
+                text += "\(name){outcome=\"\(outcome)\"} \(outcomes[outcome] ?? 0)\n"
+            }
+        }
+        text += """
+            # HELP portvakt_sessions_active Sessions neither revoked nor past their absolute expiry.
+            # TYPE portvakt_sessions_active gauge
+            portvakt_sessions_active \(try store.liveSessionCount(at: clock.now()))
+            # HELP portvakt_sqlite_write_duration_seconds SQLite write transactions, from call to commit (queueing included).
+            # TYPE portvakt_sqlite_write_duration_seconds histogram
+
+            """
+        PrometheusText.histogram(
+            "portvakt_sqlite_write_duration_seconds", labels: "", database.writeLatency, into: &text)
+        return text
+    }
+}

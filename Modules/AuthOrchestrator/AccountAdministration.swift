@@ -1,0 +1,353 @@
+public import CryptoCore
+public import Foundation
+public import SessionCore
+public import Storage
+
+/// One page of a listing and the cursor for the next; nil when this page is the last.
+public struct AdminPage<Item: Sendable>: Sendable {
+    /// The items of this page.
+    public let items: [Item]
+    /// Opaque; pass it back as `cursor` for the next page.
+    public let nextCursor: String?
+}
+
+/// A user with everything support needs on one screen.
+public struct UserDetail: Sendable {
+    /// The account.
+    public let user: User
+    /// Its passkeys, oldest first.
+    public let passkeys: [StoredPasskey]
+    /// Its live sessions, newest first.
+    public let sessions: [Session]
+    /// Its latest audit events, newest first.
+    public let recentEvents: [AuditEvent]
+}
+
+/// What a PATCH of a user asks to change; nil members stay as they are.
+public struct UserChanges: Sendable {
+    /// true disables (revoking every session at once), false enables.
+    public var disabled: Bool?
+    /// A new username, with sign-up's normalisation and uniqueness.
+    public var username: String?
+    /// A new display name, with sign-up's rules.
+    public var displayName: String?
+
+    /// Creates a change set.
+    public init(disabled: Bool? = nil, username: String? = nil, displayName: String? = nil) {
+        self.disabled = disabled
+        self.username = username
+        self.displayName = displayName
+    }
+}
+
+/// The administrators' use cases over accounts, passkeys, sessions and the audit trail. Every
+/// change is an audit event whose actor names the admin token (`admin:<name>`).
+public struct AccountAdministration: Sendable {
+    /// The stores administration runs over: one SQLite store serves them all.
+    public typealias Stores = AccountStore & AdministrationStore & AuditStore & SessionRepository
+
+    let store: any Stores
+    let clock: any WallClock
+    let random: any RandomSource
+
+    /// The page size when none is asked for.
+    public static let defaultLimit = 50
+    /// The largest page that may be asked for.
+    public static let maximumLimit = 500
+    /// How many audit events a user's detail shows.
+    public static let recentEventCount = 20
+
+    /// Creates the service with injected time and randomness.
+    public init(store: any Stores, clock: any WallClock, random: any RandomSource) {
+        self.store = store
+        self.clock = clock
+        self.random = random
+    }
+
+    // MARK: Users
+
+    /// A page of users ordered by id, optionally only those whose id is `search` or whose
+    /// username or display name contains it (case-insensitive for ASCII).
+    /// - Throws: `admin.invalid_cursor`, `admin.invalid_parameter` (a limit outside 1...500).
+    public func listUsers(search: String?, cursor: String?, limit: Int?) throws -> AdminPage<User> {
+        let limit = try Self.checkLimit(limit)
+        let after = try cursor.map { try Cursor.decode($0, kind: "u") }
+        // One more than asked tells whether another page exists, so the last page has no cursor.
+        let found = try store.searchUsers(search, afterID: after, limit: limit + 1)
+        let page = Array(found.prefix(limit))
+        return AdminPage(
+            items: page,
+            nextCursor: found.count > limit ? page.last.map { Cursor.encode($0.id, kind: "u") } : nil)
+    }
+
+    /// Creates an account without any way in yet, to hand its owner an enrollment link.
+    /// - Parameters:
+    ///   - username: Optional; normalised and unique as at sign-up.
+    ///   - displayName: Defaults to the username; one of the two is required.
+    /// - Throws: `user.invalid_username`, `user.invalid_display_name`, `user.username_taken`,
+    ///   `admin.invalid_parameter` when neither name is given.
+    public func createUser(
+        username rawUsername: String?, displayName rawDisplayName: String?, by admin: AdminPrincipal,
+        context: ClientContext
+    ) throws -> User {
+        let username = try rawUsername.map { raw throws(AuthError) in try Names.normaliseUsername(raw) }
+        guard let shown = rawDisplayName ?? username else {
+            throw AdminError(.invalidParameter, "a new user needs a username or a displayName")
+        }
+        let displayName = try Names.displayName(shown)
+        let user = User(
+            id: try randomToken(16), username: username, displayName: displayName, createdAt: clock.now(),
+            userHandle: try randomBytes(User.handleByteCount))
+        do {
+            try store.insertUser(user)
+        } catch let error as StorageError where error.code == .conflict {
+            throw AuthError(.usernameTaken, "the username is taken", underlying: error)
+        }
+        try record("admin.user.created", userID: user.id, by: admin, context: context)
+        return user
+    }
+
+    /// The user with passkeys, live sessions and recent audit events.
+    /// - Throws: `admin.user_not_found`.
+    public func userDetail(id: String) throws -> UserDetail {
+        let user = try requireUser(id)
+        return UserDetail(
+            user: user, passkeys: try store.passkeys(userID: id),
+            sessions: try store.sessions(userID: id, liveAt: clock.now()),
+            recentEvents: try store.auditEvents(userID: id, beforeID: nil, limit: Self.recentEventCount))
+    }
+
+    /// Renames, disables or enables a user. Disabling revokes every live session in the same
+    /// transaction, and passkey logins are refused from then on (`account.disabled`).
+    /// - Throws: `admin.user_not_found`, `user.invalid_username`, `user.invalid_display_name`,
+    ///   `user.username_taken`.
+    public func updateUser(id: String, changes: UserChanges, by admin: AdminPrincipal, context: ClientContext)
+        throws -> User
+    {
+        var user = try requireUser(id)
+        // Every name is checked before anything is written, so a bad one changes nothing.
+        let username = try changes.username.map { raw throws(AuthError) in try Names.normaliseUsername(raw) }
+        let displayName = try changes.displayName.map { raw throws(AuthError) in try Names.displayName(raw) }
+        if username != nil || displayName != nil {
+            var details: [String: String] = [:]
+            if let username, username != user.username {
+                user.username = username
+                details["username"] = "changed"
+            }
+            if let displayName, displayName != user.displayName {
+                user.displayName = displayName
+                details["displayName"] = "changed"
+            }
+            do {
+                try store.updateUser(user)
+            } catch let error as StorageError where error.code == .conflict {
+                throw AuthError(.usernameTaken, "the username is taken", underlying: error)
+            } catch let error as StorageError where error.code == .notFound {
+                throw AdminError(.userNotFound, "no user has this id", underlying: error)
+            }
+            try record("admin.user.renamed", userID: id, by: admin, context: context, details: details)
+        }
+        if let disabled = changes.disabled, disabled != (user.disabledAt != nil) {
+            let now = clock.now()
+            let revoked: Int
+            do {
+                revoked = try store.setUserDisabled(id: id, at: disabled ? now : nil, now: now)
+            } catch let error as StorageError where error.code == .notFound {
+                throw AdminError(.userNotFound, "no user has this id", underlying: error)
+            }
+            user.disabledAt = disabled ? now.storagePrecisionForAdmin : nil
+            try record(
+                disabled ? "admin.user.disabled" : "admin.user.enabled", userID: id, by: admin,
+                context: context,
+                details: disabled ? ["sessionsRevoked": String(revoked)] : [:])
+        }
+        return user
+    }
+
+    /// Deletes the user with every passkey and session (the audit trail stays).
+    /// - Throws: `admin.user_not_found`.
+    public func deleteUser(id: String, by admin: AdminPrincipal, context: ClientContext) throws {
+        guard try store.deleteUser(id: id) else { throw AdminError(.userNotFound, "no user has this id") }
+        try record("admin.user.deleted", userID: id, by: admin, context: context)
+    }
+
+    // MARK: Passkeys
+
+    /// The user's passkeys, oldest first.
+    /// - Throws: `admin.user_not_found`.
+    public func passkeys(userID: String) throws -> [StoredPasskey] {
+        _ = try requireUser(userID)
+        return try store.passkeys(userID: userID)
+    }
+
+    /// One of the user's passkeys by its credential id (base64url).
+    /// - Throws: `admin.user_not_found`, `admin.passkey_not_found`.
+    public func passkey(userID: String, credentialID: String) throws -> StoredPasskey {
+        _ = try requireUser(userID)
+        guard let id = Base64URL.decode(credentialID), let passkey = try store.passkey(credentialID: id),
+            passkey.userID == userID
+        else { throw AdminError(.passkeyNotFound, "no such passkey for this user") }
+        return passkey
+    }
+
+    /// Deletes one of the user's passkeys, the last one included (an administrator acting on a
+    /// lost device; the user gets back in with an enrollment link).
+    /// - Throws: `admin.user_not_found`, `admin.passkey_not_found`.
+    public func deletePasskey(
+        userID: String, credentialID: String, by admin: AdminPrincipal, context: ClientContext
+    )
+        throws
+    {
+        _ = try requireUser(userID)
+        guard let id = Base64URL.decode(credentialID),
+            try store.deletePasskey(credentialID: id, userID: userID)
+        else { throw AdminError(.passkeyNotFound, "no such passkey for this user") }
+        try record(
+            "admin.passkey.deleted", userID: userID, by: admin, context: context,
+            details: ["credentialId": credentialID])
+    }
+
+    // MARK: Sessions
+
+    /// The user's live sessions, newest first.
+    /// - Throws: `admin.user_not_found`.
+    public func sessions(userID: String) throws -> [Session] {
+        _ = try requireUser(userID)
+        return try store.sessions(userID: userID, liveAt: clock.now())
+    }
+
+    /// Ends every live session of the user; returns how many.
+    /// - Throws: `admin.user_not_found`.
+    @discardableResult
+    public func revokeSessions(userID: String, by admin: AdminPrincipal, context: ClientContext) throws -> Int
+    {
+        _ = try requireUser(userID)
+        let revoked = try store.revokeSessions(userID: userID, exceptID: nil, at: clock.now())
+        try record(
+            "admin.sessions.revoked", userID: userID, by: admin, context: context,
+            details: ["count": String(revoked)])
+        return revoked
+    }
+
+    /// Ends one live session of the user.
+    /// - Throws: `admin.user_not_found`, `admin.session_not_found` (also for another user's, or
+    ///   one already ended).
+    public func revokeSession(
+        userID: String, sessionID: String, by admin: AdminPrincipal, context: ClientContext
+    )
+        throws
+    {
+        _ = try requireUser(userID)
+        guard let session = try store.session(id: sessionID), session.userID == userID,
+            try store.revokeSession(id: sessionID, at: clock.now())
+        else { throw AdminError(.sessionNotFound, "no live session with this id for this user") }
+        try record(
+            "admin.session.revoked", userID: userID, by: admin, context: context,
+            details: ["sessionId": sessionID])
+    }
+
+    // MARK: Enrollment links
+
+    /// Issues a one-time passkey enrollment token for the user (an enrollment link), audited as
+    /// issued by the admin token.
+    /// - Throws: `admin.user_not_found`, `account.disabled`, `enrollment.invalid_lifetime`.
+    public func issueEnrollment(
+        userID: String, lifetime: TimeInterval?, using enrollment: EnrollmentService,
+        by admin: AdminPrincipal,
+        context: ClientContext
+    ) throws -> IssuedEnrollment {
+        let user = try requireUser(userID)
+        // A link for a disabled account could only fail at its end; say so now.
+        guard user.disabledAt == nil else {
+            throw AuthError(.accountDisabled, "the account is disabled; enable it before sending a link")
+        }
+        return try enrollment.issue(
+            userID: userID, lifetime: lifetime, purpose: "admin", actor: admin.actor, context: context)
+    }
+
+    // MARK: Audit
+
+    /// A page of audit events matching `query`, newest first.
+    /// - Throws: `admin.invalid_cursor`, `admin.invalid_parameter`.
+    public func auditEvents(_ query: AuditQuery, cursor: String?, limit: Int?) throws -> AdminPage<AuditEvent>
+    {
+        let limit = try Self.checkLimit(limit)
+        var before: Int64?
+        if let cursor {
+            guard let id = Int64(try Cursor.decode(cursor, kind: "a")) else {
+                throw AdminError(.invalidCursor, "the cursor is not one this server handed out")
+            }
+            before = id
+        }
+        let found = try store.searchAudit(query, beforeID: before, limit: limit + 1)
+        let page = Array(found.prefix(limit))
+        return AdminPage(
+            items: page,
+            nextCursor: found.count > limit
+                ? page.last.flatMap(\.id).map { Cursor.encode(String($0), kind: "a") } : nil)
+    }
+
+    // MARK: Helpers
+
+    private func requireUser(_ id: String) throws -> User {
+        guard let user = try store.user(id: id) else {
+            throw AdminError(.userNotFound, "no user has this id")
+        }
+        return user
+    }
+
+    static func checkLimit(_ limit: Int?) throws(AdminError) -> Int {
+        guard let limit else { return defaultLimit }
+        guard (1...maximumLimit).contains(limit) else {
+            throw AdminError(.invalidParameter, "limit must be 1 to \(maximumLimit)")
+        }
+        return limit
+    }
+
+    private func record(
+        _ action: String, userID: String?, by admin: AdminPrincipal, context: ClientContext,
+        details: [String: String] = [:]
+    ) throws {
+        var details = details
+        details["adminTokenId"] = admin.tokenID
+        _ = try store.appendAudit(
+            AuditEvent(
+                at: clock.now(), action: action, actor: admin.actor, userID: userID,
+                requestID: context.requestID,
+                ipAddress: context.ipAddress, details: details))
+    }
+
+    private func randomToken(_ byteCount: Int) throws(AdminError) -> String {
+        Base64URL.encode(try randomBytes(byteCount))
+    }
+
+    private func randomBytes(_ count: Int) throws(AdminError) -> [UInt8] {
+        do {
+            return try random.bytes(count)
+        } catch {
+            throw AdminError(.randomFailure, "the random source failed", underlying: error)
+        }
+    }
+}
+
+/// Opaque pagination cursors: a kind letter and the last key of a page, base64url-encoded. The
+/// listing is ordered by that key, so a cursor stays valid while rows come and go around it.
+enum Cursor {
+    static func encode(_ key: String, kind: String) -> String {
+        Base64URL.encode(Array("\(kind):\(key)".utf8))
+    }
+
+    static func decode(_ cursor: String, kind: String) throws(AdminError) -> String {
+        guard let bytes = Base64URL.decode(cursor), let text = String(validating: bytes, as: UTF8.self),
+            text.hasPrefix("\(kind):")
+        else { throw AdminError(.invalidCursor, "the cursor is not one this server handed out") }
+        return String(text.dropFirst(kind.count + 1))
+    }
+}
+
+extension Date {
+    /// Whole milliseconds, as the stores keep times, so a returned user equals a re-read one.
+    fileprivate var storagePrecisionForAdmin: Date {
+        Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000)
+    }
+}

@@ -1,0 +1,186 @@
+public import CryptoCore
+public import Foundation
+public import SessionCore
+public import Storage
+
+/// Failures of enrollment-token registration, as the public API shows them.
+public struct EnrollmentError: CodedError {
+    /// The stable codes; raw values never change once shipped.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The token is unknown, already used or expired (one code: a prober learns nothing).
+        case invalid = "enrollment.invalid"
+        /// A lifetime outside what is allowed.
+        case invalidLifetime = "enrollment.invalid_lifetime"
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A readable explanation without secrets.
+    public let message: String
+    /// The source file that raised the error.
+    public let file: String
+    /// The source line that raised the error.
+    public let line: Int
+
+    /// Creates an error at the caller's location.
+    public init(_ code: Code, _ message: String, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+    }
+}
+
+/// A token just issued: the secret is here once and nowhere else.
+public struct IssuedEnrollment: Sendable {
+    /// The stored record (hash only).
+    public let record: EnrollmentTokenRecord
+    /// The secret, `pve_` + 256 bits in base64url.
+    public let token: String
+}
+
+/// One-time passkey enrollment tokens: an administrator's enrollment link today, BankID
+/// recovery (issue 7) later. A token adds one passkey to one account and opens a session.
+///
+/// Single use holds under races: the token is spent by the same transaction that stores the
+/// passkey (`EnrollmentTokenStore.redeemEnrollmentToken`), so two ceremonies started with one
+/// token can both get options, but only one ends with a passkey.
+public struct EnrollmentService: Sendable {
+    /// The stores enrollment runs over.
+    public typealias Stores = EnrollmentTokenStore & AccountStore & AuditStore & ChallengeStore
+
+    let store: any Stores
+    let passkeys: PasskeyService
+    let sessions: SessionService
+    let clock: any WallClock
+    let random: any RandomSource
+
+    /// Enrollment tokens start with this, so secret scanners recognise them.
+    public static let prefix = "pve_"
+    /// The lifetime when none is asked for: 24 hours.
+    public static let defaultLifetime: TimeInterval = 86_400
+    /// The lifetimes that may be asked for: 5 minutes to 7 days.
+    public static let allowedLifetimes: ClosedRange<TimeInterval> = 300...(7 * 86_400)
+
+    /// Creates the service over its stores and the passkey use cases it shares verification with.
+    public init(
+        store: any Stores, passkeys: PasskeyService, sessions: SessionService, clock: any WallClock,
+        random: any RandomSource
+    ) {
+        self.store = store
+        self.passkeys = passkeys
+        self.sessions = sessions
+        self.clock = clock
+        self.random = random
+    }
+
+    /// Issues a token for an existing account.
+    /// - Parameters:
+    ///   - userID: The account.
+    ///   - lifetime: Seconds it stays good (default 24 h, 5 min to 7 days).
+    ///   - purpose: "admin", "recovery", …
+    ///   - actor: Who issued it, for the record and the audit trail.
+    ///   - context: The request, for the audit trail.
+    /// - Throws: `enrollment.invalid_lifetime`; `StorageError(.constraint)` for an unknown user.
+    public func issue(
+        userID: String, lifetime: TimeInterval?, purpose: String, actor: String, context: ClientContext
+    ) throws -> IssuedEnrollment {
+        let lifetime = lifetime ?? Self.defaultLifetime
+        guard Self.allowedLifetimes.contains(lifetime) else {
+            throw EnrollmentError(.invalidLifetime, "an enrollment token lives 300 seconds to 7 days")
+        }
+        let now = clock.now()
+        let token = Self.prefix + (try random.token(byteCount: 32))
+        let record = EnrollmentTokenRecord(
+            id: "enr_" + (try random.token(byteCount: 12)), userID: userID, tokenHash: Digest.sha256(token),
+            purpose: purpose, createdBy: actor, createdAt: now, expiresAt: now + lifetime)
+        try store.insertEnrollmentToken(record)
+        _ = try store.appendAudit(
+            AuditEvent(
+                at: now, action: "enrollment.issued", actor: actor, userID: userID,
+                requestID: context.requestID,
+                ipAddress: context.ipAddress,
+                details: [
+                    "tokenId": record.id, "purpose": purpose,
+                    "expiresAt": String(Int(record.expiresAt.timeIntervalSince1970)),
+                ]))
+        return IssuedEnrollment(record: record, token: token)
+    }
+
+    /// Creation options for the token's account. The token stays unused until a passkey is
+    /// stored with it, so a failed ceremony can be retried.
+    /// - Throws: `enrollment.invalid`, `account.disabled`, `passkey.disabled`.
+    public func startRegistration(token: String) throws -> IssuedChallenge {
+        let (record, user) = try usable(token)
+        let issued = try passkeys.startRegistration(.signedIn(user))
+        try store.linkEnrollmentChallenge(challengeID: issued.challengeID, tokenID: record.id)
+        return issued
+    }
+
+    /// Finishes a registration whose challenge was issued for an enrollment token: verifies it,
+    /// spends the token and stores the passkey in one transaction, and opens a session.
+    /// - Returns: nil when the challenge was not issued for an enrollment token (the ordinary
+    ///   registration handles it).
+    /// - Throws: `enrollment.invalid` (used meanwhile or expired), `passkey.challenge_invalid`,
+    ///   `passkey.credential_exists`, `passkey.invalid_name`, `account.disabled`, or the failing
+    ///   step's `PasskeyError`.
+    public func finishRegistration(
+        challengeID: String, response: [UInt8], name: String?, clientKind: ClientKind, context: ClientContext
+    ) throws -> CompletedRegistration? {
+        guard let tokenID = try store.enrollmentTokenID(challengeID: challengeID) else { return nil }
+        // Switched off since the challenge was issued (a restart with new configuration).
+        guard passkeys.policy.enabled else {
+            throw AuthError(.passkeyDisabled, "passkeys are not enabled here")
+        }
+        let chosenName = try name.map { raw throws(AuthError) in try Names.passkeyName(raw) }
+        let now = clock.now()
+        guard let challenge = try store.consumeChallenge(id: challengeID, purpose: .registration, at: now),
+            let userID = challenge.userID
+        else {
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        }
+        guard let user = try store.user(id: userID) else {
+            throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired")
+        }
+        guard user.disabledAt == nil else {
+            throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
+        }
+        let passkey = try passkeys.verifiedPasskey(
+            response: response, challenge: challenge, userID: userID, name: chosenName, at: now)
+        let redeemed: Bool
+        do {
+            redeemed = try store.redeemEnrollmentToken(id: tokenID, passkey: passkey, at: now)
+        } catch let error as StorageError where error.code == .conflict {
+            throw AuthError(.credentialExists, "this passkey is already registered", underlying: error)
+        }
+        guard redeemed else {
+            throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired")
+        }
+        let session = try sessions.issue(
+            userID: userID, clientKind: clientKind, authMethod: "enrollment", userAgent: context.userAgent,
+            ipAddress: context.ipAddress)
+        _ = try store.appendAudit(
+            AuditEvent(
+                at: now, action: "passkey.enrolled", actor: "user:\(userID)", userID: userID,
+                requestID: context.requestID, ipAddress: context.ipAddress,
+                details: [
+                    "tokenId": tokenID, "credentialId": Base64URL.encode(passkey.credentialID),
+                    "sessionId": session.session.id,
+                ]))
+        return CompletedRegistration(user: user, passkey: passkey, session: session)
+    }
+
+    /// The token's record and account when it can still be used.
+    private func usable(_ token: String) throws -> (EnrollmentTokenRecord, User) {
+        let hash = Digest.sha256(token)
+        // Found by the hash of a 256-bit secret; the bytes are compared again in constant time.
+        guard let record = try store.enrollmentToken(hash: hash), ConstantTime.equals(record.tokenHash, hash),
+            record.usedAt == nil, record.expiresAt > clock.now(), let user = try store.user(id: record.userID)
+        else { throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired") }
+        guard user.disabledAt == nil else {
+            throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
+        }
+        return (record, user)
+    }
+}

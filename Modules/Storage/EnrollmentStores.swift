@@ -1,0 +1,118 @@
+public import Foundation
+
+/// A one-time passkey enrollment token as stored: never the secret, only its SHA-256.
+public struct EnrollmentTokenRecord: Sendable, Equatable {
+    /// Random, public identifier (audit events name it).
+    public var id: String
+    /// The account a passkey enrolled with it is added to.
+    public var userID: String
+    /// SHA-256 of the secret token.
+    public var tokenHash: [UInt8]
+    /// Why it was issued, e.g. "admin" for an enrollment link, "recovery" for BankID recovery.
+    public var purpose: String
+    /// Who issued it (an audit actor such as `admin:ops`).
+    public var createdBy: String
+    /// When it was issued.
+    public var createdAt: Date
+    /// The first instant it is no longer accepted.
+    public var expiresAt: Date
+    /// When a passkey was enrolled with it; nil while unused.
+    public var usedAt: Date?
+
+    /// Creates a record.
+    public init(
+        id: String, userID: String, tokenHash: [UInt8], purpose: String, createdBy: String, createdAt: Date,
+        expiresAt: Date, usedAt: Date? = nil
+    ) {
+        self.id = id
+        self.userID = userID
+        self.tokenHash = tokenHash
+        self.purpose = purpose
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.usedAt = usedAt
+    }
+}
+
+/// One-time enrollment tokens and the registration challenges issued for them.
+public protocol EnrollmentTokenStore: Sendable {
+    /// Stores a new token.
+    /// - Throws: `StorageError(.conflict)` when the id or hash is taken, `.constraint` when the user
+    ///   does not exist.
+    func insertEnrollmentToken(_ token: EnrollmentTokenRecord) throws
+    /// The token whose secret hashes to `hash`, used or expired ones included; nil when none.
+    func enrollmentToken(hash: [UInt8]) throws -> EnrollmentTokenRecord?
+    /// Records that a registration challenge was issued for a token.
+    func linkEnrollmentChallenge(challengeID: String, tokenID: String) throws
+    /// The token a registration challenge was issued for; nil for an ordinary challenge.
+    func enrollmentTokenID(challengeID: String) throws -> String?
+    /// In one transaction: marks the token used when it is unused and unexpired at `now`, and
+    /// stores `passkey` for the token's user. Of any number of concurrent redemptions of one token
+    /// exactly one returns true; the others return false and write nothing.
+    /// - Throws: `StorageError(.conflict)` when the credential id is already registered; nothing
+    ///   is written then and the token stays unused.
+    func redeemEnrollmentToken(id: String, passkey: StoredPasskey, at now: Date) throws -> Bool
+}
+
+extension SQLiteStore: EnrollmentTokenStore {
+    fileprivate static let enrollmentColumns =
+        "id, user_id, token_hash, purpose, created_by, created_at, expires_at, used_at"
+
+    public func insertEnrollmentToken(_ token: EnrollmentTokenRecord) throws {
+        try database.write { connection in
+            try connection.execute(
+                "INSERT INTO enrollment_tokens (\(Self.enrollmentColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                [
+                    token.id, token.userID, token.tokenHash, token.purpose, token.createdBy, token.createdAt,
+                    token.expiresAt, token.usedAt,
+                ])
+        }
+    }
+
+    public func enrollmentToken(hash: [UInt8]) throws -> EnrollmentTokenRecord? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.enrollmentColumns) FROM enrollment_tokens WHERE token_hash = ?1", [hash]
+            ) { row in
+                EnrollmentTokenRecord(
+                    id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), purpose: row.string(3),
+                    createdBy: row.string(4), createdAt: row.date(5), expiresAt: row.date(6),
+                    usedAt: row.optionalDate(7))
+            }
+        }
+    }
+
+    public func linkEnrollmentChallenge(challengeID: String, tokenID: String) throws {
+        try database.write { connection in
+            try connection.execute(
+                "INSERT INTO enrollment_challenges (challenge_id, token_id) VALUES (?1, ?2)",
+                [challengeID, tokenID])
+        }
+    }
+
+    public func enrollmentTokenID(challengeID: String) throws -> String? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT token_id FROM enrollment_challenges WHERE challenge_id = ?1", [challengeID]
+            ) { $0.string(0) }
+        }
+    }
+
+    public func redeemEnrollmentToken(id: String, passkey: StoredPasskey, at now: Date) throws -> Bool {
+        try database.write { connection in
+            // The conditional UPDATE is the single-use guarantee: under the one writer, only the
+            // first redemption finds used_at still NULL.
+            try connection.execute(
+                """
+                UPDATE enrollment_tokens SET used_at = ?2
+                WHERE id = ?1 AND used_at IS NULL AND expires_at > ?2 AND user_id = ?3
+                """, [id, now, passkey.userID])
+            guard connection.changes > 0 else { return false }
+            try Self.insert(passkey, on: connection)
+            // The token's challenge links stay (they go with the token), so a concurrent finalize
+            // still recognises its challenge as an enrollment and is told the token is spent.
+            return true
+        }
+    }
+}

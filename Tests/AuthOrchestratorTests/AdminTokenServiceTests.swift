@@ -1,0 +1,90 @@
+import AuthOrchestrator
+import CryptoCore
+import Foundation
+import Storage
+import TestSupport
+import Testing
+
+@Suite("Admin tokens")
+struct AdminTokenServiceTests {
+    let clock = FixedClock()
+    let store = MemoryAdminTokenStore()
+    let audit = MemoryStore()
+
+    var service: AdminTokenService {
+        AdminTokenService(store: store, audit: audit, clock: clock, random: SystemRandom())
+    }
+
+    @Test("a token is pva_ + 256 bits, stored only as its SHA-256, and authorises its scope")
+    func createAndAuthorise() throws {
+        let created = try service.create(name: "support", scope: .read, lifetime: nil, actor: "cli")
+        #expect(created.token.hasPrefix("pva_"))
+        #expect(Base64URL.decode(created.token.dropFirst(4))?.count == 32)
+        let stored = try #require(try store.adminTokens().first)
+        #expect(stored.tokenHash == Digest.sha256(created.token))
+        let principal = try service.authorize(bearer: created.token, scope: .read)
+        #expect(principal == AdminPrincipal(tokenID: stored.id, name: "support", scope: .read))
+        #expect(principal.actor == "admin:support")
+        #expect(throws: AdminError(.forbidden, "")) {
+            try service.authorize(bearer: created.token, scope: .write)
+        }
+        let events = try audit.auditEvents(userID: nil, beforeID: nil, limit: 10)
+        #expect(events.map(\.action) == ["admin.token.created"])
+        #expect(!"\(events)".contains(created.token))
+    }
+
+    @Test("missing, unknown, revoked and expired tokens are all admin.unauthorized")
+    func refusals() throws {
+        let unauthorized = AdminError(.unauthorized, "")
+        #expect(throws: unauthorized) { try service.authorize(bearer: nil, scope: .read) }
+        #expect(throws: unauthorized) { try service.authorize(bearer: "pva_nope", scope: .read) }
+        let revoked = try service.create(name: "old", scope: .write, lifetime: nil, actor: "cli")
+        try service.revoke("old", actor: "cli")
+        #expect(throws: unauthorized) { try service.authorize(bearer: revoked.token, scope: .read) }
+        let expiring = try service.create(name: "temp", scope: .write, lifetime: 60, actor: "cli")
+        _ = try service.authorize(bearer: expiring.token, scope: .write)
+        clock.advance(by: 60)
+        #expect(throws: unauthorized) { try service.authorize(bearer: expiring.token, scope: .read) }
+    }
+
+    @Test("names are checked and unique; revoking twice or an unknown token is admin.token_not_found")
+    func namesAndRevocation() throws {
+        #expect(throws: AdminError(.invalidTokenName, "")) {
+            try service.create(name: "has space", scope: .read, lifetime: nil, actor: "cli")
+        }
+        #expect(throws: AdminError(.invalidExpiry, "")) {
+            try service.create(name: "forever", scope: .read, lifetime: 20 * 365 * 86_400, actor: "cli")
+        }
+        let first = try service.create(name: "ops", scope: .write, lifetime: nil, actor: "cli")
+        #expect(throws: AdminError(.tokenNameTaken, "")) {
+            try service.create(name: "ops", scope: .read, lifetime: nil, actor: "cli")
+        }
+        try service.revoke(first.record.id, actor: "cli")
+        #expect(throws: AdminError(.tokenNotFound, "")) { try service.revoke("ops", actor: "cli") }
+        #expect(throws: AdminError(.tokenNotFound, "")) { try service.revoke("ghost", actor: "cli") }
+    }
+
+    @Test("the environment token is a write token named environment, never stored")
+    func environmentToken() throws {
+        let secret = "pva_" + String(repeating: "e", count: 43)
+        let service = AdminTokenService(
+            store: store, audit: audit, clock: clock, random: SystemRandom(), environmentToken: secret)
+        #expect(try service.authorize(bearer: secret, scope: .write).actor == "admin:environment")
+        #expect(try store.adminTokens().isEmpty)
+    }
+
+    @Test("bootstrap creates one write token on an empty table, once; a legacy hash is adopted instead")
+    func bootstrap() throws {
+        let settings = MemoryStore()
+        let token = try #require(try service.bootstrap(settings: settings, legacyKey: "legacy"))
+        #expect(try service.authorize(bearer: token, scope: .write).name == "bootstrap")
+        #expect(try service.bootstrap(settings: settings, legacyKey: "legacy") == nil)
+
+        let legacyStore = MemoryAdminTokenStore()
+        let legacy = AdminTokenService(store: legacyStore, audit: audit, clock: clock, random: SystemRandom())
+        let old = "pva_" + String(repeating: "o", count: 43)
+        try settings.setSetting("legacy", value: Digest.sha256(old))
+        #expect(try legacy.bootstrap(settings: settings, legacyKey: "legacy") == nil)
+        #expect(try legacy.authorize(bearer: old, scope: .write).name == "bootstrap")
+    }
+}

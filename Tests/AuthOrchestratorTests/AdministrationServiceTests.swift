@@ -1,0 +1,184 @@
+import AuthOrchestrator
+import CryptoCore
+import Dispatch
+import Foundation
+import PasskeyCore
+import SessionCore
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+/// Administration and enrollment over one real store of either kind.
+final class AdminFixture: @unchecked Sendable {
+    typealias Stores = AccountAdministration.Stores & EnrollmentService.Stores & PasskeyLoginStore
+
+    let store: any Stores
+    let clock = FixedClock()
+    let administration: AccountAdministration
+    let enrollment: EnrollmentService
+    let sessions: SessionService
+    let authenticator = SoftwareAuthenticator()
+    let origin = "https://login.example.com"
+    let admin = AdminPrincipal(tokenID: "adt_1", name: "ops", scope: .write)
+    private let database: SQLiteDatabase?
+    private let directory: TemporaryDirectory?
+
+    init(_ backend: Backend) throws {
+        switch backend {
+        case .memory:
+            store = MemoryStore()
+            database = nil
+            directory = nil
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
+            store = SQLiteStore(database: database, clock: clock)
+            self.database = database
+            self.directory = directory
+        }
+        let random = SeededRandom(seed: "administration-\(backend)")
+        sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
+        let passkeys = PasskeyService(
+            accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
+            policy: PasskeyPolicy(
+                relyingParty: RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])),
+            clock: clock, random: random)
+        administration = AccountAdministration(store: store, clock: clock, random: random)
+        enrollment = EnrollmentService(
+            store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
+    }
+
+    deinit { database?.close() }
+
+    /// Starts an enrollment ceremony and answers it with a new credential.
+    func enroll(_ token: String) throws -> CompletedRegistration? {
+        let issued = try enrollment.startRegistration(token: token)
+        return try finish(issued)
+    }
+
+    func finish(_ issued: IssuedChallenge) throws -> CompletedRegistration? {
+        let options = try #require(
+            JSONSerialization.jsonObject(with: Data(issued.optionsJSON)) as? [String: Any])
+        let challenge = try #require((options["challenge"] as? String).flatMap(Base64URL.decode))
+        let handleText = try #require((options["user"] as? [String: Any])?["id"] as? String)
+        let handle = try #require(Base64URL.decode(handleText))
+        let credential = authenticator.makeCredential(
+            algorithm: .es256, rpID: "example.com", userHandle: handle)
+        return try enrollment.finishRegistration(
+            challengeID: issued.challengeID,
+            response: authenticator.register(credential, challenge: challenge, origin: origin).json(),
+            name: nil,
+            clientKind: .native, context: ClientContext())
+    }
+}
+
+@Suite("AccountAdministration and EnrollmentService over real stores")
+struct AdministrationServiceTests {
+    @Test("list and search page through users by id with an opaque cursor", arguments: Backend.allCases)
+    func listing(_ backend: Backend) throws {
+        let fixture = try AdminFixture(backend)
+        for index in 0..<25 {
+            _ = try fixture.administration.createUser(
+                username: "user\(index)", displayName: index % 5 == 0 ? "Five \(index)" : nil,
+                by: fixture.admin,
+                context: ClientContext())
+        }
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let page = try fixture.administration.listUsers(search: nil, cursor: cursor, limit: 7)
+            seen += page.items.map(\.id)
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(
+            seen.count == 25
+                && seen == seen.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        let fives = try fixture.administration.listUsers(search: "FIVE", cursor: nil, limit: 2)
+        #expect(fives.items.count == 2 && fives.nextCursor != nil)
+        let rest = try fixture.administration.listUsers(search: "FIVE", cursor: fives.nextCursor, limit: 10)
+        #expect(rest.items.count == 3 && rest.nextCursor == nil)
+        #expect(throws: AdminError(.invalidCursor, "")) {
+            try fixture.administration.listUsers(search: nil, cursor: "bad!", limit: nil)
+        }
+        #expect(throws: AdminError(.invalidParameter, "")) {
+            try fixture.administration.listUsers(search: nil, cursor: nil, limit: 0)
+        }
+    }
+
+    @Test(
+        "disabling ends every session and is audited as the admin token; the audit search filters",
+        arguments: Backend.allCases)
+    func disableAndAudit(_ backend: Backend) throws {
+        let fixture = try AdminFixture(backend)
+        let user = try fixture.administration.createUser(
+            username: "ada", displayName: nil, by: fixture.admin, context: ClientContext(requestID: "r-1"))
+        _ = try fixture.sessions.issue(userID: user.id, clientKind: .native, authMethod: "test")
+        _ = try fixture.sessions.issue(userID: user.id, clientKind: .web, authMethod: "test")
+        #expect(try fixture.store.liveSessionCount(at: fixture.clock.now()) == 2)
+        fixture.clock.advance(by: 60)
+        let disabled = try fixture.administration.updateUser(
+            id: user.id, changes: UserChanges(disabled: true), by: fixture.admin, context: ClientContext())
+        #expect(disabled.disabledAt != nil)
+        #expect(try fixture.administration.sessions(userID: user.id).isEmpty)
+        #expect(try fixture.store.liveSessionCount(at: fixture.clock.now()) == 0)
+        let events = try fixture.administration.auditEvents(
+            AuditQuery(userID: user.id, action: "admin.user.disabled"), cursor: nil, limit: nil)
+        #expect(events.items.map(\.actor) == ["admin:ops"])
+        #expect(events.items.first?.details == ["adminTokenId": "adt_1", "sessionsRevoked": "2"])
+        let before = try fixture.administration.auditEvents(
+            AuditQuery(userID: user.id, until: fixture.clock.now()), cursor: nil, limit: nil)
+        #expect(before.items.map(\.action) == ["admin.user.created"])
+        #expect(throws: AdminError(.userNotFound, "")) {
+            try fixture.administration.updateUser(
+                id: "nobody", changes: UserChanges(disabled: true), by: fixture.admin,
+                context: ClientContext())
+        }
+    }
+
+    @Test("an enrollment token adds one passkey and a session, once; it expires", arguments: Backend.allCases)
+    func enrollment(_ backend: Backend) throws {
+        let fixture = try AdminFixture(backend)
+        let user = try fixture.administration.createUser(
+            username: "bob", displayName: nil, by: fixture.admin, context: ClientContext())
+        let issued = try fixture.administration.issueEnrollment(
+            userID: user.id, lifetime: nil, using: fixture.enrollment, by: fixture.admin,
+            context: ClientContext())
+        #expect(issued.record.expiresAt == fixture.clock.now() + 86_400)
+        let first = try fixture.enrollment.startRegistration(token: issued.token)
+        let second = try fixture.enrollment.startRegistration(token: issued.token)
+        let completed = try #require(try fixture.finish(first))
+        #expect(completed.user.id == user.id && completed.session != nil)
+        #expect(throws: EnrollmentError(.invalid, "")) { try fixture.finish(second) }
+        #expect(throws: EnrollmentError(.invalid, "")) { try fixture.enroll(issued.token) }
+        #expect(try fixture.store.passkeys(userID: user.id).count == 1)
+
+        let later = try fixture.administration.issueEnrollment(
+            userID: user.id, lifetime: 300, using: fixture.enrollment, by: fixture.admin,
+            context: ClientContext())
+        fixture.clock.advance(by: 300)
+        #expect(throws: EnrollmentError(.invalid, "")) { try fixture.enroll(later.token) }
+        #expect(throws: EnrollmentError(.invalidLifetime, "")) {
+            try fixture.administration.issueEnrollment(
+                userID: user.id, lifetime: 299, using: fixture.enrollment, by: fixture.admin,
+                context: ClientContext())
+        }
+    }
+
+    @Test("racing redemptions of one token store exactly one passkey", arguments: Backend.allCases)
+    func race(_ backend: Backend) throws {
+        let fixture = try AdminFixture(backend)
+        let user = try fixture.administration.createUser(
+            username: "cyd", displayName: nil, by: fixture.admin, context: ClientContext())
+        let issued = try fixture.enrollment.issue(
+            userID: user.id, lifetime: nil, purpose: "recovery", actor: "system", context: ClientContext())
+        let challenges = try (0..<6).map { _ in try fixture.enrollment.startRegistration(token: issued.token)
+        }
+        let successes = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: challenges.count) { index in
+            if (try? fixture.finish(challenges[index])) != nil { successes.add(1, ordering: .relaxed) }
+        }
+        #expect(successes.load(ordering: .relaxed) == 1)
+        #expect(try fixture.store.passkeys(userID: user.id).count == 1)
+    }
+}
