@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import HTTPFront
 import Storage
+import Synchronization
 
 /// BankID as `portvakt serve` runs it: the client over libcurl with its collect coordinator, the
 /// RP certificate's health, and, in the embedded default, the simulator it talks to.
@@ -22,6 +23,8 @@ final class BankIDRuntime: Sendable {
     let coordinator: BankIDCollectCoordinator
     /// The RP certificate's expiry, judged on every readiness probe and logged daily.
     let certificate: BankIDCertificateMonitor
+    /// Upstream calls by endpoint and outcome, for /metrics.
+    let calls = BankIDCallCounts()
 
     /// The development identity key's file inside the data folder (simulator only).
     static let developmentKeyFile = "bankid-identity.key"
@@ -70,7 +73,9 @@ final class BankIDRuntime: Sendable {
         guard let hasher else { throw BankIDError(.configuration, "bankid.identityKeys: no key") }
         do {
             // The transport's worker threads end when the last reference to it goes.
-            client = BankIDClient(transport: try CurlBankIDTransport(configuration: transportConfiguration))
+            client = BankIDClient(
+                transport: MeteredBankIDTransport(
+                    wrapping: try CurlBankIDTransport(configuration: transportConfiguration), counts: calls))
             coordinator = BankIDCollectCoordinator(
                 client: client, store: store, hasher: hasher, clock: clock)
             certificate = BankIDCertificateMonitor(
@@ -137,5 +142,40 @@ final class BankIDRuntime: Sendable {
         else { throw BankIDError(.configuration, "\(path) does not hold a usable identity key") }
         return try IdentityHasher(
             currentKeyID: "development", keys: [IdentityKey(id: "development", secret: secret)])
+    }
+}
+
+/// BankID upstream calls counted by endpoint and outcome: "ok", BankID's error code for an
+/// answer that was not 200 (`maintenance`, `alreadyInProgress`, …), or the transport's code when
+/// there was no answer (`bankid.timed_out`, …). Calls are few next to HTTP requests, so a lock is
+/// cheap here.
+final class BankIDCallCounts: Sendable {
+    private let counts = Mutex<[String: [String: UInt64]]>([:])
+
+    func record(endpoint: String, outcome: String) {
+        counts.withLock { $0[endpoint, default: [:]][outcome, default: 0] += 1 }
+    }
+
+    /// endpoint → outcome → count.
+    var snapshot: [String: [String: UInt64]] { counts.withLock { $0 } }
+}
+
+/// Counts every call on its way through to the real transport.
+struct MeteredBankIDTransport: BankIDTransport {
+    let wrapping: any BankIDTransport
+    let counts: BankIDCallCounts
+
+    func send(_ request: BankIDHTTPRequest) async throws(BankIDError) -> BankIDHTTPResponse {
+        do {
+            let response = try await wrapping.send(request)
+            let outcome =
+                response.status == 200
+                ? "ok" : BankIDClient.error(path: request.path, response: response).code.rawValue
+            counts.record(endpoint: request.path, outcome: outcome)
+            return response
+        } catch {
+            counts.record(endpoint: request.path, outcome: error.code.rawValue)
+            throw error
+        }
     }
 }

@@ -128,7 +128,7 @@ public final class PortvaktServer: Sendable {
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         let metrics = ServerMetrics(
             publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), database: database,
-            store: store, clock: clock)
+            store: store, clock: clock, bankIDCalls: bankID.calls)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
             router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)

@@ -14,12 +14,14 @@ final class ServerMetrics: Sendable {
     let database: SQLiteDatabase
     let store: any AdministrationStore
     let clock: any WallClock
+    let bankIDCalls: BankIDCallCounts
 
     init(
         publicRequests: HTTPMetrics, database: SQLiteDatabase, store: any AdministrationStore,
-        clock: any WallClock
+        clock: any WallClock, bankIDCalls: BankIDCallCounts
     ) {
         self.publicRequests = publicRequests
+        self.bankIDCalls = bankIDCalls
         self.database = database
         self.store = store
         self.clock = clock
@@ -77,6 +79,17 @@ final class ServerMetrics: Sendable {
             """
         PrometheusText.histogram(
             "portvakt_sqlite_write_duration_seconds", labels: "", database.writeLatency, into: &text)
+        text += """
+            # HELP portvakt_bankid_upstream_calls_total Calls to BankID by endpoint and outcome (ok, BankID's error code, or the transport's).
+            # TYPE portvakt_bankid_upstream_calls_total counter
+
+            """
+        for (endpoint, outcomes) in bankIDCalls.snapshot.sorted(by: { $0.key < $1.key }) {
+            for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) {
+                text +=
+                    "portvakt_bankid_upstream_calls_total{endpoint=\"\(endpoint)\",outcome=\"\(outcome)\"} \(count)\n"
+            }
+        }
         return text
     }
 }

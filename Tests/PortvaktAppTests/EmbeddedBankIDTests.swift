@@ -1,3 +1,4 @@
+import AuthOrchestrator
 import BankIDCore
 import BankIDSimulator
 import CryptoCore
@@ -38,6 +39,17 @@ struct EmbeddedBankIDTests {
         let done = try await coordinator.poll(orderRef: started.orderRef)
         #expect(done.status == .complete)
         #expect(done.completion?.identity.keyID == "development")
+
+        // The upstream calls show in /metrics by endpoint and outcome.
+        _ = try await coordinator.start(.auth, BankIDStartRequest(endUserIP: "192.0.2.10"), intent: .login)
+        let reader = try server.server.adminTokens.create(
+            name: "scraper", scope: .read, lifetime: nil, actor: "test")
+        let metrics = try http.send(
+            .GET, server.adminURL + "/metrics", headers: ["Authorization": "Bearer \(reader.token)"]
+        ).text
+        #expect(metrics.contains(#"portvakt_bankid_upstream_calls_total{endpoint="/auth",outcome="ok"} 2"#))
+        #expect(
+            metrics.contains(#"portvakt_bankid_upstream_calls_total{endpoint="/collect",outcome="ok"} 2"#))
 
         let page = try http.send(.GET, server.publicURL + "/sim/")
         #expect(page.status == 200 && page.text.contains("<html"))
