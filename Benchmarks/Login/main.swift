@@ -8,7 +8,7 @@
 //   large:   1,000,000 stored passkeys (the same 1,000 real users plus filler), 8 clients
 // The small/large pair shows how latency grows with the credential table (target: under 1.5x).
 //
-// Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N]. Prints name=value:unit pairs for record.py.
+// Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]. Prints name=value:unit pairs for record.py.
 import CSQLite
 import CryptoCore
 import Foundation
@@ -26,15 +26,20 @@ var seconds = 10.0
 var mainOnly = false
 /// The server's HTTP worker threads; nil keeps the shipped default.
 var threads: Int?
+/// Concurrent clients of the main run (the figure is 64).
+var mainClients = 64
 while let argument = arguments.next() {
     switch argument {
     case "--binary": binary = arguments.next() ?? binary
     case "--seconds": seconds = arguments.next().flatMap(Double.init) ?? seconds
     case "--main-only": mainOnly = true
     case "--threads": threads = arguments.next().flatMap(Int.init)
+    case "--clients": mainClients = arguments.next().flatMap(Int.init) ?? mainClients
     default:
         FileHandle.standardError.write(
-            Data("usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N]\n".utf8))
+            Data(
+                "usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]\n"
+                    .utf8))
         exit(2)
     }
 }
@@ -263,7 +268,7 @@ let rawRate = Benchmarking.rate(
         spki: probe.publicKey.publicKey.derRepresentation, digest: "SHA256", signature: probe.sign(message),
         data: message))
 
-let main = try run(realUsers: 10_000, filler: 0, clients: 64, seconds: seconds, threads: threads)
+let main = try run(realUsers: 10_000, filler: 0, clients: mainClients, seconds: seconds, threads: threads)
 let small =
     mainOnly
     ? [] : try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds, threads: threads).latencies
