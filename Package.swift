@@ -48,12 +48,14 @@ let package = Package(
             name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore", "BankIDCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
-            name: "AuthOrchestrator", dependencies: ["CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
+            name: "AuthOrchestrator",
+            dependencies: ["BankIDCore", "CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
             path: "Modules/AuthOrchestrator", swiftSettings: strictSettings),
         .target(
             name: "HTTPFront",
             dependencies: [
                 "CMicroHTTPD", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "AuthOrchestrator",
+                "BankIDCore",
             ],
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(

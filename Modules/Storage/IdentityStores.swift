@@ -34,6 +34,8 @@ public struct BankIDFlow: Sendable, Equatable {
     public var intent: BankIDOrderIntent
     /// Whether the client launched the app on its own device (autostart) rather than a QR code.
     public var sameDevice: Bool
+    /// Where the session a completion opens goes: a cookie (web) or the body (native).
+    public var clientKind: ClientKind
     /// SHA-256 of the client binding (a session, or a binding cookie) the order belongs to.
     public var bindingHash: [UInt8]
     /// The signed-in user who started it (link, sign), if any.
@@ -53,7 +55,8 @@ public struct BankIDFlow: Sendable, Equatable {
 
     /// Creates a flow.
     public init(
-        idHash: [UInt8], orderRef: String, intent: BankIDOrderIntent, sameDevice: Bool, bindingHash: [UInt8],
+        idHash: [UInt8], orderRef: String, intent: BankIDOrderIntent, sameDevice: Bool,
+        clientKind: ClientKind = .web, bindingHash: [UInt8],
         userID: String? = nil, sessionID: String? = nil, returnNonce: String? = nil,
         userVisibleText: String? = nil, createdAt: Date, consumedAt: Date? = nil, outcome: String? = nil
     ) {
@@ -61,6 +64,7 @@ public struct BankIDFlow: Sendable, Equatable {
         self.orderRef = orderRef
         self.intent = intent
         self.sameDevice = sameDevice
+        self.clientKind = clientKind
         self.bindingHash = bindingHash
         self.userID = userID
         self.sessionID = sessionID
@@ -177,16 +181,17 @@ extension SQLiteStore: BankIDIdentityStore {
 
     fileprivate static let flowColumns = """
         id_hash, order_ref, intent, same_device, binding_hash, user_id, session_id, return_nonce, \
-        user_visible_text, created_at, consumed_at, outcome
+        user_visible_text, created_at, consumed_at, outcome, client_kind
         """
 
     fileprivate static func flow(_ row: Row) throws -> BankIDFlow {
-        guard let intent = BankIDOrderIntent(rawValue: row.string(2)) else {
-            throw StorageError(.corrupt, "a BankID flow has an unknown intent")
-        }
+        guard let intent = BankIDOrderIntent(rawValue: row.string(2)),
+            let clientKind = ClientKind(rawValue: row.string(12))
+        else { throw StorageError(.corrupt, "a BankID flow has an unknown intent or client kind") }
         return BankIDFlow(
             idHash: row.blob(0), orderRef: row.string(1), intent: intent, sameDevice: row.int64(3) != 0,
-            bindingHash: row.blob(4), userID: row.optionalString(5), sessionID: row.optionalString(6),
+            clientKind: clientKind, bindingHash: row.blob(4), userID: row.optionalString(5),
+            sessionID: row.optionalString(6),
             returnNonce: row.optionalString(7), userVisibleText: row.optionalString(8),
             createdAt: row.date(9), consumedAt: row.optionalDate(10), outcome: row.optionalString(11))
     }
@@ -218,12 +223,12 @@ extension SQLiteStore: BankIDIdentityStore {
             try connection.execute(
                 """
                 INSERT INTO bankid_flows (\(Self.flowColumns))
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                 """,
                 [
                     flow.idHash, flow.orderRef, flow.intent.rawValue, flow.sameDevice, flow.bindingHash,
                     flow.userID, flow.sessionID, flow.returnNonce, flow.userVisibleText, flow.createdAt,
-                    flow.consumedAt, flow.outcome,
+                    flow.consumedAt, flow.outcome, flow.clientKind.rawValue,
                 ])
         }
     }

@@ -200,6 +200,7 @@ extension Migration {
                     intent TEXT NOT NULL
                         CHECK (intent IN ('login', 'signup', 'recovery', 'link', 'sign')),
                     same_device INTEGER NOT NULL CHECK (same_device IN (0, 1)),
+                    client_kind TEXT NOT NULL CHECK (client_kind IN ('web', 'native')),
                     binding_hash BLOB NOT NULL,
                     user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
                     session_id TEXT,

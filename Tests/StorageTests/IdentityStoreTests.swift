@@ -37,7 +37,8 @@ struct IdentityStoreTests {
     static func flow(_ byte: UInt8, ref: String? = nil, intent: BankIDOrderIntent = .login) -> BankIDFlow {
         BankIDFlow(
             idHash: Digest.sha256("order-\(byte)"), orderRef: ref ?? "ref-\(byte)", intent: intent,
-            sameDevice: byte % 2 == 0, bindingHash: Digest.sha256("binding-\(byte)"), returnNonce: "nonce",
+            sameDevice: byte % 2 == 0, clientKind: byte % 3 == 0 ? .native : .web,
+            bindingHash: Digest.sha256("binding-\(byte)"), returnNonce: "nonce",
             userVisibleText: intent == .sign ? "Pay 10 kr" : nil, createdAt: at(1))
     }
 
