@@ -21,6 +21,8 @@ public final class PortvaktServer: Sendable {
     public let sessions: SessionService
     /// Passkey sign-up, sign-in and management over `store`.
     public let passkeys: PasskeyService
+    /// BankID login, sign-up, linking and step-up over `store` and the BankID runtime.
+    public let bankIDFlows: BankIDService
     /// The admin token, when this start created it (first start); print it once, never log it.
     public let createdAdminToken: String?
     /// BankID: the client, its collect coordinator, the certificate's health and, in the embedded
@@ -85,9 +87,16 @@ public final class PortvaktServer: Sendable {
             if writeAccessLog { logger.write(line: line.utf8) }
         }
 
-        passkeys = PasskeyService(
+        var passkeyService = PasskeyService(
             accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
+        // A linked BankID identity is a way in: the last passkey may then be removed.
+        passkeyService.identities = store
+        passkeys = passkeyService
+        bankIDFlows = BankIDService(
+            coordinator: bankID.coordinator, identities: store, accounts: store, audit: store,
+            sessions: sessions,
+            policy: Self.bankIDPolicy(configuration), clock: clock, random: random)
 
         var publicRouter = Router()
         let transport = SessionTransport(
@@ -97,15 +106,18 @@ public final class PortvaktServer: Sendable {
             sessions: sessions, users: store, audit: store, transport: transport, clock: clock,
             readiness: readiness
         ).register(on: &publicRouter)
-        PasskeyAPI(
+        var passkeyAPI = PasskeyAPI(
             passkeys: passkeys, sessions: sessions, users: store, transport: transport,
             wellKnown: WellKnownDocuments(
                 appleAppIDs: configuration.wellKnown.appleAppIDs,
                 androidApps: configuration.wellKnown.androidApps.map {
                     .init(package: $0.package, sha256Fingerprints: $0.sha256Fingerprints)
                 },
-                relatedOrigins: configuration.wellKnown.relatedOrigins)
-        ).register(on: &publicRouter)
+                relatedOrigins: configuration.wellKnown.relatedOrigins))
+        passkeyAPI.bankIDPolicy = bankIDFlows.policy
+        passkeyAPI.register(on: &publicRouter)
+        BankIDAPI(service: bankIDFlows, sessions: sessions, users: store, transport: transport)
+            .register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         bankID.mountSimulator(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
@@ -134,7 +146,12 @@ public final class PortvaktServer: Sendable {
         timer.schedule(deadline: .now() + 60, repeating: 3600, leeway: .seconds(60))
         let sessions = sessions
         let passkeys = passkeys
+        let bankIDFlows = bankIDFlows
+        let coordinator = bankID.coordinator
         timer.setEventHandler { [logger] in
+            // Ended BankID orders past their retention, then the flows that pointed at them.
+            _ = try? coordinator.purge()
+            _ = try? bankIDFlows.purge()
             do {
                 let purged = try sessions.purge()
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
@@ -223,6 +240,17 @@ public final class PortvaktServer: Sendable {
             challengeLifetime: TimeInterval(settings.challengeLifetimeSeconds),
             enabled: configuration.methods.passkey.enabled,
             signupEnabled: configuration.methods.passkey.signup)
+    }
+
+    /// BankID's journeys and their order settings from the configuration. Same-device orders
+    /// return to the public URL's sign-in page, which polls the order.
+    static func bankIDPolicy(_ configuration: PortvaktConfiguration) -> BankIDPolicy {
+        let methods = configuration.methods.bankid
+        let flows = configuration.bankid.flows
+        return BankIDPolicy(
+            login: methods.login, signup: methods.signup, recovery: methods.recovery, link: methods.link,
+            sign: methods.sign, returnRisk: flows.returnRisk, riskCeiling: flows.riskCeiling?.rawValue,
+            stepUpLifetime: TimeInterval(flows.stepUpSeconds), returnURL: configuration.publicURL + "/")
     }
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one

@@ -44,6 +44,8 @@ public struct PasskeyAPI: Sendable {
     let users: any UserStore
     let transport: SessionTransport
     let wellKnown: WellKnownDocuments
+    /// BankID's switches, reported by GET /v1/methods beside the passkey ones; nil omits them.
+    public var bankIDPolicy: BankIDPolicy?
 
     /// Creates the API over the passkey use cases.
     public init(
@@ -143,10 +145,12 @@ public struct PasskeyAPI: Sendable {
             return .noContent
         }
         let policy = passkeys.policy
+        let bankID = bankIDPolicy.map(MethodsResponse.BankIDSwitches.init)
         router.add(.GET, "/v1/methods", summary: "The sign-in methods this deployment offers") { _ in
             try .json(
                 MethodsResponse(
-                    passkey: .init(enabled: policy.enabled, signup: policy.enabled && policy.signupEnabled)))
+                    passkey: .init(enabled: policy.enabled, signup: policy.enabled && policy.signupEnabled),
+                    bankid: bankID))
         }
         registerWellKnown(on: &router)
     }
@@ -380,7 +384,26 @@ struct MethodsResponse: Encodable {
         let enabled: Bool
         let signup: Bool
     }
+    /// BankID's journeys (recovery is reported as off until its flow is served).
+    struct BankIDSwitches: Encodable {
+        let enabled: Bool
+        let login: Bool
+        let signup: Bool
+        let recovery: Bool
+        let link: Bool
+        let sign: Bool
+
+        init(_ policy: BankIDPolicy) {
+            login = policy.login
+            signup = policy.signup
+            recovery = false
+            link = policy.link
+            sign = policy.sign
+            enabled = login || signup || link || sign
+        }
+    }
     let passkey: Switches
+    let bankid: BankIDSwitches?
 }
 
 struct AppleAppSiteAssociation: Encodable {
