@@ -30,6 +30,9 @@ let package = Package(
         .systemLibrary(
             name: "CGnuTLS", path: "Modules/CSystem/CGnuTLS", pkgConfig: "gnutls",
             providers: [.apt(["libgnutls28-dev"])]),
+        .systemLibrary(
+            name: "CQREncode", path: "Modules/CSystem/CQREncode", pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]),
 
         // Libraries.
         .target(
@@ -42,7 +45,8 @@ let package = Package(
             name: "SessionCore", dependencies: ["CryptoCore"], path: "Modules/SessionCore",
             swiftSettings: strictSettings),
         .target(
-            name: "BankIDCore", dependencies: ["CCurl", "CryptoCore"], path: "Modules/BankIDCore",
+            name: "BankIDCore", dependencies: ["CCurl", "CQREncode", "CryptoCore"],
+            path: "Modules/BankIDCore",
             swiftSettings: strictSettings),
         .target(
             name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore", "BankIDCore"],

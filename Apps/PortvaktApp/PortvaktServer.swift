@@ -116,8 +116,10 @@ public final class PortvaktServer: Sendable {
                 relatedOrigins: configuration.wellKnown.relatedOrigins))
         passkeyAPI.bankIDPolicy = bankIDFlows.policy
         passkeyAPI.register(on: &publicRouter)
-        BankIDAPI(service: bankIDFlows, sessions: sessions, users: store, transport: transport)
-            .register(on: &publicRouter)
+        BankIDAPI(
+            service: bankIDFlows, sessions: sessions, users: store, transport: transport,
+            qrRenderer: { BankIDQRCode.svg($0) }
+        ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         bankID.mountSimulator(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")

@@ -144,6 +144,9 @@ struct BankIDAPITests {
         let pending = try await client.status(orderID)
         #expect(try pending.jsonObject()["status"] as? String == "pending")
         #expect((try pending.jsonObject()["message"] as? [String: Any])?["code"] as? String == "RFA1")
+        // While pending for another device: the QR data for this second and its SVG drawing.
+        #expect((try pending.jsonObject()["qrData"] as? String)?.hasPrefix("bankid.") == true)
+        #expect((try pending.jsonObject()["qrSvg"] as? String)?.hasPrefix("<svg") == true)
         try await client.scan(try #require(object["qrData"] as? String))
         let done = try await client.final(orderID)
         #expect(done["status"] as? String == "complete")
