@@ -342,6 +342,16 @@ public struct BankIDService: Sendable {
         var result: BankIDFlowResult?
         if snapshot.status == .complete, let completion = snapshot.completion {
             result = try complete(flow, snapshot: snapshot, completion: completion, context: context)
+        } else if snapshot.status == .failed, flow.consumedAt == nil {
+            // A failed login, sign-up, link or signature is audited once, by the poll that sees it.
+            let event = event(
+                "bankid.order_failed", userID: flow.userID, context: context,
+                details: [
+                    "intent": flow.intent.rawValue, "hintCode": snapshot.hintCode?.rawValue ?? "unknown",
+                ])
+            _ = try? identities.commitBankIDCompletion(
+                BankIDCompletionRecord(
+                    flowIDHash: flow.idHash, outcome: "bankid.failed", at: clock.now(), events: [event]))
         }
         // Before the first collect answers there is no hint yet: the order is outstanding.
         let message =

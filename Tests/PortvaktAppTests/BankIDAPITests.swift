@@ -469,4 +469,25 @@ struct BankIDAPITests {
         let seen = outcome.withLock { $0 }
         #expect(seen == "503", "\(seen ?? "nil")")
     }
+
+    @Test("the user cancels in the app: the order fails with RFA6, audited once with its hint code")
+    func userCancelInApp() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        let object = try await client.start("login").jsonObject()
+        let orderID = try #require(object["orderId"] as? String)
+        let qrData = try #require(object["qrData"] as? String)
+        let scanned = try await request(
+            "POST", server.publicURL + "/sim/v1/scan", json: #"{"qrData":"\#(qrData)","action":"cancel"}"#)
+        #expect(scanned.status == 200, "\(scanned.text)")
+        let failed = try await client.final(orderID)
+        #expect(failed["status"] as? String == "failed" && failed["hintCode"] as? String == "userCancel")
+        #expect((failed["message"] as? [String: Any])?["code"] as? String == "RFA6")
+        _ = try await client.status(orderID)
+        let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).filter {
+            $0.action == "bankid.order_failed"
+        }
+        #expect(events.count == 1 && events.first?.details["hintCode"] == "userCancel")
+    }
 }
