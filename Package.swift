@@ -129,7 +129,8 @@ let package = Package(
         .testTarget(
             name: "AuthOrchestratorTests",
             dependencies: [
-                "AuthOrchestrator", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "TestSupport",
+                "AuthOrchestrator", "BankIDCore", "CryptoCore", "PasskeyCore", "SessionCore", "Storage",
+                "TestSupport",
             ],
             path: "Tests/AuthOrchestratorTests", swiftSettings: strictSettings),
         .testTarget(
