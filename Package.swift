@@ -30,6 +30,9 @@ let package = Package(
         .systemLibrary(
             name: "CGnuTLS", path: "Modules/CSystem/CGnuTLS", pkgConfig: "gnutls",
             providers: [.apt(["libgnutls28-dev"])]),
+        .systemLibrary(
+            name: "CQREncode", path: "Modules/CSystem/CQREncode", pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]),
 
         // Libraries.
         .target(
@@ -42,18 +45,21 @@ let package = Package(
             name: "SessionCore", dependencies: ["CryptoCore"], path: "Modules/SessionCore",
             swiftSettings: strictSettings),
         .target(
-            name: "BankIDCore", dependencies: ["CCurl", "CryptoCore"], path: "Modules/BankIDCore",
+            name: "BankIDCore", dependencies: ["CCurl", "CQREncode", "CryptoCore"],
+            path: "Modules/BankIDCore",
             swiftSettings: strictSettings),
         .target(
             name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore", "BankIDCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
-            name: "AuthOrchestrator", dependencies: ["CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
+            name: "AuthOrchestrator",
+            dependencies: ["BankIDCore", "CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
             path: "Modules/AuthOrchestrator", swiftSettings: strictSettings),
         .target(
             name: "HTTPFront",
             dependencies: [
                 "CMicroHTTPD", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "AuthOrchestrator",
+                "BankIDCore",
             ],
             path: "Modules/HTTPFront", swiftSettings: strictSettings),
         .target(
@@ -123,7 +129,8 @@ let package = Package(
         .testTarget(
             name: "AuthOrchestratorTests",
             dependencies: [
-                "AuthOrchestrator", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "TestSupport",
+                "AuthOrchestrator", "BankIDCore", "CryptoCore", "PasskeyCore", "SessionCore", "Storage",
+                "TestSupport",
             ],
             path: "Tests/AuthOrchestratorTests", swiftSettings: strictSettings),
         .testTarget(

@@ -17,6 +17,7 @@ need_lib libcurl libcurl4-openssl-dev
 need_lib sqlite3 libsqlite3-dev
 need_lib libmicrohttpd libmicrohttpd-dev
 need_lib gnutls libgnutls28-dev
+need_lib libqrencode libqrencode-dev
 if [ "$level" = test ] || [ "$level" = bench ]; then
   # The browser test (Tests/Browser/run.sh): headless Chromium, its WebDriver, and a Python venv
   # for Selenium (installed from PyPI into .build/browser-venv by the test itself).

@@ -21,6 +21,8 @@ public final class PortvaktServer: Sendable {
     public let sessions: SessionService
     /// Passkey sign-up, sign-in and management over `store`.
     public let passkeys: PasskeyService
+    /// BankID login, sign-up, linking and step-up over `store` and the BankID runtime.
+    public let bankIDFlows: BankIDService
     /// The admin token, when this start created it (first start); print it once, never log it.
     public let createdAdminToken: String?
     /// BankID: the client, its collect coordinator, the certificate's health and, in the embedded
@@ -98,9 +100,16 @@ public final class PortvaktServer: Sendable {
             if writeAccessLog { logger.write(line: line.utf8) }
         }
 
-        passkeys = PasskeyService(
+        var passkeyService = PasskeyService(
             accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
+        // A linked BankID identity is a way in: the last passkey may then be removed.
+        passkeyService.identities = store
+        passkeys = passkeyService
+        bankIDFlows = BankIDService(
+            coordinator: bankID.coordinator, identities: store, accounts: store, audit: store,
+            sessions: sessions,
+            policy: Self.bankIDPolicy(configuration), clock: clock, random: random)
 
         enrollment = EnrollmentService(
             store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
@@ -113,7 +122,7 @@ public final class PortvaktServer: Sendable {
             sessions: sessions, users: store, audit: store, transport: transport, clock: clock,
             readiness: readiness
         ).register(on: &publicRouter)
-        PasskeyAPI(
+        var passkeyAPI = PasskeyAPI(
             passkeys: passkeys, sessions: sessions, users: store, transport: transport,
             wellKnown: WellKnownDocuments(
                 appleAppIDs: configuration.wellKnown.appleAppIDs,
@@ -121,7 +130,12 @@ public final class PortvaktServer: Sendable {
                     .init(package: $0.package, sha256Fingerprints: $0.sha256Fingerprints)
                 },
                 relatedOrigins: configuration.wellKnown.relatedOrigins),
-            enrollment: enrollment
+            enrollment: enrollment)
+        passkeyAPI.bankIDPolicy = bankIDFlows.policy
+        passkeyAPI.register(on: &publicRouter)
+        BankIDAPI(
+            service: bankIDFlows, sessions: sessions, users: store, transport: transport,
+            qrRenderer: { BankIDQRCode.svg($0) }
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         bankID.mountSimulator(on: &publicRouter)
@@ -172,7 +186,12 @@ public final class PortvaktServer: Sendable {
         timer.schedule(deadline: .now() + 60, repeating: 3600, leeway: .seconds(60))
         let sessions = sessions
         let passkeys = passkeys
+        let bankIDFlows = bankIDFlows
+        let coordinator = bankID.coordinator
         timer.setEventHandler { [logger] in
+            // Ended BankID orders past their retention, then the flows that pointed at them.
+            _ = try? coordinator.purge()
+            _ = try? bankIDFlows.purge()
             do {
                 let purged = try sessions.purge()
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
@@ -261,6 +280,17 @@ public final class PortvaktServer: Sendable {
             challengeLifetime: TimeInterval(settings.challengeLifetimeSeconds),
             enabled: configuration.methods.passkey.enabled,
             signupEnabled: configuration.methods.passkey.signup)
+    }
+
+    /// BankID's journeys and their order settings from the configuration. Same-device orders
+    /// return to the public URL's sign-in page, which polls the order.
+    static func bankIDPolicy(_ configuration: PortvaktConfiguration) -> BankIDPolicy {
+        let methods = configuration.methods.bankid
+        let flows = configuration.bankid.flows
+        return BankIDPolicy(
+            login: methods.login, signup: methods.signup, recovery: methods.recovery, link: methods.link,
+            sign: methods.sign, returnRisk: flows.returnRisk, riskCeiling: flows.riskCeiling?.rawValue,
+            stepUpLifetime: TimeInterval(flows.stepUpSeconds), returnURL: configuration.publicURL + "/")
     }
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one

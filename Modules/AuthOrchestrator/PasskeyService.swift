@@ -106,6 +106,8 @@ public struct PasskeyService: Sendable {
     public let policy: PasskeyPolicy
     let clock: any WallClock
     let random: any RandomSource
+    /// Linked BankID identities: an account with one still has a way in without passkeys.
+    public var identities: (any BankIDIdentityStore)?
 
     /// The bytes of a challenge id: 128 bits, unguessable.
     static let challengeIDBytes = 16
@@ -471,7 +473,16 @@ public struct PasskeyService: Sendable {
         guard let id = Base64URL.decode(credentialID) else {
             throw AuthError(.passkeyNotFound, "no such passkey")
         }
-        // Passkeys are the only way in today; when BankID links exist they count here too.
+        // A linked BankID identity is a way in too: then even the last passkey may go.
+        if let identities, try identities.linkedIdentity(userID: userID) != nil {
+            guard try accounts.deletePasskey(credentialID: id, userID: userID) else {
+                throw AuthError(.passkeyNotFound, "no such passkey")
+            }
+            try record(
+                "passkey.deleted", userID: userID, context: context,
+                details: ["credentialId": credentialID, "bankidLinked": "true"])
+            return
+        }
         switch try accounts.deletePasskeyUnlessLast(credentialID: id, userID: userID) {
         case .deleted: break
         case .notFound: throw AuthError(.passkeyNotFound, "no such passkey")

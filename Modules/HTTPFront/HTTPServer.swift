@@ -95,6 +95,13 @@ public final class HTTPServer: Sendable {
         while handler.inFlight.load(ordering: .relaxed) > 0 && Date() < deadline {
             usleep(5_000)
         }
+        // Requests still waiting in an async handler get their 503 now, with a moment to be sent
+        // before MHD closes what is left.
+        handler.resumeAllForShutdown()
+        let flush = Date().addingTimeInterval(0.5)
+        while handler.inFlight.load(ordering: .relaxed) > 0 && Date() < flush {
+            usleep(5_000)
+        }
         // The last reference: deinit stops MHD and joins its threads.
         phase.withLock { $0 = .stopped }
         _ = consume daemon

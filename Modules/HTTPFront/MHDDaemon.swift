@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -11,10 +12,40 @@ final class RequestContext {
     var bodyTooLarge = false
     var discardedBytes = 0
     var answered = false
+    /// Set while an async handler runs for this request (the connection is suspended).
+    var deferred: DeferredResponse?
     let startNanoseconds: UInt64
 
     init(startNanoseconds: UInt64) {
         self.startNanoseconds = startNanoseconds
+    }
+}
+
+/// A suspended request's response, handed from the task that ran its async handler to the MHD
+/// thread that sends it after the resume. Its fields are only touched under
+/// `ConnectionHandler.suspended`'s lock.
+final class DeferredResponse: @unchecked Sendable {
+    // @unchecked: `connection` is MHD's pointer, used only to resume, under the lock, while the
+    // connection is suspended (MHD cannot close a suspended connection before we resume it).
+    let connection: OpaquePointer
+    var prepared: PreparedResponse?
+
+    init(connection: OpaquePointer) {
+        self.connection = connection
+    }
+}
+
+/// Where async handlers run: a concurrent dispatch queue of its own, so they never wait for
+/// threads of Swift's cooperative pool (which a blocking caller elsewhere in the process can hold).
+/// Their awaits (a BankID call's continuation) resume here too.
+final class AsyncHandlerExecutor: TaskExecutor {
+    static let shared = AsyncHandlerExecutor()
+    private let queue = DispatchQueue(label: "portvakt.http.async-handlers", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }
 
@@ -30,6 +61,9 @@ final class ConnectionHandler: Sendable {
     let draining = Atomic<Bool>(false)
     /// The configured Cache-Control as a C string, converted once.
     let cacheControl: ContiguousArray<CChar>
+    /// Requests whose async handler is running, with their connection suspended; the lock also
+    /// orders every suspend before its resume, and every resume before the daemon stops.
+    private let suspended = Mutex<(table: [ObjectIdentifier: DeferredResponse], stopping: Bool)>(([:], false))
 
     init(pipeline: RequestPipeline) {
         self.pipeline = pipeline
@@ -83,8 +117,62 @@ final class ConnectionHandler: Sendable {
             }
             return .YES
         }
-        if context.answered { return .YES }
+        if context.answered {
+            // Called again after a resume: the async handler's response is ready.
+            if let deferred = context.deferred, let prepared = suspended.withLock({ _ in deferred.prepared })
+            {
+                context.deferred = nil
+                return queue(prepared, on: connection)
+            }
+            return .YES
+        }
         return answer(connection: connection, url: url, method: method, context: context)
+    }
+
+    /// Suspends the connection and runs `work` (an async handler) on the Swift concurrency pool,
+    /// so no MHD thread waits for it; when it returns, the response is stored and the connection
+    /// resumed, and MHD calls the access handler again to send it.
+    private func suspend(
+        _ connection: OpaquePointer, context: RequestContext,
+        work: @escaping @Sendable () async -> PreparedResponse
+    ) -> MHD_Result {
+        let deferred = DeferredResponse(connection: connection)
+        let accepted = suspended.withLock { state in
+            guard !state.stopping else { return false }
+            state.table[ObjectIdentifier(deferred)] = deferred
+            MHD_suspend_connection(connection)
+            return true
+        }
+        guard accepted else {
+            return queue(pipeline.unavailable(requestID: RequestID.generate()), on: connection)
+        }
+        context.deferred = deferred
+        // On the handlers' own executor, not Swift's cooperative pool: whatever else blocks those
+        // threads must not stall a suspended request.
+        Task(executorPreference: AsyncHandlerExecutor.shared) { [self] in
+            let prepared = await work()
+            suspended.withLock { state in
+                // Gone from the table: shutdown already answered and resumed it.
+                guard state.table.removeValue(forKey: ObjectIdentifier(deferred)) != nil else { return }
+                deferred.prepared = prepared
+                MHD_resume_connection(deferred.connection)
+            }
+        }
+        return .YES
+    }
+
+    /// Answers every suspended request with 503 and resumes it, and refuses new suspensions:
+    /// MHD must not be stopped with a connection still suspended.
+    func resumeAllForShutdown() {
+        let pipeline = pipeline
+        suspended.withLock { state in
+            state.stopping = true
+            for deferred in state.table.values {
+                deferred.prepared = pipeline.unavailable(requestID: RequestID.generate())
+                MHD_resume_connection(deferred.connection)
+            }
+            state.table.removeAll()
+        }
     }
 
     /// The completion callback (MHD_RequestCompletedCallback): frees the request's state.
@@ -135,8 +223,10 @@ final class ConnectionHandler: Sendable {
             body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
             startNanoseconds: context.startNanoseconds)
         context.body = []
-        let prepared = pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed))
-        return queue(prepared, on: connection)
+        switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {
+        case .now(let prepared): return queue(prepared, on: connection)
+        case .later(let work): return suspend(connection, context: context, work: work)
+        }
     }
 
     /// Hands a response to MHD, which copies the body and sends it (no body for HEAD), adding
@@ -211,8 +301,11 @@ final class MHDDaemon: @unchecked Sendable {
         try Self.fill(&storage, host: configuration.host, port: configuration.port)
         // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers; EPOLL with a thread pool gives
         // each worker its own epoll set.
+        // MHD_ALLOW_SUSPEND_RESUME: async routes (BankID start and cancel) park their connection
+        // instead of a worker thread.
         let flags = UInt32(
-            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue)
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+                | MHD_ALLOW_SUSPEND_RESUME.rawValue)
         let started = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 cmhd_start(
@@ -261,6 +354,8 @@ final class MHDDaemon: @unchecked Sendable {
     }
 
     deinit {
+        // MHD must not stop with suspended connections: answer and resume them first.
+        retainedHandler.takeUnretainedValue().resumeAllForShutdown()
         MHD_stop_daemon(daemon)
         // Only after MHD's threads are gone can no callback reach the handler.
         retainedHandler.release()

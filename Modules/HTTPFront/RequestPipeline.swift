@@ -2,7 +2,7 @@ import Glibc
 import Synchronization
 
 /// A response ready for the wire, with the server's own headers still to add.
-struct PreparedResponse {
+struct PreparedResponse: Sendable {
     /// The response with the handler's headers and the request-dependent ones.
     let response: HTTPResponse
     /// Sent as X-Request-Id.
@@ -11,6 +11,15 @@ struct PreparedResponse {
     let addDefaultCSP: Bool
     /// Whether to add the configured Cache-Control.
     let addDefaultCacheControl: Bool
+}
+
+/// How the pipeline answers: at once (every synchronous route, errors, preflights), or later,
+/// when an async route's handler returns (the MHD glue suspends the connection meanwhile).
+enum PipelineAnswer {
+    /// The response is ready.
+    case now(PreparedResponse)
+    /// Run this to get the response; it finalizes headers and writes the access log itself.
+    case later(@Sendable () async -> PreparedResponse)
 }
 
 /// A request as read off the wire, before routing.
@@ -68,7 +77,7 @@ final class RequestPipeline: Sendable {
     /// carries are not in the returned response: `PreparedResponse` says which to add, and the
     /// MHD glue adds them from static C strings (this runs for every request).
     /// - Parameter closeConnection: adds `Connection: close`, used while draining for shutdown.
-    func respond(to incoming: IncomingRequest, closeConnection: Bool) -> PreparedResponse {
+    func respond(to incoming: IncomingRequest, closeConnection: Bool) -> PipelineAnswer {
         let requestID = RequestID.accept(incoming.headers["X-Request-Id"]) ?? RequestID.generate()
         let clientAddress = resolver.resolve(peer: incoming.peer, headers: incoming.headers)
         // Formatted once: the handler's request and the access log both need the text.
@@ -84,6 +93,19 @@ final class RequestPipeline: Sendable {
             response = options(path: incoming.path, headers: incoming.headers, corsOrigin: corsOrigin)
         } else {
             switch router.route(method, path: incoming.path) {
+            case .matched(let match) where match.route.asyncHandler != nil:
+                routePattern = match.route.description.pattern
+                // The limit is checked before suspending: a refusal costs no suspension.
+                if case .limited(let seconds) = limiter.check(
+                    routeClass: match.route.description.rateClass, client: clientAddress)
+                {
+                    response = .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
+                } else {
+                    return .later(
+                        deferred(
+                            match, method: method ?? .GET, incoming: incoming, client: client,
+                            requestID: requestID, corsOrigin: corsOrigin, closeConnection: closeConnection))
+                }
             case .matched(let match):
                 routePattern = match.route.description.pattern
                 response = invoke(
@@ -108,9 +130,69 @@ final class RequestPipeline: Sendable {
         logRequest(
             method: incoming.methodToken, route: routePattern, status: response.status,
             start: incoming.startNanoseconds, requestID: requestID, client: client)
+        return .now(
+            PreparedResponse(
+                response: response, requestID: requestID, addDefaultCSP: defaults.csp,
+                addDefaultCacheControl: defaults.cacheControl))
+    }
+
+    /// An async route's work: the handler, then the headers and the access log.
+    private func deferred(
+        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest, client: String,
+        requestID: String, corsOrigin: String?, closeConnection: Bool
+    ) -> @Sendable () async -> PreparedResponse {
+        let route = match.route.description
+        let handler = match.route.asyncHandler ?? { _ in throw HTTPError.internal() }
+        let request = HTTPRequest(
+            method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
+            body: incoming.body, peerAddress: incoming.peer.description, clientIP: client,
+            requestID: requestID, pathParameters: match.parameters, route: route.pattern)
+        let methodToken = incoming.methodToken
+        let start = incoming.startNanoseconds
+        return { [self] in
+            let response: HTTPResponse
+            do {
+                response = try await handler(request)
+            } catch let error as any HTTPResponseError {
+                response = .error(error)
+            } catch {
+                self.accessLog(
+                    "{\"ts\":\"\(Self.timestamp())\",\"level\":\"error\",\"msg\":\"unhandled error\",\"errorType\":"
+                        + "\(Self.jsonString(String(reflecting: type(of: error)))),\"route\":\(Self.jsonString(route.pattern)),"
+                        + "\"requestId\":\(Self.jsonString(requestID))}")
+                response = .error(HTTPError.internal())
+            }
+            return self.prepare(
+                response, method: methodToken, route: route.pattern, start: start, requestID: requestID,
+                client: client, corsOrigin: corsOrigin, closeConnection: closeConnection)
+        }
+    }
+
+    /// Finalizes and logs a response produced after the request was first seen.
+    func prepare(
+        _ response: HTTPResponse, method: String, route: String?, start: UInt64, requestID: String,
+        client: String,
+        corsOrigin: String?, closeConnection: Bool
+    ) -> PreparedResponse {
+        var response = response
+        let defaults = finalize(&response, corsOrigin: corsOrigin, closeConnection: closeConnection)
+        logRequest(
+            method: method, route: route, status: response.status, start: start, requestID: requestID,
+            client: client)
         return PreparedResponse(
             response: response, requestID: requestID, addDefaultCSP: defaults.csp,
             addDefaultCacheControl: defaults.cacheControl)
+    }
+
+    /// The answer owed to a suspended request when the server stops before its handler returned.
+    func unavailable(requestID: String) -> PreparedResponse {
+        var response = HTTPResponse.error(
+            HTTPError(
+                status: 503, code: "server.stopping", title: "Server stopping",
+                detail: "The server stopped before this request finished; try again."))
+        _ = finalize(&response, corsOrigin: nil, closeConnection: true)
+        return PreparedResponse(
+            response: response, requestID: requestID, addDefaultCSP: true, addDefaultCacheControl: true)
     }
 
     /// RFC 9110 methods we do not serve still deserve 405 rather than "not implemented".

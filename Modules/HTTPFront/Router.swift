@@ -1,6 +1,10 @@
 /// A request handler: synchronous, run on one of the server's threads.
 public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
+/// A request handler that awaits something slow (a call to BankID): the connection is suspended
+/// and the server's thread released while it runs; the response is sent when it returns.
+public typealias AsyncHTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+
 /// What the router knows about one route, for documentation (OpenAPI) and tests.
 public struct RouteDescription: Sendable, Hashable {
     /// The method.
@@ -22,6 +26,8 @@ public struct Router: Sendable {
         let description: RouteDescription
         let segments: [PatternSegment]
         let handler: HTTPHandler
+        /// Set for routes added with `addAsync`; `handler` is then never called.
+        var asyncHandler: AsyncHTTPHandler? = nil
     }
 
     enum PatternSegment: Sendable, Hashable {
@@ -65,6 +71,20 @@ public struct Router: Sendable {
                     method: method, pattern: pattern, summary: summary, rateClass: rateClass,
                     parameters: parameters),
                 segments: segments, handler: handler))
+    }
+
+    /// Registers a route whose handler awaits something slow. The connection is suspended
+    /// (libmicrohttpd's suspend/resume) while it runs, so it holds no server thread; everything
+    /// else (rate limits, CORS, headers, the access log) is as for `add`.
+    public mutating func addAsync(
+        _ method: HTTPMethod, _ pattern: String, rateClass: String = "default", summary: String,
+        handler: @escaping AsyncHTTPHandler
+    ) {
+        add(method, pattern, rateClass: rateClass, summary: summary) { _ in
+            // Never called: the pipeline runs `asyncHandler` for this route.
+            throw HTTPError.internal()
+        }
+        table[table.count - 1].asyncHandler = handler
     }
 
     static func parsePattern(_ pattern: String) -> [PatternSegment] {

@@ -219,6 +219,56 @@ extension Migration {
                 -- The admin API filters the audit trail by action, newest first.
                 CREATE INDEX audit_events_action ON audit_events(action, id);
                 """),
+        Migration(
+            version: 5, name: "bankid identities, bankid flows, session step-ups",
+            sql: """
+                -- A user's linked BankID identity: the keyed HMAC of the personal number (with the
+                -- id of its key) and the name BankID gave. One per user (the key), and one user per
+                -- identity (the UNIQUE), so a person reaches exactly one account.
+                CREATE TABLE bankid_identities (
+                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    key_id TEXT NOT NULL,
+                    digest BLOB NOT NULL,
+                    name TEXT NOT NULL,
+                    linked_at INTEGER NOT NULL,
+                    UNIQUE (key_id, digest)
+                ) STRICT;
+
+                -- The client's side of an order: our own orderId (only its SHA-256), the client it
+                -- is bound to (SHA-256 of a session or binding cookie), and BankID's orderRef, which
+                -- never leaves the server. consumed_at makes the completion usable once.
+                CREATE TABLE bankid_flows (
+                    id_hash BLOB PRIMARY KEY NOT NULL,
+                    order_ref TEXT NOT NULL UNIQUE,
+                    intent TEXT NOT NULL
+                        CHECK (intent IN ('login', 'signup', 'recovery', 'link', 'sign')),
+                    same_device INTEGER NOT NULL CHECK (same_device IN (0, 1)),
+                    client_kind TEXT NOT NULL CHECK (client_kind IN ('web', 'native')),
+                    binding_hash BLOB NOT NULL,
+                    user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                    session_id TEXT,
+                    return_nonce TEXT,
+                    user_visible_text TEXT,
+                    created_at INTEGER NOT NULL,
+                    consumed_at INTEGER,
+                    outcome TEXT,
+                    CHECK ((consumed_at IS NULL) = (outcome IS NULL))
+                ) STRICT, WITHOUT ROWID;
+                -- Purging old flows.
+                CREATE INDEX bankid_flows_created_at ON bankid_flows(created_at);
+                -- The cascade on user deletion.
+                CREATE INDEX bankid_flows_user_id ON bankid_flows(user_id);
+
+                -- A completed BankID signature kept with the session it stepped up (the latest one).
+                CREATE TABLE session_step_ups (
+                    session_id TEXT PRIMARY KEY NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                    signed_at INTEGER NOT NULL,
+                    valid_until INTEGER NOT NULL,
+                    user_visible_text TEXT NOT NULL,
+                    signature TEXT,
+                    ocsp_response TEXT
+                ) STRICT;
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.

@@ -194,7 +194,7 @@ struct ConfigurationAcceptanceTests {
         #expect(c.publicOrigin == "https://login.example.com")
         #expect(c.adminToken == adminToken)
         #expect(PortvaktConfiguration.embeddedDefault.adminToken == nil)
-        #expect(c.rateLimits.mapValues(\.burst) == ["default": 100, "auth": 20, "admin": 50])
+        #expect(c.rateLimits.mapValues(\.burst) == ["default": 100, "auth": 20, "admin": 50, "bankid": 10])
     }
 
     @Test("a rate limit class given alone replaces only that class")
@@ -241,10 +241,10 @@ struct ConfigurationUnknownKeyTests {
         #expect(issue == "logging.format: unknown key (known: accessLog, level)")
     }
 
-    @Test("sections not supported yet (methods.bankid) are unknown keys")
+    @Test("sections not supported yet (methods.totp) are unknown keys")
     func futureSectionsAreUnknownForNow() {
-        let found = issues(#"{"methods": {"bankid": {}}, "bankid": {}}"#)
-        #expect(found.map(\.path) == ["methods.bankid"])
+        let found = issues(#"{"methods": {"bankid": {}, "totp": {}}, "bankid": {}}"#)
+        #expect(found.map(\.path) == ["methods.totp"])
         #expect(found.allSatisfy { $0.code == .unknownKey })
     }
 

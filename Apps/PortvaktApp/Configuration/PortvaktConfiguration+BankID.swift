@@ -77,6 +77,8 @@ extension PortvaktConfiguration {
         public var currentIdentityKey: String?
         /// Every identity key, current and retired, by id.
         public var identityKeys: [IdentityKeySource]
+        /// Risk and step-up settings of the journeys (Docs/journeys.md).
+        public var flows = BankIDFlowSettings()
 
         /// Creates settings with the documented defaults.
         public init(
@@ -216,6 +218,7 @@ extension PortvaktConfiguration.BankIDSettings {
             passphraseFile: passphraseFile, passphrase: passphrase, connectTimeoutSeconds: connect,
             requestTimeoutSeconds: total, threads: threads, maxQueued: maxQueued,
             certificateWarningDays: warningDays, currentIdentityKey: current, identityKeys: keys)
+        flows = PortvaktConfiguration.BankIDFlowSettings(reading: r)
         checkConsistency(r)
     }
 
@@ -388,6 +391,7 @@ extension PortvaktConfiguration.BankIDSettings {
                     })
             ),
         ]
+        members += flows.effectiveMembers
         return .object(members)
     }
 }

@@ -111,9 +111,12 @@ extension PortvaktConfiguration {
                             ("enabled", .bool(methods.passkey.enabled)),
                             ("signup", .bool(methods.passkey.signup)),
                         ])
-                    )
+                    ),
+                    ("bankid", methods.bankid.effectiveJSON),
                 ])
             ),
+            ("recovery", recovery.effectiveJSON),
+            ("reviewAccount", reviewAccount.effectiveJSON),
             (
                 "wellKnown",
                 .object([

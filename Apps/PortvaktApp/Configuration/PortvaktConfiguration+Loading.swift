@@ -163,6 +163,9 @@ extension PortvaktConfiguration {
             methods: r.section("methods") { MethodSettings(reading: $0) },
             wellKnown: r.section("wellKnown") { WellKnownSettings(reading: $0) },
             bankid: r.section("bankid") { BankIDSettings(reading: $0, environment: environment) })
+        recovery = r.section("recovery") { RecoverySettings(reading: $0) }
+        reviewAccount = r.section("reviewAccount") { ReviewAccountSettings(reading: $0) }
+        checkMethodConsistency(r)
     }
 }
 

@@ -93,6 +93,8 @@ extension PortvaktConfiguration {
     public struct MethodSettings: Sendable, Equatable {
         /// Passkeys.
         public var passkey: PasskeyMethodSettings
+        /// BankID's journeys.
+        public var bankid = BankIDMethodSettings()
 
         /// Creates method settings.
         public init(passkey: PasskeyMethodSettings = PasskeyMethodSettings()) {
@@ -204,6 +206,7 @@ extension PortvaktConfiguration.MethodSettings {
                     enabled: p.bool("enabled", default: defaults.enabled),
                     signup: p.bool("signup", default: defaults.signup))
             })
+        bankid = r.section("bankid") { PortvaktConfiguration.BankIDMethodSettings(reading: $0) }
     }
 }
 

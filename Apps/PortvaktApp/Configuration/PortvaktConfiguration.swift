@@ -35,6 +35,10 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var wellKnown: WellKnownSettings
     /// The BankID RP client (see Docs/bankid.md; the embedded simulator by default).
     public var bankid: BankIDSettings
+    /// What a BankID recovery revokes.
+    public var recovery = RecoverySettings()
+    /// The app-store review account (off by default).
+    public var reviewAccount = ReviewAccountSettings()
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()
@@ -186,6 +190,8 @@ extension PortvaktConfiguration {
         case auth
         /// The admin API.
         case admin
+        /// Starting BankID orders (each one costs a call to BankID).
+        case bankid
     }
 
     /// A token bucket: `burst` requests at once, refilled at `perSecond`.
@@ -210,6 +216,8 @@ extension PortvaktConfiguration {
         public var auth: RateLimit
         /// The admin API (default burst 50, 20 per second).
         public var admin: RateLimit
+        /// Starting BankID orders (default burst 10, one every 5 seconds).
+        public var bankid = RateLimit(burst: 10, perSecond: 0.2)
 
         /// Creates rate limits with the documented defaults.
         public init(
@@ -239,6 +247,7 @@ extension PortvaktConfiguration {
                 case .default: self.default
                 case .auth: auth
                 case .admin: admin
+                case .bankid: bankid
                 }
             }
             set {
@@ -246,6 +255,7 @@ extension PortvaktConfiguration {
                 case .default: self.default = newValue
                 case .auth: auth = newValue
                 case .admin: admin = newValue
+                case .bankid: bankid = newValue
                 }
             }
         }

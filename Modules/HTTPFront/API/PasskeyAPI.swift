@@ -45,6 +45,8 @@ public struct PasskeyAPI: Sendable {
     let transport: SessionTransport
     let wellKnown: WellKnownDocuments
     let enrollment: EnrollmentService?
+    /// BankID's switches, reported by GET /v1/methods beside the passkey ones; nil omits them.
+    public var bankIDPolicy: BankIDPolicy?
 
     /// Creates the API over the passkey use cases; `enrollment` serves `enrollmentToken`
     /// registrations (refused as `enrollment.invalid` without it).
@@ -166,10 +168,12 @@ public struct PasskeyAPI: Sendable {
             return .noContent
         }
         let policy = passkeys.policy
+        let bankID = bankIDPolicy.map(MethodsResponse.BankIDSwitches.init)
         router.add(.GET, "/v1/methods", summary: "The sign-in methods this deployment offers") { _ in
             try .json(
                 MethodsResponse(
-                    passkey: .init(enabled: policy.enabled, signup: policy.enabled && policy.signupEnabled)))
+                    passkey: .init(enabled: policy.enabled, signup: policy.enabled && policy.signupEnabled),
+                    bankid: bankID))
         }
         registerWellKnown(on: &router)
     }
@@ -404,7 +408,26 @@ struct MethodsResponse: Encodable {
         let enabled: Bool
         let signup: Bool
     }
+    /// BankID's journeys (recovery is reported as off until its flow is served).
+    struct BankIDSwitches: Encodable {
+        let enabled: Bool
+        let login: Bool
+        let signup: Bool
+        let recovery: Bool
+        let link: Bool
+        let sign: Bool
+
+        init(_ policy: BankIDPolicy) {
+            login = policy.login
+            signup = policy.signup
+            recovery = false
+            link = policy.link
+            sign = policy.sign
+            enabled = login || signup || link || sign
+        }
+    }
     let passkey: Switches
+    let bankid: BankIDSwitches?
 }
 
 struct AppleAppSiteAssociation: Encodable {

@@ -1,0 +1,252 @@
+public import AuthOrchestrator
+import BankIDCore
+import CryptoCore
+import Foundation
+public import SessionCore
+public import Storage
+
+/// The BankID order routes: start (POST), status (GET), cancel (DELETE). Handlers translate HTTP
+/// to `BankIDService` calls and back.
+///
+/// Starting and cancelling wait for BankID, so they are async routes: the connection is
+/// suspended and no server thread waits. The status never waits for BankID: it answers from the
+/// store and leaves a due collect running in the background.
+///
+/// An order is bound to the client that started it: its session when signed in, otherwise a
+/// random binding value the start hands out in an HttpOnly cookie (and, for native clients, in
+/// the body, to send back in the `Portvakt-BankID-Binding` header). Another client presenting a
+/// leaked order id gets `404 bankid.order_not_found`.
+public struct BankIDAPI: Sendable {
+    let service: BankIDService
+    let sessions: SessionService
+    let users: any UserStore
+    let transport: SessionTransport
+    let qrRenderer: (@Sendable (String) -> String?)?
+
+    /// The header native clients send their binding value in.
+    public static let bindingHeader = "Portvakt-BankID-Binding"
+
+    /// Creates the API.
+    /// - Parameter qrRenderer: draws QR data as SVG (`qrSvg`), when available.
+    public init(
+        service: BankIDService, sessions: SessionService, users: any UserStore, transport: SessionTransport,
+        qrRenderer: (@Sendable (String) -> String?)? = nil
+    ) {
+        self.service = service
+        self.sessions = sessions
+        self.users = users
+        self.transport = transport
+        self.qrRenderer = qrRenderer
+    }
+
+    /// The binding cookie's name: `__Host-` prefixed when the session cookie is Secure.
+    var bindingCookie: String { transport.cookieSecure ? "__Host-portvakt_bankid" : "portvakt_bankid" }
+
+    /// Adds the routes. Starting orders is in the `bankid` rate class (per client IP).
+    public func register(on router: inout Router) {
+        router.addAsync(
+            .POST, "/v1/bankid/orders", rateClass: "bankid",
+            summary: "Start a BankID order: intent login, signup, link or sign; device same or other"
+        ) { request in
+            let body = try request.decodeJSON(StartBody.self)
+            guard let intent = BankIDOrderIntent(rawValue: body.intent),
+                let device = BankIDDevice(rawValue: body.device ?? "other"),
+                let client = ClientKind(rawValue: body.client ?? "web")
+            else {
+                throw HTTPError.malformedJSON(
+                    detail:
+                        "Expected {\"intent\": \"login\"|\"signup\"|\"recovery\"|\"link\"|\"sign\", \"device\": \"same\"|\"other\", \"userVisibleData\"?, \"client\"?: \"web\"|\"native\"}."
+                )
+            }
+            let requester = try requester(request, signInRequired: intent == .link || intent == .sign)
+            let started = try await service.start(
+                intent: intent, device: device, userVisibleText: body.userVisibleData, clientKind: client,
+                requester: requester, context: Self.context(request))
+            var response = try HTTPResponse.json(
+                StartResponse(
+                    orderId: started.orderID, autoStartToken: started.autoStartToken,
+                    launchUrl: started.launchURL,
+                    qrData: started.qrData, qrSvg: started.qrData.flatMap { qrRenderer?($0) },
+                    clientBinding: client == .native ? started.newBinding : nil),
+                status: 201)
+            if let binding = started.newBinding {
+                response.headers.add("Set-Cookie", bindingCookieHeader(binding))
+            }
+            return response
+        }
+        router.add(
+            .GET, "/v1/bankid/orders/{orderId}",
+            summary: "A BankID order's status, message, QR code and, once complete, its result"
+        ) { request in
+            let status = try service.status(
+                orderID: request.pathParameters["orderId"] ?? "",
+                requester: try requester(request, signInRequired: false), context: Self.context(request))
+            let language = Self.language(request.headers["accept-language"])
+            let result = status.result.map { ResultView($0) }
+            var response = try HTTPResponse.json(
+                StatusResponse(
+                    status: status.status.rawValue, hintCode: status.hintCode,
+                    message: status.message.map { MessageView(code: $0.code, text: $0.text(language)) },
+                    qrData: status.qrData, qrSvg: status.qrData.flatMap { qrRenderer?($0) }, result: result))
+            if let issued = status.result?.session, status.result?.clientKind == .web {
+                let lifetime = issued.session.expiresAt.timeIntervalSince(issued.session.createdAt)
+                response.headers.add(
+                    "Set-Cookie", transport.setCookie(token: issued.token, lifetime: lifetime))
+            }
+            response.headers.set("Content-Language", language.rawValue)
+            return response
+        }
+        router.addAsync(.DELETE, "/v1/bankid/orders/{orderId}", summary: "Cancel a BankID order") { request in
+            try await service.cancel(
+                orderID: request.pathParameters["orderId"] ?? "",
+                requester: try requester(request, signInRequired: false), context: Self.context(request))
+            return .noContent
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The request's session (when it presents a usable one) and binding value.
+    private func requester(_ request: HTTPRequest, signInRequired: Bool) throws -> BankIDRequester {
+        var requester = BankIDRequester(
+            binding: request.headers[Self.bindingHeader] ?? request.cookie(bindingCookie))
+        guard transport.token(in: request) != nil || signInRequired else { return requester }
+        do {
+            let (auth, user) = try sessions.currentUser(request, transport: transport, users: users)
+            requester.session = auth.session
+            requester.user = user
+        } catch  where !signInRequired {
+            // A stale session cookie does not stop an anonymous login from starting.
+        }
+        return requester
+    }
+
+    private func bindingCookieHeader(_ value: String) -> String {
+        // Scoped to the order routes, half an hour (longer than any order lives).
+        var cookie = "\(bindingCookie)=\(value); Path=/; Max-Age=1800; HttpOnly; SameSite=Lax"
+        if transport.cookieSecure { cookie += "; Secure" }
+        return cookie
+    }
+
+    static func context(_ request: HTTPRequest) -> ClientContext {
+        ClientContext(
+            requestID: request.requestID, ipAddress: request.clientIP,
+            userAgent: request.headers["user-agent"])
+    }
+
+    /// Swedish or English from Accept-Language (the first of the two by weight); Swedish when
+    /// neither is asked for, as BankID's own texts are.
+    static func language(_ header: String?) -> MessageLanguage {
+        guard let header else { return .swedish }
+        var best: (MessageLanguage, Double)?
+        for part in header.split(separator: ",") {
+            let fields = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = fields.first?.lowercased() else { continue }
+            let primary = tag.split(separator: "-").first.map(String.init) ?? tag
+            guard let language = MessageLanguage(rawValue: primary) else { continue }
+            var weight = 1.0
+            for field in fields.dropFirst() where field.hasPrefix("q=") {
+                weight = Double(field.dropFirst(2)) ?? 0
+            }
+            if weight > 0, weight > (best?.1 ?? 0) { best = (language, weight) }
+        }
+        return best?.0 ?? .swedish
+    }
+}
+
+// MARK: Bodies
+
+struct StartBody: Decodable {
+    let intent: String
+    let device: String?
+    let userVisibleData: String?
+    let client: String?
+}
+
+struct StartResponse: Encodable {
+    let orderId: String
+    let autoStartToken: String?
+    let launchUrl: String?
+    let qrData: String?
+    let qrSvg: String?
+    let clientBinding: String?
+}
+
+struct MessageView: Encodable {
+    let code: String
+    let text: String
+}
+
+struct ResultView: Encodable {
+    let code: String
+    let user: UserView?
+    let session: SessionGrant?
+    let suggestPasskey: Bool?
+    let steppedUpUntil: String?
+    let signupAvailable: Bool?
+
+    init(_ result: BankIDFlowResult) {
+        code = result.code
+        user = result.user.map(UserView.init)
+        session = result.session.map { SessionGrant($0, client: result.clientKind) }
+        suggestPasskey = result.suggestPasskey ? true : nil
+        steppedUpUntil = result.steppedUpUntil.map(Timestamp.string)
+        signupAvailable = result.code == "bankid.no_account" ? result.signupAvailable : nil
+    }
+}
+
+struct StatusResponse: Encodable {
+    let status: String
+    let hintCode: String?
+    let message: MessageView?
+    let qrData: String?
+    let qrSvg: String?
+    let result: ResultView?
+}
+
+// MARK: Errors
+
+/// The BankID journeys' failures as problems: 403 for switched-off journeys, 401 when a session
+/// is needed, 404 for an order that is not the caller's, 410 once its result is gone, 409 for
+/// an order already running for the person, 502/503 when BankID fails (with the RFA to show).
+extension BankIDFlowError: HTTPResponseError {
+    public var status: Int {
+        switch code {
+        case .methodDisabled: 403
+        case .signInRequired: 401
+        case .orderNotFound: 404
+        case .orderExpired: 410
+        case .intentNotSupported: 501
+        case .invalidRequest: 400
+        case .alreadyInProgress: 409
+        case .upstream: 503
+        case .randomFailure: 500
+        }
+    }
+
+    public var problem: ProblemDetails {
+        switch code {
+        case .randomFailure:
+            return ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+        case .upstream:
+            // BankID's own details can echo request data; the RFA code says what to show.
+            return ProblemDetails(
+                status: 503, code: code.rawValue, title: "BankID unavailable",
+                detail: "BankID could not complete the request (\((userMessage ?? .rfa22).code)); try again.")
+        case .alreadyInProgress:
+            return ProblemDetails(
+                status: 409, code: code.rawValue, title: "BankID order already in progress",
+                detail: "An identification or signing for this person is already started (RFA4).")
+        default:
+            return ProblemDetails(
+                status: status, code: code.rawValue, title: Self.titles[code] ?? "Refused", detail: message)
+        }
+    }
+
+    private static let titles: [Code: String] = [
+        .methodDisabled: "Method disabled", .signInRequired: "Not signed in",
+        .orderNotFound: "Order not found",
+        .orderExpired: "Order expired", .intentNotSupported: "Not supported",
+        .invalidRequest: "Invalid request",
+    ]
+}

@@ -1,0 +1,439 @@
+public import BankIDCore
+public import Foundation
+public import SessionCore
+import Synchronization
+
+/// A BankID identity linked to an account: the person only as a keyed digest, never the number.
+public struct LinkedIdentity: Sendable, Equatable {
+    /// The account.
+    public var userID: String
+    /// The keyed HMAC of the personal number, with the id of the key that made it.
+    public var digest: IdentityDigest
+    /// The name BankID gave when the identity was linked.
+    public var name: String
+    /// When it was linked.
+    public var linkedAt: Date
+
+    /// Creates a link.
+    public init(userID: String, digest: IdentityDigest, name: String, linkedAt: Date) {
+        self.userID = userID
+        self.digest = digest
+        self.name = name
+        self.linkedAt = linkedAt
+    }
+}
+
+/// One BankID order as Portvakt's client knows it: our own `orderId` capability (stored only as
+/// its SHA-256), the client it is bound to, and BankID's orderRef, which never leaves the server.
+public struct BankIDFlow: Sendable, Equatable {
+    /// SHA-256 of the order id handed to the client.
+    public var idHash: [UInt8]
+    /// BankID's reference (the key of `bankid_orders`).
+    public var orderRef: String
+    /// What the order is for.
+    public var intent: BankIDOrderIntent
+    /// Whether the client launched the app on its own device (autostart) rather than a QR code.
+    public var sameDevice: Bool
+    /// Where the session a completion opens goes: a cookie (web) or the body (native).
+    public var clientKind: ClientKind
+    /// SHA-256 of the client binding (a session, or a binding cookie) the order belongs to.
+    public var bindingHash: [UInt8]
+    /// The signed-in user who started it (link, sign), if any.
+    public var userID: String?
+    /// The session it was started from (link, sign), if any.
+    public var sessionID: String?
+    /// The nonce in the returnUrl sent to BankID (same device).
+    public var returnNonce: String?
+    /// The text the user signs (sign).
+    public var userVisibleText: String?
+    /// When it was started.
+    public var createdAt: Date
+    /// When its completion was consumed (at most once).
+    public var consumedAt: Date?
+    /// The result code the consumption produced.
+    public var outcome: String?
+
+    /// Creates a flow.
+    public init(
+        idHash: [UInt8], orderRef: String, intent: BankIDOrderIntent, sameDevice: Bool,
+        clientKind: ClientKind = .web, bindingHash: [UInt8],
+        userID: String? = nil, sessionID: String? = nil, returnNonce: String? = nil,
+        userVisibleText: String? = nil, createdAt: Date, consumedAt: Date? = nil, outcome: String? = nil
+    ) {
+        self.idHash = idHash
+        self.orderRef = orderRef
+        self.intent = intent
+        self.sameDevice = sameDevice
+        self.clientKind = clientKind
+        self.bindingHash = bindingHash
+        self.userID = userID
+        self.sessionID = sessionID
+        self.returnNonce = returnNonce
+        self.userVisibleText = userVisibleText
+        self.createdAt = createdAt
+        self.consumedAt = consumedAt
+        self.outcome = outcome
+    }
+}
+
+/// A completed BankID signature kept with the session it stepped up.
+public struct SessionStepUp: Sendable, Equatable {
+    /// The session.
+    public var sessionID: String
+    /// When the signature completed.
+    public var signedAt: Date
+    /// Until when the session counts as stepped up.
+    public var validUntil: Date
+    /// The text the user signed.
+    public var userVisibleText: String
+    /// BankID's XML signature (base64); it names the signer, so it is personal data.
+    public var signature: String?
+    /// BankID's OCSP response (base64).
+    public var ocspResponse: String?
+
+    /// Creates a step-up record.
+    public init(
+        sessionID: String, signedAt: Date, validUntil: Date, userVisibleText: String, signature: String?,
+        ocspResponse: String?
+    ) {
+        self.sessionID = sessionID
+        self.signedAt = signedAt
+        self.validUntil = validUntil
+        self.userVisibleText = userVisibleText
+        self.signature = signature
+        self.ocspResponse = ocspResponse
+    }
+}
+
+/// Everything one BankID completion changes, committed at once by
+/// ``BankIDIdentityStore/commitBankIDCompletion(_:)``.
+public struct BankIDCompletionRecord: Sendable {
+    /// The flow whose completion is consumed.
+    public var flowIDHash: [UInt8]
+    /// The result code kept on the flow.
+    public var outcome: String
+    /// When.
+    public var at: Date
+    /// A new account (sign-up), inserted before the link and the session.
+    public var newUser: User?
+    /// An identity to link (sign-up, link).
+    public var link: LinkedIdentity?
+    /// A new session (login, sign-up).
+    public var session: Session?
+    /// The session the client came with, revoked once the new one exists.
+    public var replacedSessionID: String?
+    /// A signature to keep with its session (sign).
+    public var stepUp: SessionStepUp?
+    /// The audit events.
+    public var events: [AuditEvent]
+
+    /// Creates a record.
+    public init(
+        flowIDHash: [UInt8], outcome: String, at: Date, newUser: User? = nil, link: LinkedIdentity? = nil,
+        session: Session? = nil, replacedSessionID: String? = nil, stepUp: SessionStepUp? = nil,
+        events: [AuditEvent] = []
+    ) {
+        self.flowIDHash = flowIDHash
+        self.outcome = outcome
+        self.at = at
+        self.newUser = newUser
+        self.link = link
+        self.session = session
+        self.replacedSessionID = replacedSessionID
+        self.stepUp = stepUp
+        self.events = events
+    }
+}
+
+/// Linked BankID identities, the client side of BankID orders, and step-ups. Each method is
+/// atomic on its own.
+public protocol BankIDIdentityStore: Sendable {
+    /// The identity linked to the user; nil when none.
+    func linkedIdentity(userID: String) throws -> LinkedIdentity?
+    /// The identity stored under any of `digests` (the same number under each configured key); nil when none.
+    func linkedIdentity(matching digests: [IdentityDigest]) throws -> LinkedIdentity?
+    /// Stores a new order's flow.
+    /// - Throws: `StorageError(.conflict)` when the id hash or orderRef exists.
+    func insertBankIDFlow(_ flow: BankIDFlow) throws
+    /// The flow with this id hash; nil when none.
+    func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow?
+    /// Consumes the flow's completion and applies the record in one transaction: false (and no
+    /// change) when it was consumed already, so of any number of racing polls exactly one commits.
+    /// - Throws: `StorageError(.conflict)` when the identity is linked to another account, or the
+    ///   user already has one; nothing changes then.
+    func commitBankIDCompletion(_ record: BankIDCompletionRecord) throws -> Bool
+    /// The session's step-up; nil when none.
+    func stepUp(sessionID: String) throws -> SessionStepUp?
+    /// Deletes flows created before `cutoff`; returns how many.
+    func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int
+}
+
+// MARK: SQLite
+
+extension SQLiteStore: BankIDIdentityStore {
+    fileprivate static let identityColumns = "user_id, key_id, digest, name, linked_at"
+
+    fileprivate static func identity(_ row: Row) -> LinkedIdentity {
+        LinkedIdentity(
+            userID: row.string(0), digest: IdentityDigest(keyID: row.string(1), value: row.blob(2)),
+            name: row.string(3), linkedAt: row.date(4))
+    }
+
+    fileprivate static let flowColumns = """
+        id_hash, order_ref, intent, same_device, binding_hash, user_id, session_id, return_nonce, \
+        user_visible_text, created_at, consumed_at, outcome, client_kind
+        """
+
+    fileprivate static func flow(_ row: Row) throws -> BankIDFlow {
+        guard let intent = BankIDOrderIntent(rawValue: row.string(2)),
+            let clientKind = ClientKind(rawValue: row.string(12))
+        else { throw StorageError(.corrupt, "a BankID flow has an unknown intent or client kind") }
+        return BankIDFlow(
+            idHash: row.blob(0), orderRef: row.string(1), intent: intent, sameDevice: row.int64(3) != 0,
+            clientKind: clientKind, bindingHash: row.blob(4), userID: row.optionalString(5),
+            sessionID: row.optionalString(6),
+            returnNonce: row.optionalString(7), userVisibleText: row.optionalString(8),
+            createdAt: row.date(9), consumedAt: row.optionalDate(10), outcome: row.optionalString(11))
+    }
+
+    public func linkedIdentity(userID: String) throws -> LinkedIdentity? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.identityColumns) FROM bankid_identities WHERE user_id = ?1", [userID],
+                Self.identity)
+        }
+    }
+
+    public func linkedIdentity(matching digests: [IdentityDigest]) throws -> LinkedIdentity? {
+        try database.read { connection in
+            for digest in digests {
+                if let found = try connection.queryFirst(
+                    "SELECT \(Self.identityColumns) FROM bankid_identities WHERE key_id = ?1 AND digest = ?2",
+                    [digest.keyID, digest.value], Self.identity)
+                {
+                    return found
+                }
+            }
+            return nil
+        }
+    }
+
+    public func insertBankIDFlow(_ flow: BankIDFlow) throws {
+        try database.write { connection in
+            try connection.execute(
+                """
+                INSERT INTO bankid_flows (\(Self.flowColumns))
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                """,
+                [
+                    flow.idHash, flow.orderRef, flow.intent.rawValue, flow.sameDevice, flow.bindingHash,
+                    flow.userID, flow.sessionID, flow.returnNonce, flow.userVisibleText, flow.createdAt,
+                    flow.consumedAt, flow.outcome, flow.clientKind.rawValue,
+                ])
+        }
+    }
+
+    public func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow? {
+        try database.read { connection in
+            try connection.queryFirst(
+                "SELECT \(Self.flowColumns) FROM bankid_flows WHERE id_hash = ?1", [idHash], Self.flow)
+        }
+    }
+
+    public func commitBankIDCompletion(_ record: BankIDCompletionRecord) throws -> Bool {
+        let details = record.events.map { AuditDetails.encode($0.details) }
+        return try database.write { connection in
+            // The conditional UPDATE is the once-only gate: a second poll finds consumed_at set.
+            try connection.execute(
+                """
+                UPDATE bankid_flows SET consumed_at = ?2, outcome = ?3
+                WHERE id_hash = ?1 AND consumed_at IS NULL
+                """, [record.flowIDHash, record.at, record.outcome])
+            guard connection.changes > 0 else { return false }
+            if let user = record.newUser {
+                try connection.execute(
+                    """
+                    INSERT INTO users (id, username, display_name, created_at, disabled_at, user_handle)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    """,
+                    [
+                        user.id, user.username, user.displayName, user.createdAt, user.disabledAt,
+                        user.userHandle,
+                    ])
+            }
+            if let link = record.link {
+                try connection.execute(
+                    "INSERT INTO bankid_identities (\(Self.identityColumns)) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    [link.userID, link.digest.keyID, link.digest.value, link.name, link.linkedAt])
+            }
+            if let session = record.session {
+                try connection.execute(
+                    """
+                    INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at,
+                      last_seen_at, expires_at, revoked_at, user_agent, ip_address)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                    """,
+                    [
+                        session.id, session.userID, session.tokenHash, session.clientKind.rawValue,
+                        session.authMethod, session.createdAt, session.lastSeenAt, session.expiresAt,
+                        session.revokedAt, session.userAgent, session.ipAddress,
+                    ])
+            }
+            if let replaced = record.replacedSessionID {
+                try connection.execute(
+                    "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                    [replaced, record.at])
+            }
+            if let stepUp = record.stepUp {
+                // A newer signature replaces the session's previous one.
+                try connection.execute(
+                    """
+                    INSERT INTO session_step_ups (session_id, signed_at, valid_until, user_visible_text,
+                      signature, ocsp_response) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    ON CONFLICT (session_id) DO UPDATE SET signed_at = excluded.signed_at,
+                      valid_until = excluded.valid_until, user_visible_text = excluded.user_visible_text,
+                      signature = excluded.signature, ocsp_response = excluded.ocsp_response
+                    """,
+                    [
+                        stepUp.sessionID, stepUp.signedAt, stepUp.validUntil, stepUp.userVisibleText,
+                        stepUp.signature, stepUp.ocspResponse,
+                    ])
+            }
+            for (event, encoded) in zip(record.events, details) {
+                try connection.execute(
+                    """
+                    INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    """,
+                    [
+                        event.at, event.action, event.actor, event.userID, event.requestID, event.ipAddress,
+                        encoded,
+                    ])
+            }
+            return true
+        }
+    }
+
+    public func stepUp(sessionID: String) throws -> SessionStepUp? {
+        try database.read { connection in
+            try connection.queryFirst(
+                """
+                SELECT session_id, signed_at, valid_until, user_visible_text, signature, ocsp_response
+                FROM session_step_ups WHERE session_id = ?1
+                """, [sessionID]
+            ) { row in
+                SessionStepUp(
+                    sessionID: row.string(0), signedAt: row.date(1), validUntil: row.date(2),
+                    userVisibleText: row.string(3), signature: row.optionalString(4),
+                    ocspResponse: row.optionalString(5))
+            }
+        }
+    }
+
+    public func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int {
+        try database.write { connection in
+            try connection.execute("DELETE FROM bankid_flows WHERE created_at < ?1", [cutoff])
+            return connection.changes
+        }
+    }
+}
+
+// MARK: Memory
+
+/// Identities, flows and step-ups in memory, over a `MemoryStore` holding the users, sessions
+/// and audit trail, for tests of the layers above Storage. Its lock is always taken before the
+/// accounts store's, and a failed commit undoes what it had done, so a commit is one step as seen
+/// through this store.
+public final class MemoryIdentityStore: BankIDIdentityStore, Sendable {
+    private struct State {
+        var identities: [String: LinkedIdentity] = [:]
+        var flows: [[UInt8]: BankIDFlow] = [:]
+        var stepUps: [String: SessionStepUp] = [:]
+    }
+
+    private let accounts: MemoryStore
+    private let state = Mutex(State())
+
+    /// Creates an empty store beside `accounts`.
+    public init(accounts: MemoryStore) {
+        self.accounts = accounts
+    }
+
+    public func linkedIdentity(userID: String) throws -> LinkedIdentity? {
+        state.withLock { $0.identities[userID] }
+    }
+
+    public func linkedIdentity(matching digests: [IdentityDigest]) throws -> LinkedIdentity? {
+        state.withLock { state in
+            for digest in digests {
+                if let found = state.identities.values.first(where: { $0.digest == digest }) { return found }
+            }
+            return nil
+        }
+    }
+
+    public func insertBankIDFlow(_ flow: BankIDFlow) throws {
+        try state.withLock { state throws(StorageError) in
+            guard state.flows[flow.idHash] == nil,
+                !state.flows.values.contains(where: { $0.orderRef == flow.orderRef })
+            else { throw StorageError(.conflict, "a BankID flow with this id or orderRef already exists") }
+            var stored = flow
+            stored.createdAt = flow.createdAt.storagePrecision
+            stored.consumedAt = flow.consumedAt?.storagePrecision
+            state.flows[flow.idHash] = stored
+        }
+    }
+
+    public func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow? {
+        state.withLock { $0.flows[idHash] }
+    }
+
+    public func commitBankIDCompletion(_ record: BankIDCompletionRecord) throws -> Bool {
+        let accounts = accounts
+        return try state.withLock { state in
+            guard var flow = state.flows[record.flowIDHash], flow.consumedAt == nil else { return false }
+            if let link = record.link {
+                guard state.identities[link.userID] == nil,
+                    !state.identities.values.contains(where: { $0.digest == link.digest })
+                else { throw StorageError(.conflict, "the identity or the account is already linked") }
+            }
+            if let user = record.newUser { try accounts.insertUser(user) }
+            do {
+                if let session = record.session { try accounts.insertSession(session) }
+            } catch {
+                if let user = record.newUser { _ = try? accounts.deleteUser(id: user.id) }
+                throw error
+            }
+            if let replaced = record.replacedSessionID {
+                _ = try accounts.revokeSession(id: replaced, at: record.at)
+            }
+            if var link = record.link {
+                link.linkedAt = link.linkedAt.storagePrecision
+                state.identities[link.userID] = link
+            }
+            if var stepUp = record.stepUp {
+                stepUp.signedAt = stepUp.signedAt.storagePrecision
+                stepUp.validUntil = stepUp.validUntil.storagePrecision
+                state.stepUps[stepUp.sessionID] = stepUp
+            }
+            for event in record.events { _ = try accounts.appendAudit(event) }
+            flow.consumedAt = record.at.storagePrecision
+            flow.outcome = record.outcome
+            state.flows[record.flowIDHash] = flow
+            return true
+        }
+    }
+
+    public func stepUp(sessionID: String) throws -> SessionStepUp? {
+        state.withLock { $0.stepUps[sessionID] }
+    }
+
+    public func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int {
+        let cutoff = cutoff.storagePrecision
+        return state.withLock { state in
+            let before = state.flows.count
+            state.flows = state.flows.filter { $0.value.createdAt >= cutoff }
+            return before - state.flows.count
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import AuthOrchestrator
+import BankIDCore
+import CryptoCore
+import Foundation
+import Storage
+import TestSupport
+import Testing
+
+/// The last-passkey guard counts a linked BankID identity as a way in.
+@Suite("Last passkey guard with BankID")
+struct LastPasskeyGuardTests {
+    /// The identity store beside the fixture's accounts.
+    static func identities(_ f: ServiceFixture) throws -> any BankIDIdentityStore {
+        if let memory = f.store as? MemoryStore { return MemoryIdentityStore(accounts: memory) }
+        return try #require(f.store as? SQLiteStore)
+    }
+
+    /// Links a BankID identity to `userID` through a consumed link flow, as the BankID service does.
+    static func link(_ userID: String, in identities: any BankIDIdentityStore, at now: Date) throws {
+        let flow = BankIDFlow(
+            idHash: Digest.sha256("order-\(userID)"), orderRef: "ref-\(userID)", intent: .link,
+            sameDevice: false,
+            bindingHash: Digest.sha256("binding"), userID: userID, createdAt: now)
+        try identities.insertBankIDFlow(flow)
+        let linked = try identities.commitBankIDCompletion(
+            BankIDCompletionRecord(
+                flowIDHash: flow.idHash, outcome: "bankid.linked", at: now,
+                link: LinkedIdentity(
+                    userID: userID,
+                    digest: IdentityDigest(keyID: "k1", value: Array(repeating: 7, count: 32)),
+                    name: "Ada", linkedAt: now)))
+        #expect(linked)
+    }
+
+    @Test(
+        "with a linked identity the last passkey may go (audited); without one it still may not",
+        arguments: Backend.allCases)
+    func linkedIdentityCounts(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        var service = f.service
+        let identities = try Self.identities(f)
+        service.identities = identities
+        let (ada, adaKey) = try f.signUp("ada")
+        let (bob, bobKey) = try f.signUp("bob")
+        try Self.link(ada.user.id, in: identities, at: f.clock.now())
+
+        try service.deletePasskey(
+            userID: ada.user.id, credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
+        #expect(try f.store.passkeyCount(userID: ada.user.id) == 0)
+        let event = try f.store.auditEvents(userID: ada.user.id, beforeID: nil, limit: 5).first
+        #expect(event?.action == "passkey.deleted" && event?.details["bankidLinked"] == "true")
+
+        #expect(throws: AuthError(.lastPasskey, "")) {
+            try service.deletePasskey(
+                userID: bob.user.id, credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
+        }
+        // Someone else's passkey is still not found, linked or not.
+        #expect(throws: AuthError(.passkeyNotFound, "")) {
+            try service.deletePasskey(
+                userID: ada.user.id, credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
+        }
+    }
+}

@@ -1,0 +1,493 @@
+import AuthOrchestrator
+import CryptoCore
+import Dispatch
+import Foundation
+import HTTPFront
+import PortvaktApp
+import SessionCore
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+/// Runs blocking work (libcurl, waits) on a Dispatch thread: the test then never holds a thread of
+/// Swift's cooperative pool, which the server's background BankID collects run on.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// One request off the cooperative pool.
+func request(
+    _ method: String, _ url: String, json: String? = nil, headers: [(String, String)] = []
+) async throws -> TestResponse {
+    try await offPool {
+        let http = HTTPTestClient()
+        if let json { return try http.sendJSON(method: method, url: url, json: json, headers: headers) }
+        return try http.send(method: method, url: url, headers: headers)
+    }
+}
+
+/// Drives /v1/bankid/orders on a test server as a native client would, and plays the user's
+/// BankID app through the embedded simulator's user API on the public listener.
+private struct BankIDClient {
+    let server: TestServer
+    /// The binding value the first start handed out (native clients send it back in a header).
+    var binding: String?
+    /// A bearer token when signed in.
+    var token: String?
+
+    init(_ server: TestServer, token: String? = nil) {
+        self.server = server
+        self.token = token
+    }
+
+    var headers: [(String, String)] {
+        var headers: [(String, String)] = []
+        if let binding { headers.append((BankIDAPI.bindingHeader, binding)) }
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        return headers
+    }
+
+    /// Starts an order; keeps the binding it hands out.
+    mutating func start(
+        _ intent: String, device: String = "other", text: String? = nil, extraHeaders: [(String, String)] = []
+    )
+        async throws -> TestResponse
+    {
+        var body = #"{"intent":"\#(intent)","device":"\#(device)","client":"native""#
+        if let text { body += #","userVisibleData":"\#(text)""# }
+        body += "}"
+        let response = try await request(
+            "POST", server.publicURL + "/v1/bankid/orders", json: body, headers: headers + extraHeaders)
+        if response.status == 201, let binding = try response.jsonObject()["clientBinding"] as? String {
+            self.binding = binding
+        }
+        return response
+    }
+
+    func status(_ orderID: String, language: String? = nil) async throws -> TestResponse {
+        var headers = self.headers
+        if let language { headers.append(("Accept-Language", language)) }
+        return try await request("GET", server.publicURL + "/v1/bankid/orders/\(orderID)", headers: headers)
+    }
+
+    func cancel(_ orderID: String) async throws -> TestResponse {
+        try await request("DELETE", server.publicURL + "/v1/bankid/orders/\(orderID)", headers: headers)
+    }
+
+    /// The user scans the QR code with their app and approves, as `person`.
+    func scan(_ qrData: String, as person: String = "198112289874") async throws {
+        let scanned = try await request(
+            "POST", server.publicURL + "/sim/v1/scan",
+            json: #"{"qrData":"\#(qrData)","personalNumber":"\#(person)"}"#)
+        #expect(scanned.status == 200, "\(scanned.text)")
+    }
+
+    /// The user opens the same-device order with the autostart token and approves.
+    func autostart(_ token: String, as person: String = "198112289874") async throws {
+        let opened = try await request(
+            "POST", server.publicURL + "/sim/v1/autostart",
+            json: #"{"autoStartToken":"\#(token)","personalNumber":"\#(person)"}"#)
+        #expect(opened.status == 200, "\(opened.text)")
+    }
+
+    /// Polls until the order leaves pending: the first poll after the interval starts the shared
+    /// collect in the background, and later polls see its answer. Bounded by attempts, not time.
+    func final(_ orderID: String) async throws -> [String: Any] {
+        server.clock.advance(by: 2)
+        for _ in 0..<400 {
+            let response = try await status(orderID)
+            #expect(response.status == 200, "\(response.text)")
+            let object = try response.jsonObject()
+            if object["status"] as? String != "pending" { return object }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        Issue.record("the order stayed pending")
+        return [:]
+    }
+
+    /// A complete run for another device: start, scan as `person`, collect; returns the final status.
+    mutating func run(_ intent: String, as person: String = "198112289874", text: String? = nil) async throws
+        -> [String: Any]
+    {
+        let started = try await start(intent, text: text)
+        #expect(started.status == 201, "\(started.text)")
+        let object = try started.jsonObject()
+        let orderID = try #require(object["orderId"] as? String)
+        try await scan(try #require(object["qrData"] as? String), as: person)
+        return try await final(orderID)
+    }
+}
+
+private func result(_ status: [String: Any]) -> [String: Any] { status["result"] as? [String: Any] ?? [:] }
+
+@Suite("BankID orders over HTTP", .serialized)
+struct BankIDAPITests {
+    @Test(
+        "sign-up creates an identity-verified account with a BankID session; a second poll gets no second session"
+    )
+    func signupThenDoublePoll() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        let started = try await client.start("signup")
+        #expect(started.status == 201, "\(started.text)")
+        let object = try started.jsonObject()
+        let orderID = try #require(object["orderId"] as? String)
+        #expect(orderID.count == 43, "256 bits in base64url")
+        #expect(
+            object["autoStartToken"] == nil && (object["qrData"] as? String)?.hasPrefix("bankid.") == true)
+        #expect(!started.text.contains("orderRef") && !started.text.contains("qrStartSecret"))
+
+        let pending = try await client.status(orderID)
+        #expect(try pending.jsonObject()["status"] as? String == "pending")
+        #expect((try pending.jsonObject()["message"] as? [String: Any])?["code"] as? String == "RFA1")
+        // While pending for another device: the QR data for this second and its SVG drawing.
+        #expect((try pending.jsonObject()["qrData"] as? String)?.hasPrefix("bankid.") == true)
+        #expect((try pending.jsonObject()["qrSvg"] as? String)?.hasPrefix("<svg") == true)
+        try await client.scan(try #require(object["qrData"] as? String))
+        let done = try await client.final(orderID)
+        #expect(done["status"] as? String == "complete")
+        let first = result(done)
+        #expect(first["code"] as? String == "bankid.account_created")
+        let token = try #require((first["session"] as? [String: Any])?["token"] as? String)
+        #expect(first["suggestPasskey"] as? Bool == true)
+        let userID = try #require((first["user"] as? [String: Any])?["id"] as? String)
+
+        // The session works, and its method is bankid.
+        let me = try await request(
+            "GET", server.publicURL + "/v1/me", headers: [("Authorization", "Bearer \(token)")])
+        #expect(me.status == 200, "\(me.text)")
+        let sessions = try server.server.store.sessions(userID: userID, liveAt: server.clock.now())
+        #expect(sessions.count == 1 && sessions.first?.authMethod == "bankid")
+        #expect(try server.server.store.linkedIdentity(userID: userID)?.name == "Tolvan Tolvansson")
+
+        // Polling again (a refresh, a retry) never opens a second session.
+        for _ in 0..<3 {
+            let again = try await client.status(orderID)
+            #expect(result(try again.jsonObject())["code"] as? String == "bankid.result_delivered")
+            #expect(!again.text.contains("token"))
+        }
+        #expect(try server.server.store.sessions(userID: userID, liveAt: server.clock.now()).count == 1)
+        // Audit: every step, never the personal number.
+        let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
+        #expect(Set(events.map(\.action)).isSuperset(of: ["bankid.order_started", "bankid.signup"]))
+        #expect(!events.contains { $0.details.values.contains { $0.contains("198112289874") } })
+    }
+
+    @Test("concurrent polls of a completed sign-up: exactly one gets the session")
+    func racingPolls() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        let started = try await client.start("signup")
+        let object = try started.jsonObject()
+        let orderID = try #require(object["orderId"] as? String)
+        // No poll of our own before the racers: any poll that sees the completion consumes it.
+        try await client.scan(try #require(object["qrData"] as? String))
+        server.clock.advance(by: 2)
+        let binding = try #require(client.binding)
+        let sessionsSeen = Atomic<Int>(0)
+        let completeSeen = Atomic<Bool>(false)
+        let url = server.publicURL + "/v1/bankid/orders/\(orderID)"
+        // Rounds of 8 simultaneous polls until one round sees the order complete: that round races.
+        for _ in 0..<400 where !completeSeen.load(ordering: .relaxed) {
+            try await offPool { raceRound() }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        @Sendable func raceRound() {
+            let group = DispatchGroup()
+            for _ in 0..<8 {
+                DispatchQueue.global().async(group: group) {
+                    let http = HTTPTestClient()
+                    guard
+                        let response = try? http.send(
+                            method: "GET", url: url, headers: [(BankIDAPI.bindingHeader, binding)])
+                    else { return }
+                    if response.text.contains("\"complete\"") { completeSeen.store(true, ordering: .relaxed) }
+                    if response.text.contains("\"token\"") { sessionsSeen.add(1, ordering: .relaxed) }
+                }
+            }
+            group.wait()
+        }
+        #expect(sessionsSeen.load(ordering: .relaxed) == 1)
+        #expect(try server.server.store.userCount() == 1)
+    }
+
+    @Test(
+        "login falls back to the linked account; a person with no account gets bankid.no_account and nothing is created"
+    )
+    func loginAndNoAccount() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var newcomer = BankIDClient(server)
+        let none = try await newcomer.run("login", as: "199001012385")
+        #expect(result(none)["code"] as? String == "bankid.no_account")
+        #expect(result(none)["signupAvailable"] as? Bool == true)
+        #expect(result(none)["session"] == nil)
+        #expect(try server.server.store.userCount() == 0)
+
+        var signup = BankIDClient(server)
+        let created = try await signup.run("signup")
+        let userID = try #require((result(created)["user"] as? [String: Any])?["id"] as? String)
+        var login = BankIDClient(server)
+        let done = try await login.run("login")
+        #expect(result(done)["code"] as? String == "bankid.signed_in")
+        #expect((result(done)["user"] as? [String: Any])?["id"] as? String == userID)
+        #expect((result(done)["session"] as? [String: Any])?["token"] != nil)
+        #expect(try server.server.store.userCount() == 1)
+        let actions = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).map(\.action)
+        #expect(actions.contains("bankid.login") && actions.contains("bankid.login_no_account"))
+    }
+
+    @Test("link: a signed-in user links their identity; the same identity is refused for another account")
+    func linkAndRefuseElsewhere() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let ada = try server.makeUser(username: "ada")
+        var adaClient = BankIDClient(server, token: try server.signIn(ada).token)
+        let linked = try await adaClient.run("link")
+        #expect(result(linked)["code"] as? String == "bankid.linked", "\(linked)")
+        #expect(try server.server.store.linkedIdentity(userID: ada.id) != nil)
+
+        let bob = try server.makeUser(username: "bob")
+        var bobClient = BankIDClient(server, token: try server.signIn(bob).token)
+        let refused = try await bobClient.run("link")
+        #expect(result(refused)["code"] as? String == "bankid.identity_linked_elsewhere")
+        #expect(try server.server.store.linkedIdentity(userID: bob.id) == nil)
+
+        // Linking needs a session.
+        var anonymous = BankIDClient(server)
+        #expect(try await anonymous.start("link").status == 401)
+    }
+
+    @Test(
+        "step-up: the linked person signs the text; the signature is kept with the session, audited, and the session stepped up for 600 s"
+    )
+    func stepUp() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let ada = try server.makeUser(username: "ada")
+        let issued = try server.signIn(ada)
+        var client = BankIDClient(server, token: issued.token)
+        _ = try await client.run("link")
+        let signed = try await client.run("sign", text: "Transfer 100 kr to Bob")
+        #expect(result(signed)["code"] as? String == "bankid.signed", "\(signed)")
+        let until = server.clock.now().addingTimeInterval(600)
+        let stepUp = try #require(try server.server.store.stepUp(sessionID: issued.session.id))
+        #expect(stepUp.userVisibleText == "Transfer 100 kr to Bob" && stepUp.signature?.isEmpty == false)
+        #expect(abs(stepUp.validUntil.timeIntervalSince(until)) < 1)
+        let event = try #require(
+            try server.server.store.auditEvents(userID: ada.id, beforeID: nil, limit: 20).first {
+                $0.action == "bankid.step_up"
+            })
+        #expect(event.details["signatureSha256"]?.count == 64 && event.details["textSha256"]?.count == 64)
+
+        // Another person cannot step up Ada's session.
+        let other = try await client.run("sign", as: "199001012385", text: "Again")
+        #expect(result(other)["code"] as? String == "bankid.identity_mismatch")
+        // Signing without a text is refused before BankID is asked.
+        #expect(try await client.start("sign").status == 400)
+    }
+
+    @Test("a leaked orderId gets another client nothing: status and cancel answer order_not_found")
+    func leakedOrderID() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var owner = BankIDClient(server)
+        let orderID = try #require(try await owner.start("login").jsonObject()["orderId"] as? String)
+        var thief = BankIDClient(server)
+        for binding in [nil, String(repeating: "A", count: 43)] {
+            thief.binding = binding
+            #expect(try await thief.status(orderID).problemCode() == "bankid.order_not_found")
+            #expect(try await thief.cancel(orderID).status == 404)
+        }
+        #expect(try await owner.status(orderID).status == 200)
+        #expect(try await owner.status("unknown").problemCode() == "bankid.order_not_found")
+        // The owner cancels: the order ends as cancelled, with RFA3 in English when asked.
+        #expect(try await owner.cancel(orderID).status == 204)
+        let cancelled = try await owner.status(orderID, language: "en-GB,en;q=0.9,sv;q=0.5")
+        let object = try cancelled.jsonObject()
+        #expect(object["status"] as? String == "cancelled")
+        let message = try #require(object["message"] as? [String: Any])
+        #expect(
+            message["code"] as? String == "RFA3"
+                && message["text"] as? String == "The action was cancelled. Please try again.")
+        #expect(cancelled.headers["content-language"] == "en")
+    }
+
+    @Test("switched-off journeys answer method_disabled, and GET /v1/methods reports every switch")
+    func disabledMethods() async throws {
+        let server = try TestServer(configuration: ["methods": ["bankid": ["signup": false, "sign": false]]])
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        let refused = try await client.start("signup")
+        #expect(try refused.status == 403 && refused.problemCode() == "method_disabled")
+        #expect(try await client.start("login").status == 201)
+        let methods = try await request("GET", server.publicURL + "/v1/methods").jsonObject()
+        let bankid = try #require(methods["bankid"] as? [String: Bool])
+        #expect(
+            bankid == [
+                "enabled": true, "login": true, "signup": false, "recovery": false, "link": true,
+                "sign": false,
+            ])
+        #expect((methods["passkey"] as? [String: Bool]) == ["enabled": true, "signup": true])
+
+        let off = try TestServer(configuration: ["methods": ["bankid": ["enabled": false]]])
+        defer { off.stop() }
+        var offClient = BankIDClient(off)
+        #expect(try await offClient.start("login").problemCode() == "method_disabled")
+    }
+
+    @Test("starting orders is rate-limited per client IP in the bankid class")
+    func rateLimited() async throws {
+        let server = try TestServer(configuration: [
+            "rateLimits": ["bankid": ["burst": 2, "perSecond": 0.001]]
+        ])
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        #expect(try await client.start("login").status == 201)
+        #expect(try await client.start("login").status == 201)
+        let limited = try await client.start("login")
+        #expect(limited.status == 429 && limited.headers["retry-after"] != nil)
+        // Polling is not in the class.
+        #expect(try await client.status("unknown").status == 404)
+    }
+
+    @Test("with returnRisk and a ceiling of low, a moderate-risk person is refused and no account is made")
+    func riskCeiling() async throws {
+        let server = try TestServer(configuration: ["bankid": ["returnRisk": true, "riskCeiling": "low"]])
+        defer { server.stop() }
+        var risky = BankIDClient(server)
+        let refused = try await risky.run("signup", as: "200207242777")
+        #expect(result(refused)["code"] as? String == "bankid.risk_refused")
+        #expect(try server.server.store.userCount() == 0)
+        var fine = BankIDClient(server)
+        #expect(result(try await fine.run("signup"))["code"] as? String == "bankid.account_created")
+        let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
+        #expect(events.contains { $0.action == "bankid.risk_refused" && $0.details["risk"] == "moderate" })
+    }
+
+    @Test("same device: the autostart token and launch link; a completing device on another IP is audited")
+    func sameDeviceIPMismatch() async throws {
+        let server = try TestServer(configuration: ["http": ["trustedProxies": ["127.0.0.1"]]])
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        let started = try await client.start(
+            "signup", device: "same", extraHeaders: [("X-Forwarded-For", "192.0.2.7")])
+        #expect(started.status == 201, "\(started.text)")
+        let object = try started.jsonObject()
+        let token = try #require(object["autoStartToken"] as? String)
+        #expect(
+            object["launchUrl"] as? String == "https://app.bankid.com/?autostarttoken=\(token)&redirect=null")
+        #expect(object["qrData"] == nil)
+        let orderID = try #require(object["orderId"] as? String)
+        // The app completes from 127.0.0.1, not the 192.0.2.7 the order started from.
+        try await client.autostart(token)
+        let done = try await client.final(orderID)
+        #expect(result(done)["code"] as? String == "bankid.account_created")
+        let mismatch = try #require(
+            try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).first {
+                $0.action == "bankid.ip_mismatch"
+            })
+        #expect(mismatch.details["endUserIp"] == "192.0.2.7" && mismatch.details["deviceIp"] == "127.0.0.1")
+
+        // From the same address: no mismatch event.
+        var local = BankIDClient(server)
+        let again = try await local.start("login", device: "same")
+        let againObject = try again.jsonObject()
+        try await local.autostart(try #require(againObject["autoStartToken"] as? String))
+        _ = try await local.final(try #require(againObject["orderId"] as? String))
+        let mismatches = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).filter {
+            $0.action == "bankid.ip_mismatch"
+        }
+        #expect(mismatches.count == 1)
+    }
+
+    @Test("a linked BankID identity counts as a way in: the last passkey may then be deleted")
+    func lastPasskeyWithLinkedIdentity() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let ada = try server.makeUser(username: "ada")
+        let passkey = StoredPasskey(
+            credentialID: [1, 2, 3, 4], userID: ada.id, publicKey: [0], algorithm: -7, signCount: 0,
+            aaguid: "00000000-0000-0000-0000-000000000000", providerName: nil, transports: [],
+            backupEligible: false, backupState: false, attestationFormat: "none", attestationType: "None",
+            attestationTrusted: false, name: "Laptop", createdAt: server.clock.now(), lastUsedAt: nil)
+        try server.server.store.insertPasskey(passkey)
+        let token = try server.signIn(ada).token
+        let url = server.publicURL + "/v1/me/passkeys/\(Base64URL.encode(passkey.credentialID))"
+        let refused = try await request("DELETE", url, headers: [("Authorization", "Bearer \(token)")])
+        #expect(try refused.status == 409 && refused.problemCode() == "passkey.last_passkey")
+
+        var client = BankIDClient(server, token: token)
+        #expect(result(try await client.run("link"))["code"] as? String == "bankid.linked")
+        let deleted = try await request("DELETE", url, headers: [("Authorization", "Bearer \(token)")])
+        #expect(deleted.status == 204, "\(deleted.text)")
+        #expect(try server.server.store.passkeyCount(userID: ada.id) == 0)
+    }
+
+    @Test("a slow BankID does not hold the server's only thread: start is suspended while health answers")
+    func startDoesNotBlockThreads() async throws {
+        let server = try TestServer(configuration: ["http": ["threads": 1]])
+        defer { server.stop() }
+        let control = try await request(
+            "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 3000}"#)
+        #expect(control.status == 200, "\(control.text)")
+        let order = Mutex<[String]>([])
+        let starting = Task {
+            var client = BankIDClient(server)
+            let started = try? await client.start("login")
+            order.withLock { $0.append("start:\(started?.status ?? 0)") }
+        }
+        // Give the start time to reach the server and suspend (ordering, not timing, is checked).
+        try await Task.sleep(for: .milliseconds(300))
+        let health = try await request("GET", server.publicURL + "/health/alive")
+        order.withLock { $0.append("health:\(health.status)") }
+        await starting.value
+        #expect(order.withLock { $0 } == ["health:200", "start:201"])
+    }
+
+    @Test(
+        "stopping the server with a start still waiting on BankID answers it 503 (resumed before MHD stops), never hangs or crashes"
+    )
+    func shutdownWithSuspendedStart() async throws {
+        let server = try TestServer()
+        _ = try await request(
+            "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 8000}"#)
+        let outcome = Mutex<String?>(nil)
+        let starting = Task {
+            var client = BankIDClient(server)
+            let status = (try? await client.start("login"))?.status
+            outcome.withLock { $0 = status.map(String.init) ?? "closed" }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try await offPool { server.stop() }
+        await starting.value
+        let seen = outcome.withLock { $0 }
+        #expect(seen == "503", "\(seen ?? "nil")")
+    }
+
+    @Test("the user cancels in the app: the order fails with RFA6, audited once with its hint code")
+    func userCancelInApp() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        let object = try await client.start("login").jsonObject()
+        let orderID = try #require(object["orderId"] as? String)
+        let qrData = try #require(object["qrData"] as? String)
+        let scanned = try await request(
+            "POST", server.publicURL + "/sim/v1/scan", json: #"{"qrData":"\#(qrData)","action":"cancel"}"#)
+        #expect(scanned.status == 200, "\(scanned.text)")
+        let failed = try await client.final(orderID)
+        #expect(failed["status"] as? String == "failed" && failed["hintCode"] as? String == "userCancel")
+        #expect((failed["message"] as? [String: Any])?["code"] as? String == "RFA6")
+        _ = try await client.status(orderID)
+        let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).filter {
+            $0.action == "bankid.order_failed"
+        }
+        #expect(events.count == 1 && events.first?.details["hintCode"] == "userCancel")
+    }
+}

@@ -1,0 +1,170 @@
+import BankIDCore
+import CryptoCore
+import Foundation
+import SessionCore
+import Storage
+import Synchronization
+import Testing
+
+/// The BankID identity store (links, flows, the once-only completion, step-ups), identical for
+/// SQLiteStore on a real file and the in-memory store.
+@Suite("Identity store")
+struct IdentityStoreTests {
+    /// A store under test with the accounts it sits beside.
+    struct Fixture {
+        let accounts: any AllStores
+        let identities: any BankIDIdentityStore
+        let keepAlive: StoreFixture?
+    }
+
+    static func make(_ kind: StoreKind) throws -> Fixture {
+        switch kind {
+        case .memory:
+            let memory = MemoryStore()
+            return Fixture(
+                accounts: memory, identities: MemoryIdentityStore(accounts: memory), keepAlive: nil)
+        case .sqlite:
+            let fixture = try kind.make()
+            let sqlite = try #require(fixture.store as? SQLiteStore)
+            return Fixture(accounts: sqlite, identities: sqlite, keepAlive: fixture)
+        }
+    }
+
+    static func digest(_ byte: UInt8, key: String = "k1") -> IdentityDigest {
+        IdentityDigest(keyID: key, value: Array(repeating: byte, count: 32))
+    }
+
+    static func flow(_ byte: UInt8, ref: String? = nil, intent: BankIDOrderIntent = .login) -> BankIDFlow {
+        BankIDFlow(
+            idHash: Digest.sha256("order-\(byte)"), orderRef: ref ?? "ref-\(byte)", intent: intent,
+            sameDevice: byte % 2 == 0, clientKind: byte % 3 == 0 ? .native : .web,
+            bindingHash: Digest.sha256("binding-\(byte)"), returnNonce: "nonce",
+            userVisibleText: intent == .sign ? "Pay 10 kr" : nil, createdAt: at(1))
+    }
+
+    @Test(
+        "a flow reads back by its id hash with every field; a repeated id or orderRef conflicts",
+        arguments: StoreKind.allCases)
+    func flowRoundTrip(kind: StoreKind) throws {
+        let fixture = try Self.make(kind)
+        try fixture.accounts.insertUser(makeUser("u1"))
+        var flow = Self.flow(2, intent: .sign)
+        flow.userID = "u1"
+        flow.sessionID = "s1"
+        try fixture.identities.insertBankIDFlow(flow)
+        #expect(try fixture.identities.bankIDFlow(idHash: flow.idHash) == flow)
+        #expect(try fixture.identities.bankIDFlow(idHash: Digest.sha256("other")) == nil)
+        #expect(throws: StorageError(.conflict, "")) { try fixture.identities.insertBankIDFlow(flow) }
+        #expect(throws: StorageError(.conflict, "")) {
+            try fixture.identities.insertBankIDFlow(Self.flow(3, ref: "ref-2"))
+        }
+    }
+
+    @Test(
+        "sign-up commits the account, its identity, a session and the audit at once, exactly once",
+        arguments: StoreKind.allCases)
+    func signupOnce(kind: StoreKind) throws {
+        let fixture = try Self.make(kind)
+        let flow = Self.flow(1, intent: .signup)
+        try fixture.identities.insertBankIDFlow(flow)
+        let user = makeUser("u1")
+        let record = BankIDCompletionRecord(
+            flowIDHash: flow.idHash, outcome: "bankid.account_created", at: at(5), newUser: user,
+            link: LinkedIdentity(userID: "u1", digest: Self.digest(7), name: "Tolvan", linkedAt: at(5)),
+            session: makeSession("s1", userID: "u1"),
+            events: [AuditEvent(at: at(5), action: "bankid.signup", actor: "user:u1", userID: "u1")])
+        #expect(try fixture.identities.commitBankIDCompletion(record))
+        #expect(try fixture.accounts.user(id: "u1") != nil)
+        #expect(try fixture.accounts.session(id: "s1") != nil)
+        #expect(try fixture.identities.linkedIdentity(userID: "u1")?.name == "Tolvan")
+        #expect(
+            try fixture.identities.linkedIdentity(matching: [Self.digest(7, key: "k0"), Self.digest(7)])?
+                .userID
+                == "u1")
+        #expect(try fixture.identities.linkedIdentity(matching: [Self.digest(8)]) == nil)
+        let consumed = try #require(try fixture.identities.bankIDFlow(idHash: flow.idHash))
+        #expect(consumed.consumedAt == at(5) && consumed.outcome == "bankid.account_created")
+        #expect(try fixture.accounts.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
+
+        // A second commit of the same completion changes nothing.
+        var again = record
+        again.session = makeSession("s2", userID: "u1")
+        again.newUser = nil
+        again.link = nil
+        #expect(try !fixture.identities.commitBankIDCompletion(again))
+        #expect(try fixture.accounts.session(id: "s2") == nil)
+    }
+
+    @Test(
+        "an identity is unique across users: linking it elsewhere conflicts and consumes nothing",
+        arguments: StoreKind.allCases)
+    func identityUnique(kind: StoreKind) throws {
+        let fixture = try Self.make(kind)
+        try fixture.accounts.insertUser(makeUser("u1"))
+        try fixture.accounts.insertUser(makeUser("u2"))
+        let first = Self.flow(1, intent: .link)
+        let second = Self.flow(3, intent: .link)
+        try fixture.identities.insertBankIDFlow(first)
+        try fixture.identities.insertBankIDFlow(second)
+        #expect(
+            try fixture.identities.commitBankIDCompletion(
+                BankIDCompletionRecord(
+                    flowIDHash: first.idHash, outcome: "bankid.linked", at: at(2),
+                    link: LinkedIdentity(userID: "u1", digest: Self.digest(9), name: "A", linkedAt: at(2)))))
+        #expect(throws: StorageError(.conflict, "")) {
+            try fixture.identities.commitBankIDCompletion(
+                BankIDCompletionRecord(
+                    flowIDHash: second.idHash, outcome: "bankid.linked", at: at(3),
+                    link: LinkedIdentity(userID: "u2", digest: Self.digest(9), name: "B", linkedAt: at(3))))
+        }
+        #expect(try fixture.identities.linkedIdentity(userID: "u2") == nil)
+        #expect(try fixture.identities.bankIDFlow(idHash: second.idHash)?.consumedAt == nil)
+    }
+
+    @Test(
+        "of 16 threads racing to consume one completion, exactly one commits a session",
+        arguments: StoreKind.allCases)
+    func racingConsumers(kind: StoreKind) throws {
+        let fixture = try Self.make(kind)
+        try fixture.accounts.insertUser(makeUser("u1"))
+        let flow = Self.flow(4)
+        try fixture.identities.insertBankIDFlow(flow)
+        let wins = Atomic<Int>(0)
+        let identities = fixture.identities
+        onThreads(16) { index in
+            let record = BankIDCompletionRecord(
+                flowIDHash: flow.idHash, outcome: "bankid.signed_in", at: at(2),
+                session: makeSession("s\(index)", userID: "u1"))
+            if (try? identities.commitBankIDCompletion(record)) == true { wins.add(1, ordering: .relaxed) }
+        }
+        #expect(wins.load(ordering: .relaxed) == 1)
+        #expect(try fixture.accounts.sessions(userID: "u1", liveAt: at(3)).count == 1)
+    }
+
+    @Test(
+        "a signature is kept with its session and replaced by a newer one; flows purge by age",
+        arguments: StoreKind.allCases)
+    func stepUpsAndPurge(kind: StoreKind) throws {
+        let fixture = try Self.make(kind)
+        try fixture.accounts.insertUser(makeUser("u1"))
+        try fixture.accounts.insertSession(makeSession("s1", userID: "u1"))
+        for (byte, text) in [(UInt8(6), "first"), (UInt8(8), "second")] {
+            let flow = Self.flow(byte, intent: .sign)
+            try fixture.identities.insertBankIDFlow(flow)
+            let stepUp = SessionStepUp(
+                sessionID: "s1", signedAt: at(Double(byte)), validUntil: at(Double(byte) + 600),
+                userVisibleText: text, signature: "PD94bWw+", ocspResponse: "MII=")
+            #expect(
+                try fixture.identities.commitBankIDCompletion(
+                    BankIDCompletionRecord(
+                        flowIDHash: flow.idHash, outcome: "bankid.signed", at: at(Double(byte)),
+                        stepUp: stepUp)))
+        }
+        let kept = try #require(try fixture.identities.stepUp(sessionID: "s1"))
+        #expect(
+            kept.userVisibleText == "second" && kept.validUntil == at(608) && kept.signature == "PD94bWw+")
+        #expect(try fixture.identities.purgeBankIDFlows(createdBefore: at(1)) == 0)
+        #expect(try fixture.identities.purgeBankIDFlows(createdBefore: at(2)) == 2)
+        #expect(try fixture.identities.bankIDFlow(idHash: Self.flow(6).idHash) == nil)
+    }
+}
