@@ -23,6 +23,8 @@ final class BankIDRuntime: Sendable {
     let coordinator: BankIDCollectCoordinator
     /// The RP certificate's expiry, judged on every readiness probe and logged daily.
     let certificate: BankIDCertificateMonitor
+    /// Personal numbers to keyed digests (the configured keys, or the development key).
+    let hasher: IdentityHasher
     /// Upstream calls by endpoint and outcome, for /metrics.
     let calls = BankIDCallCounts()
 
@@ -71,6 +73,7 @@ final class BankIDRuntime: Sendable {
             hasher = try Self.developmentHasher(dataDirectory: configuration.dataDirectory)
         }
         guard let hasher else { throw BankIDError(.configuration, "bankid.identityKeys: no key") }
+        self.hasher = hasher
         do {
             // The transport's worker threads end when the last reference to it goes.
             client = BankIDClient(

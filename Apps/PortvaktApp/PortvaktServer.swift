@@ -75,7 +75,6 @@ public final class PortvaktServer: Sendable {
             store: store, audit: store, clock: clock, random: random,
             environmentToken: configuration.adminToken)
         // A token from the environment wins and nothing is created, as before the tokens table.
-        administration = AccountAdministration(store: store, clock: clock, random: random)
         createdAdminToken =
             configuration.adminToken == nil
             ? try adminTokens.bootstrap(settings: store, legacyKey: AdminToken.settingKey) : nil
@@ -83,6 +82,9 @@ public final class PortvaktServer: Sendable {
         bankID = try BankIDRuntime(
             configuration: configuration, store: store, clock: clock, certificateClock: certificateClock,
             logger: logger)
+        administration = AccountAdministration(
+            store: store, clock: clock, random: random,
+            identities: IdentityDirectory(store: store, hasher: bankID.hasher))
 
         let database = database
         let certificate = bankID.certificate

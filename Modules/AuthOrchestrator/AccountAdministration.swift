@@ -1,7 +1,23 @@
+public import BankIDCore
 public import CryptoCore
 public import Foundation
 public import SessionCore
 public import Storage
+
+/// Where linked BankID identities are kept, with the hasher that turns a personal number into
+/// the keyed digests they are found by.
+public struct IdentityDirectory: Sendable {
+    /// The identities.
+    public let store: any BankIDIdentityStore
+    /// The configured identity keys.
+    public let hasher: IdentityHasher
+
+    /// Creates a directory.
+    public init(store: any BankIDIdentityStore, hasher: IdentityHasher) {
+        self.store = store
+        self.hasher = hasher
+    }
+}
 
 /// One page of a listing and the cursor for the next; nil when this page is the last.
 public struct AdminPage<Item: Sendable>: Sendable {
@@ -21,6 +37,8 @@ public struct UserDetail: Sendable {
     public let sessions: [Session]
     /// Its latest audit events, newest first.
     public let recentEvents: [AuditEvent]
+    /// Its linked BankID identity (the name BankID gave and when it was linked; never a number).
+    public let identity: LinkedIdentity?
 }
 
 /// What a PATCH of a user asks to change; nil members stay as they are.
@@ -49,6 +67,9 @@ public struct AccountAdministration: Sendable {
     let store: any Stores
     let clock: any WallClock
     let random: any RandomSource
+    /// Linked BankID identities; nil when BankID is not configured (a personal-number search
+    /// then finds nobody and details show no identity).
+    let identities: IdentityDirectory?
 
     /// The page size when none is asked for.
     public static let defaultLimit = 50
@@ -58,10 +79,14 @@ public struct AccountAdministration: Sendable {
     public static let recentEventCount = 20
 
     /// Creates the service with injected time and randomness.
-    public init(store: any Stores, clock: any WallClock, random: any RandomSource) {
+    public init(
+        store: any Stores, clock: any WallClock, random: any RandomSource,
+        identities: IdentityDirectory? = nil
+    ) {
         self.store = store
         self.clock = clock
         self.random = random
+        self.identities = identities
     }
 
     // MARK: Users
@@ -78,6 +103,25 @@ public struct AccountAdministration: Sendable {
         return AdminPage(
             items: page,
             nextCursor: found.count > limit ? page.last.map { Cursor.encode($0.id, kind: "u") } : nil)
+    }
+
+    /// The account whose linked BankID identity is this personal number, or nil.
+    ///
+    /// The number is checked (12 digits, check digit), turned into its keyed digest under every
+    /// configured identity key (so identities linked before a key rotation are found too) and
+    /// looked up; it is never stored, logged or put in an error.
+    /// - Throws: `admin.invalid_parameter` for a malformed number.
+    public func user(personalNumber: String) throws -> User? {
+        let number: PersonalNumber
+        do {
+            number = try PersonalNumber(personalNumber)
+        } catch {
+            throw AdminError(.invalidParameter, "personalNumber: expected 12 digits with a valid check digit")
+        }
+        guard let identities,
+            let linked = try identities.store.linkedIdentity(matching: identities.hasher.candidates(number))
+        else { return nil }
+        return try store.user(id: linked.userID)
     }
 
     /// Creates an account without any way in yet, to hand its owner an enrollment link.
@@ -114,7 +158,8 @@ public struct AccountAdministration: Sendable {
         return UserDetail(
             user: user, passkeys: try store.passkeys(userID: id),
             sessions: try store.sessions(userID: id, liveAt: clock.now()),
-            recentEvents: try store.auditEvents(userID: id, beforeID: nil, limit: Self.recentEventCount))
+            recentEvents: try store.auditEvents(userID: id, beforeID: nil, limit: Self.recentEventCount),
+            identity: try identities?.store.linkedIdentity(userID: id))
     }
 
     /// Renames, disables or enables a user. Disabling revokes every live session in the same

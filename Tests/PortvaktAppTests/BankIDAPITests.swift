@@ -126,6 +126,46 @@ private func result(_ status: [String: Any]) -> [String: Any] { status["result"]
 @Suite("BankID orders over HTTP", .serialized)
 struct BankIDAPITests {
     @Test(
+        "admin search by personal number finds the account its BankID identity is linked to; the detail shows the identity, never the number"
+    )
+    func adminPersonalNumberSearch() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var client = BankIDClient(server)
+        let created = result(try await client.run("signup"))
+        let userID = try #require((created["user"] as? [String: Any])?["id"] as? String)
+        let auth = [("Authorization", "Bearer \(server.adminToken)")]
+        let admin = server.adminURL + "/admin/v1/users"
+
+        let byQuery = try await request("GET", admin + "?search=198112289874", headers: auth)
+        #expect(byQuery.status == 200, "\(byQuery.text)")
+        let found = try #require(try byQuery.jsonObject()["users"] as? [[String: Any]])
+        #expect(found.map { $0["id"] as? String } == [userID])
+        let byBody = try await request(
+            "POST", admin + "/search", json: #"{"personalNumber":"198112289874"}"#, headers: auth)
+        #expect((try byBody.jsonObject()["users"] as? [[String: Any]])?.first?["id"] as? String == userID)
+        // Another valid number has no account; a wrong check digit is refused without echoing it.
+        let nobody = try await request(
+            "POST", admin + "/search", json: #"{"personalNumber":"190101010106"}"#, headers: auth)
+        #expect(nobody.status == 200)
+        #expect((try nobody.jsonObject()["users"] as? [Any])?.isEmpty == true)
+        let malformed = try await request("GET", admin + "?search=198112289875", headers: auth)
+        #expect(malformed.status == 400 && !malformed.text.contains("198112289875"))
+        #expect(try malformed.problemCode() == "admin.invalid_parameter")
+
+        let detail = try await request("GET", admin + "/" + userID, headers: auth)
+        let identity = try #require(try detail.jsonObject()["bankId"] as? [String: Any])
+        #expect(
+            identity["name"] as? String == "Tolvan Tolvansson"
+                && identity["keyId"] as? String == "development")
+        #expect(!detail.text.contains("198112289874"))
+        // A user without a linked identity shows null.
+        let plain = try server.makeUser(username: "plain")
+        let plainDetail = try await request("GET", admin + "/" + plain.id, headers: auth)
+        #expect(plainDetail.text.contains(#""bankId":null"#))
+    }
+
+    @Test(
         "sign-up creates an identity-verified account with a BankID session; a second poll gets no second session"
     )
     func signupThenDoublePoll() async throws {

@@ -1,4 +1,5 @@
 public import AuthOrchestrator
+import BankIDCore
 import CryptoCore
 import Foundation
 import SessionCore
@@ -35,13 +36,30 @@ public struct AdminAccountsAPI: Sendable {
             router.addAdmin(method, pattern, authenticator: authenticator, summary: summary, handler: handler)
         }
 
-        add(.GET, "/admin/v1/users", "Users by id, a page at a time; search by id, username or display name")
-        {
+        add(
+            .GET, "/admin/v1/users",
+            "Users by id, a page at a time; search by id, username, display name or personal number"
+        ) {
             request, _ in
+            // A search that is a personal number finds the account its BankID identity is linked
+            // to (by keyed digest); POST /admin/v1/users/search keeps the number out of URLs.
+            if let search = request.query["search"], Self.looksLikePersonalNumber(search) {
+                let found = try admin.user(personalNumber: search)
+                return try .json(UserList(users: found.map { [AdminUserView($0)] } ?? [], nextCursor: nil))
+            }
             let page = try admin.listUsers(
                 search: request.query["search"], cursor: request.query["cursor"],
                 limit: try Self.limit(request))
             return try .json(UserList(users: page.items.map(AdminUserView.init), nextCursor: page.nextCursor))
+        }
+        add(
+            .POST, "/admin/v1/users/search",
+            "The user whose linked BankID identity is {\"personalNumber\"} (kept out of URLs and logs)"
+        ) {
+            request, _ in
+            let body = try request.decodeJSON(PersonalNumberSearchBody.self)
+            let found = try admin.user(personalNumber: body.personalNumber)
+            return try .json(UserList(users: found.map { [AdminUserView($0)] } ?? [], nextCursor: nil))
         }
         add(.POST, "/admin/v1/users", "Create a user without a passkey (to send an enrollment link)") {
             request, principal in
@@ -58,7 +76,8 @@ public struct AdminAccountsAPI: Sendable {
                 UserDetailView(
                     user: AdminUserView(detail.user), passkeys: detail.passkeys.map(PasskeyView.init),
                     sessions: detail.sessions.map(AdminSessionView.init),
-                    recentEvents: detail.recentEvents.map(AuditEventView.init)))
+                    recentEvents: detail.recentEvents.map(AuditEventView.init),
+                    bankID: detail.identity.map(LinkedIdentityView.init)))
         }
         add(.PATCH, "/admin/v1/users/{id}", "Disable, enable or rename a user; disabling ends every session")
         {
@@ -153,6 +172,12 @@ public struct AdminAccountsAPI: Sendable {
     }
 
     // MARK: Request helpers
+
+    /// Twelve digits: a search meant as a personal number. Whether it is a valid one (its check
+    /// digit) is the service's check.
+    static func looksLikePersonalNumber(_ text: String) -> Bool {
+        text.utf8.count == 12 && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
 
     private static func parameter(_ request: HTTPRequest, _ name: String) -> String {
         request.pathParameters[name] ?? ""
@@ -283,6 +308,36 @@ struct UserDetailView: Encodable {
     let passkeys: [PasskeyView]
     let sessions: [AdminSessionView]
     let recentEvents: [AuditEventView]
+    /// The linked BankID identity: the name BankID gave and when; null when none is linked.
+    let bankID: LinkedIdentityView?
+
+    enum CodingKeys: String, CodingKey { case user, passkeys, sessions, recentEvents, bankID = "bankId" }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(user, forKey: .user)
+        try container.encode(passkeys, forKey: .passkeys)
+        try container.encode(sessions, forKey: .sessions)
+        try container.encode(recentEvents, forKey: .recentEvents)
+        // Present as null, so "no identity linked" is explicit in the detail.
+        try container.encode(bankID, forKey: .bankID)
+    }
+}
+
+struct LinkedIdentityView: Encodable {
+    let name: String
+    let linkedAt: String
+    let keyId: String
+
+    init(_ identity: LinkedIdentity) {
+        name = identity.name
+        linkedAt = Timestamp.string(identity.linkedAt)
+        keyId = identity.digest.keyID
+    }
+}
+
+struct PersonalNumberSearchBody: Decodable {
+    let personalNumber: String
 }
 
 struct PasskeysList: Encodable {
