@@ -410,7 +410,15 @@ public struct BankIDService: Sendable {
                     ]))
         }
         do {
-            let linked = try identities.linkedIdentity(matching: [completion.identity])
+            // Under every configured key: an identity linked before a key rotation is found, and
+            // moved to the current key so the old key can be retired.
+            var linked = try identities.linkedIdentity(
+                matching: [completion.identity] + (completion.previousKeyIdentities ?? []))
+            if var found = linked, found.digest != completion.identity {
+                try identities.rekeyLinkedIdentity(userID: found.userID, to: completion.identity)
+                found.digest = completion.identity
+                linked = found
+            }
             if let ceiling = policy.riskCeiling, flow.intent != .sign,
                 Self.riskRank(completion.risk) > Self.riskRank(ceiling)
             {

@@ -46,8 +46,11 @@ public enum BankIDOrderStatus: String, Sendable, CaseIterable {
 
 /// A completed order's result as Portvakt keeps it: the person as a keyed digest, never the number.
 public struct BankIDCompletion: Sendable, Equatable, Codable {
-    /// The keyed digest of the personal number.
+    /// The keyed digest of the personal number, under the current identity key.
     public var identity: IdentityDigest
+    /// Its digests under the other configured keys, so an identity linked before a key rotation is
+    /// still found (and can be re-keyed); nil in results stored before these were kept.
+    public var previousKeyIdentities: [IdentityDigest]?
     /// The full name.
     public var name: String
     /// The given name.
@@ -74,9 +77,10 @@ public struct BankIDCompletion: Sendable, Equatable, Codable {
         identity: IdentityDigest, name: String, givenName: String, surname: String, deviceIPAddress: String,
         deviceUHI: String? = nil, bankIdIssueDate: String? = nil, stepUpMRTD: Bool? = nil,
         risk: String? = nil,
-        signature: String? = nil, ocspResponse: String? = nil
+        signature: String? = nil, ocspResponse: String? = nil, previousKeyIdentities: [IdentityDigest]? = nil
     ) {
         self.identity = identity
+        self.previousKeyIdentities = previousKeyIdentities
         self.name = name
         self.givenName = givenName
         self.surname = surname
@@ -98,7 +102,10 @@ public struct BankIDCompletion: Sendable, Equatable, Codable {
             deviceIPAddress: data.device.ipAddress,
             deviceUHI: data.device.uhi, bankIdIssueDate: data.bankIdIssueDate, stepUpMRTD: data.stepUp?.mrtd,
             risk: data.risk, signature: keepSignature ? data.signature : nil,
-            ocspResponse: keepSignature ? data.ocspResponse : nil)
+            ocspResponse: keepSignature ? data.ocspResponse : nil,
+            previousKeyIdentities: hasher.candidates(data.user.personalNumber).filter {
+                $0.keyID != hasher.currentKey.id
+            })
     }
 }
 

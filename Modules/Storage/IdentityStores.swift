@@ -152,6 +152,10 @@ public protocol BankIDIdentityStore: Sendable {
     func linkedIdentity(userID: String) throws -> LinkedIdentity?
     /// The identity stored under any of `digests` (the same number under each configured key); nil when none.
     func linkedIdentity(matching digests: [IdentityDigest]) throws -> LinkedIdentity?
+    /// Moves a user's linked identity to its digest under the current key (after a key rotation),
+    /// keeping its name and link time. Nothing happens when the user has no linked identity.
+    /// - Throws: `StorageError(.conflict)` when another user holds that digest.
+    func rekeyLinkedIdentity(userID: String, to digest: IdentityDigest) throws
     /// Stores a new order's flow.
     /// - Throws: `StorageError(.conflict)` when the id hash or orderRef exists.
     func insertBankIDFlow(_ flow: BankIDFlow) throws
@@ -215,6 +219,14 @@ extension SQLiteStore: BankIDIdentityStore {
                 }
             }
             return nil
+        }
+    }
+
+    public func rekeyLinkedIdentity(userID: String, to digest: IdentityDigest) throws {
+        try database.write { connection in
+            try connection.execute(
+                "UPDATE bankid_identities SET key_id = ?2, digest = ?3 WHERE user_id = ?1",
+                [userID, digest.keyID, digest.value])
         }
     }
 
@@ -369,6 +381,18 @@ public final class MemoryIdentityStore: BankIDIdentityStore, Sendable {
                 if let found = state.identities.values.first(where: { $0.digest == digest }) { return found }
             }
             return nil
+        }
+    }
+
+    public func rekeyLinkedIdentity(userID: String, to digest: IdentityDigest) throws {
+        try state.withLock { state throws(StorageError) in
+            guard var identity = state.identities[userID] else { return }
+            guard !state.identities.values.contains(where: { $0.digest == digest && $0.userID != userID })
+            else {
+                throw StorageError(.conflict, "another account is linked to this identity")
+            }
+            identity.digest = digest
+            state.identities[userID] = identity
         }
     }
 

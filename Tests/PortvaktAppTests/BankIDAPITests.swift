@@ -1,4 +1,5 @@
 import AuthOrchestrator
+import BankIDCore
 import CryptoCore
 import Dispatch
 import Foundation
@@ -125,6 +126,49 @@ private func result(_ status: [String: Any]) -> [String: Any] { status["result"]
 
 @Suite("BankID orders over HTTP", .serialized)
 struct BankIDAPITests {
+    @Test(
+        "after an identity-key rotation a BankID login still finds the account, and the link moves to the new key"
+    )
+    func identityKeyRotation() async throws {
+        let folder = try TemporaryDirectory()
+        let oldKey = try SystemRandom().bytes(32)
+        for (name, key) in [("old", oldKey), ("new", try SystemRandom().bytes(32))] {
+            try Data(Base64URL.encode(key).utf8).write(to: URL(fileURLWithPath: folder.path(name)))
+        }
+        let server = try TestServer(configuration: [
+            "bankid": [
+                "identityKeys": ["old": ["file": folder.path("old")], "new": ["file": folder.path("new")]],
+                "currentIdentityKey": "new",
+            ]
+        ])
+        defer { server.stop() }
+        // Linked while "old" was the current key.
+        let user = try server.makeUser(username: "tolvan")
+        let oldDigest = try IdentityHasher(
+            currentKeyID: "old", keys: [IdentityKey(id: "old", secret: oldKey)]
+        )
+        .digest(PersonalNumber("198112289874"))
+        let store = server.server.store
+        let flowID = Array(repeating: UInt8(7), count: 32)
+        try store.insertBankIDFlow(
+            BankIDFlow(
+                idHash: flowID, orderRef: "seed", intent: .link, sameDevice: false, bindingHash: flowID,
+                userID: user.id, createdAt: server.clock.now()))
+        #expect(
+            try store.commitBankIDCompletion(
+                BankIDCompletionRecord(
+                    flowIDHash: flowID, outcome: "bankid.linked", at: server.clock.now(),
+                    link: LinkedIdentity(
+                        userID: user.id, digest: oldDigest, name: "Tolvan Tolvansson",
+                        linkedAt: server.clock.now()))))
+
+        var client = BankIDClient(server)
+        let login = result(try await client.run("login"))
+        #expect(login["code"] as? String == "bankid.signed_in", "\(login)")
+        #expect((login["user"] as? [String: Any])?["id"] as? String == user.id)
+        #expect(try store.linkedIdentity(userID: user.id)?.digest.keyID == "new")
+    }
+
     @Test(
         "admin search by personal number finds the account its BankID identity is linked to; the detail shows the identity, never the number"
     )
