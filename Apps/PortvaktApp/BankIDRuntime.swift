@@ -148,10 +148,10 @@ final class BankIDRuntime: Sendable {
     }
 }
 
-/// BankID upstream calls counted by endpoint and outcome: "ok", BankID's error code for an
-/// answer that was not 200 (`maintenance`, `alreadyInProgress`, …), or the transport's code when
-/// there was no answer (`bankid.timed_out`, …). Calls are few next to HTTP requests, so a lock is
-/// cheap here.
+/// BankID events counted by a key and an outcome: upstream calls by endpoint and "ok", BankID's
+/// error code for an answer that was not 200 (`maintenance`, `alreadyInProgress`, …) or the
+/// transport's code when there was no answer (`bankid.timed_out`, …); and journeys' results.
+/// They are few next to HTTP requests, so a lock is cheap here.
 final class BankIDCallCounts: Sendable {
     private let counts = Mutex<[String: [String: UInt64]]>([:])
 

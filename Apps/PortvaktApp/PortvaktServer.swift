@@ -124,6 +124,7 @@ public final class PortvaktServer: Sendable {
             sessions: sessions, users: store, audit: store, transport: transport, clock: clock,
             readiness: readiness
         ).register(on: &publicRouter)
+        let bankIDResults = BankIDCallCounts()
         var passkeyAPI = PasskeyAPI(
             passkeys: passkeys, sessions: sessions, users: store, transport: transport,
             wellKnown: WellKnownDocuments(
@@ -137,14 +138,15 @@ public final class PortvaktServer: Sendable {
         passkeyAPI.register(on: &publicRouter)
         BankIDAPI(
             service: bankIDFlows, sessions: sessions, users: store, transport: transport,
-            qrRenderer: { BankIDQRCode.svg($0) }
+            qrRenderer: { BankIDQRCode.svg($0) },
+            onResult: { [bankIDResults] code in bankIDResults.record(endpoint: "results", outcome: code) }
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         bankID.mountSimulator(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         let metrics = ServerMetrics(
             publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), database: database,
-            store: store, clock: clock, bankIDCalls: bankID.calls)
+            store: store, clock: clock, bankIDCalls: bankID.calls, bankIDResults: bankIDResults)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
             router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)

@@ -15,11 +15,14 @@ final class ServerMetrics: Sendable {
     let store: any AdministrationStore
     let clock: any WallClock
     let bankIDCalls: BankIDCallCounts
+    /// BankID journeys' results by code, as they are delivered (under the key "results").
+    let bankIDResults: BankIDCallCounts
 
     init(
         publicRequests: HTTPMetrics, database: SQLiteDatabase, store: any AdministrationStore,
-        clock: any WallClock, bankIDCalls: BankIDCallCounts
+        clock: any WallClock, bankIDCalls: BankIDCallCounts, bankIDResults: BankIDCallCounts
     ) {
+        self.bankIDResults = bankIDResults
         self.publicRequests = publicRequests
         self.bankIDCalls = bankIDCalls
         self.database = database
@@ -79,6 +82,15 @@ final class ServerMetrics: Sendable {
             """
         PrometheusText.histogram(
             "portvakt_sqlite_write_duration_seconds", labels: "", database.writeLatency, into: &text)
+        let results = bankIDResults.snapshot["results"] ?? [:]
+        text += """
+            # HELP portvakt_bankid_results_total BankID journeys by result: bankid.signed_in (a login), bankid.no_account, bankid.account_created (a sign-up), bankid.linked, bankid.signed, bankid.risk_refused, failures.
+            # TYPE portvakt_bankid_results_total counter
+
+            """
+        for (code, count) in results.sorted(by: { $0.key < $1.key }) {
+            text += "portvakt_bankid_results_total{code=\"\(code)\"} \(count)\n"
+        }
         text += """
             # HELP portvakt_bankid_upstream_calls_total Calls to BankID by endpoint and outcome (ok, BankID's error code, or the transport's).
             # TYPE portvakt_bankid_upstream_calls_total counter

@@ -207,6 +207,12 @@ struct BankIDAPITests {
         let plain = try server.makeUser(username: "plain")
         let plainDetail = try await request("GET", admin + "/" + plain.id, headers: auth)
         #expect(plainDetail.text.contains(#""bankId":null"#))
+
+        // The sign-up and a BankID login show in /metrics by result, each once however often polled.
+        _ = try await client.run("login")
+        let metrics = try await request("GET", server.adminURL + "/metrics", headers: auth).text
+        #expect(metrics.contains(#"portvakt_bankid_results_total{code="bankid.account_created"} 1"#))
+        #expect(metrics.contains(#"portvakt_bankid_results_total{code="bankid.signed_in"} 1"#))
     }
 
     @Test(

@@ -22,16 +22,23 @@ public struct BankIDAPI: Sendable {
     let users: any UserStore
     let transport: SessionTransport
     let qrRenderer: (@Sendable (String) -> String?)?
+    /// Told each journey's result code once, when it is delivered (for metrics).
+    let onResult: @Sendable (String) -> Void
 
     /// The header native clients send their binding value in.
     public static let bindingHeader = "Portvakt-BankID-Binding"
 
     /// Creates the API.
-    /// - Parameter qrRenderer: draws QR data as SVG (`qrSvg`), when available.
+    /// - Parameters:
+    ///   - qrRenderer: draws QR data as SVG (`qrSvg`), when available.
+    ///   - onResult: receives each journey's result code (`bankid.signed_in`, …) once, when the
+    ///     poll that completes it delivers it.
     public init(
         service: BankIDService, sessions: SessionService, users: any UserStore, transport: SessionTransport,
-        qrRenderer: (@Sendable (String) -> String?)? = nil
+        qrRenderer: (@Sendable (String) -> String?)? = nil,
+        onResult: @escaping @Sendable (String) -> Void = { _ in }
     ) {
+        self.onResult = onResult
         self.service = service
         self.sessions = sessions
         self.users = users
@@ -83,6 +90,8 @@ public struct BankIDAPI: Sendable {
                 requester: try requester(request, signInRequired: false), context: Self.context(request))
             let language = Self.language(request.headers["accept-language"])
             let result = status.result.map { ResultView($0) }
+            // Later polls of a finished journey answer bankid.result_delivered: counted once.
+            if let code = status.result?.code, code != "bankid.result_delivered" { onResult(code) }
             var response = try HTTPResponse.json(
                 StatusResponse(
                     status: status.status.rawValue, hintCode: status.hintCode,
