@@ -574,7 +574,7 @@ public struct BankIDService: Sendable {
         if let signature = completion.signature {
             signDetails["signatureSha256"] = Hex.encode(Digest.sha256(signature))
         }
-        signDetails["steppedUpUntil"] = ISO8601DateFormatter().string(from: until)
+        signDetails["steppedUpUntil"] = UTCTimestamp.string(until)
         events.append(event("bankid.step_up", userID: userID, context: context, details: signDetails))
         let record = BankIDCompletionRecord(
             flowIDHash: flow.idHash, outcome: "bankid.signed", at: now,

@@ -87,7 +87,7 @@ public struct BankIDCertificateHealth: Sendable, Equatable {
 
     /// A line for /health/ready and the log when the certificate needs attention; nil when it does not.
     public func warning(at now: Date) -> String? {
-        let date = ISO8601DateFormatter.string(from: notAfter, timeZone: .gmt, formatOptions: [.withFullDate])
+        let date = UTCTimestamp.dateString(notAfter)
         switch status(at: now) {
         case .valid: return nil
         case .expiringSoon(let days):

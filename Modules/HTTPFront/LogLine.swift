@@ -78,42 +78,6 @@ public struct LogLine: Sendable {
 
     /// Appends the UTC time `seconds` after the epoch (plus `milliseconds`).
     mutating func appendTimestamp(seconds: Int, milliseconds: Int) {
-        // The civil date from days since 1970 (H. Hinnant's days-to-civil algorithm): integer
-        // arithmetic only, where gmtime_r and a digit loop per field cost several times more.
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        appendDigits(year, count: 4)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(month, count: 2)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(day, count: 2)
-        bytes.append(UInt8(ascii: "T"))
-        appendDigits(secondOfDay / 3_600, count: 2)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay / 60 % 60, count: 2)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay % 60, count: 2)
-        bytes.append(UInt8(ascii: "."))
-        appendDigits(milliseconds, count: 3)
-        bytes.append(UInt8(ascii: "Z"))
-    }
-
-    /// Appends the last `count` decimal digits of a non-negative `value`, zero-padded.
-    private mutating func appendDigits(_ value: Int, count: Int) {
-        var divisor = 1
-        for _ in 1..<count { divisor *= 10 }
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-            divisor /= 10
-        }
+        UTCTimestamp.append(seconds: seconds, milliseconds: milliseconds, to: &bytes)
     }
 }

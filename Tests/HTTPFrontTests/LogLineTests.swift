@@ -1,3 +1,4 @@
+import CryptoCore
 import Foundation
 import Testing
 
@@ -35,11 +36,12 @@ struct LogLineTests {
 
     @Test("API timestamps use the same format, to the nearest millisecond")
     func apiTimestamps() {
-        #expect(Timestamp.string(Date(timeIntervalSince1970: 1_767_225_600.12)) == "2026-01-01T00:00:00.120Z")
         #expect(
-            Timestamp.string(Date(timeIntervalSince1970: Double(1_767_225_600_007) / 1000))
+            UTCTimestamp.string(Date(timeIntervalSince1970: 1_767_225_600.12)) == "2026-01-01T00:00:00.120Z")
+        #expect(
+            UTCTimestamp.string(Date(timeIntervalSince1970: Double(1_767_225_600_007) / 1000))
                 == "2026-01-01T00:00:00.007Z")
-        #expect(Timestamp.string(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+        #expect(UTCTimestamp.string(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
 
     @Test("lifecycle lines are JSON with escaped members")

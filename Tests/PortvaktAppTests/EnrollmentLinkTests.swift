@@ -72,7 +72,7 @@ struct EnrollmentLinkTests {
         let token = try #require(link["token"] as? String)
         #expect(token.hasPrefix("pve_") && Base64URL.decode(token.dropFirst(4))?.count == 32)
         #expect(link["url"] as? String == "http://localhost:8080/#enroll=\(token)")
-        #expect(link["expiresAt"] as? String == Timestamp.string(server.clock.now() + 86_400))
+        #expect(link["expiresAt"] as? String == UTCTimestamp.string(server.clock.now() + 86_400))
 
         let enrollment = Enrollment(server: server)
         let started = try enrollment.start(token)
@@ -160,7 +160,7 @@ struct EnrollmentLinkTests {
         let short = try admin.object(
             "POST", "/admin/v1/users/\(userID)/enrollment-links", json: #"{"expiresInSeconds":600}"#,
             status: 201)
-        #expect(short["expiresAt"] as? String == Timestamp.string(server.clock.now() + 600))
+        #expect(short["expiresAt"] as? String == UTCTimestamp.string(server.clock.now() + 600))
         // Started in time, finished after the token expired: refused, no passkey.
         server.clock.advance(by: 590)
         let enrollment = Enrollment(server: server)

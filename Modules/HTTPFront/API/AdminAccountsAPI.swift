@@ -155,7 +155,7 @@ public struct AdminAccountsAPI: Sendable {
                 return try .json(
                     EnrollmentLinkView(
                         id: issued.record.id, token: issued.token, url: page + "#enroll=" + issued.token,
-                        expiresAt: Timestamp.string(issued.record.expiresAt)),
+                        expiresAt: UTCTimestamp.string(issued.record.expiresAt)),
                     status: 201)
             }
         }
@@ -246,9 +246,9 @@ struct AdminUserView: Encodable {
         id = user.id
         username = user.username
         displayName = user.displayName
-        createdAt = Timestamp.string(user.createdAt)
+        createdAt = UTCTimestamp.string(user.createdAt)
         disabled = user.disabledAt != nil
-        disabledAt = user.disabledAt.map(Timestamp.string)
+        disabledAt = user.disabledAt.map(UTCTimestamp.string)
     }
 }
 
@@ -267,9 +267,9 @@ struct AdminSessionView: Encodable {
         id = session.id
         clientKind = session.clientKind.rawValue
         authMethod = session.authMethod
-        createdAt = Timestamp.string(session.createdAt)
-        lastSeenAt = Timestamp.string(session.lastSeenAt)
-        expiresAt = Timestamp.string(session.expiresAt)
+        createdAt = UTCTimestamp.string(session.createdAt)
+        lastSeenAt = UTCTimestamp.string(session.lastSeenAt)
+        expiresAt = UTCTimestamp.string(session.expiresAt)
         userAgent = session.userAgent
         ipAddress = session.ipAddress
     }
@@ -288,7 +288,7 @@ struct AuditEventView: Encodable {
 
     init(_ event: AuditEvent) {
         id = event.id
-        at = Timestamp.string(event.at)
+        at = UTCTimestamp.string(event.at)
         type = event.action
         actor = event.actor
         userId = event.userID
@@ -331,7 +331,7 @@ struct LinkedIdentityView: Encodable {
 
     init(_ identity: LinkedIdentity) {
         name = identity.name
-        linkedAt = Timestamp.string(identity.linkedAt)
+        linkedAt = UTCTimestamp.string(identity.linkedAt)
         keyId = identity.digest.keyID
     }
 }

@@ -199,7 +199,7 @@ struct ResultView: Encodable {
         user = result.user.map(UserView.init)
         session = result.session.map { SessionGrant($0, client: result.clientKind) }
         suggestPasskey = result.suggestPasskey ? true : nil
-        steppedUpUntil = result.steppedUpUntil.map(Timestamp.string)
+        steppedUpUntil = result.steppedUpUntil.map(UTCTimestamp.string)
         signupAvailable = result.code == "bankid.no_account" ? result.signupAvailable : nil
     }
 }

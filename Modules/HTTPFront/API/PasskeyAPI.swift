@@ -328,8 +328,8 @@ struct PasskeyView: Encodable {
         name = passkey.name
         provider = passkey.providerName
         aaguid = passkey.aaguid
-        createdAt = Timestamp.string(passkey.createdAt)
-        lastUsedAt = passkey.lastUsedAt.map(Timestamp.string)
+        createdAt = UTCTimestamp.string(passkey.createdAt)
+        lastUsedAt = passkey.lastUsedAt.map(UTCTimestamp.string)
         backupEligible = passkey.backupEligible
         backedUp = passkey.backupState
         transports = passkey.transports
@@ -366,7 +366,7 @@ struct SessionGrant: JSONWritable {
 
     init(_ issued: IssuedSession, client: ClientKind) {
         id = issued.session.id
-        expiresAt = Timestamp.string(issued.session.expiresAt)
+        expiresAt = UTCTimestamp.string(issued.session.expiresAt)
         token = client == .native ? issued.token : nil
     }
 

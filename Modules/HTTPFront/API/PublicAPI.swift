@@ -129,7 +129,7 @@ struct UserView: JSONWritable {
         id = user.id
         username = user.username
         displayName = user.displayName
-        createdAt = Timestamp.string(user.createdAt)
+        createdAt = UTCTimestamp.string(user.createdAt)
     }
 
     func write(to writer: inout JSONWriter) {
@@ -159,9 +159,9 @@ struct SessionView: Encodable {
         self.current = current
         clientKind = session.clientKind.rawValue
         authMethod = session.authMethod
-        createdAt = Timestamp.string(session.createdAt)
-        lastSeenAt = Timestamp.string(session.lastSeenAt)
-        expiresAt = Timestamp.string(session.expiresAt)
+        createdAt = UTCTimestamp.string(session.createdAt)
+        lastSeenAt = UTCTimestamp.string(session.lastSeenAt)
+        expiresAt = UTCTimestamp.string(session.expiresAt)
         userAgent = session.userAgent
         ipAddress = session.ipAddress
     }
@@ -174,18 +174,4 @@ struct MeResponse: Encodable {
 
 struct SessionsResponse: Encodable {
     let sessions: [SessionView]
-}
-
-/// RFC 3339 timestamps in UTC with milliseconds, the one date format of the API and the logs
-/// (formatted by the same code as log lines, not by Foundation's format styles).
-enum Timestamp {
-    static func string(_ date: Date) -> String {
-        // Nearest, not down: a millisecond time read back from storage may sit a hair below itself.
-        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded())
-        // Floor division, so instants before 1970 keep a non-negative millisecond part.
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        var line = LogLine()
-        line.appendTimestamp(seconds: seconds, milliseconds: milliseconds - seconds * 1000)
-        return String(decoding: line.bytes, as: UTF8.self)
-    }
 }
