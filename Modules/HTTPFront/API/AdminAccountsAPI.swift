@@ -75,7 +75,7 @@ public struct AdminAccountsAPI: Sendable {
             return try .json(
                 UserDetailView(
                     user: AdminUserView(detail.user), passkeys: detail.passkeys.map(PasskeyView.init),
-                    sessions: detail.sessions.map(AdminSessionView.init),
+                    sessions: detail.sessions.map { SessionView($0) },
                     recentEvents: detail.recentEvents.map(AuditEventView.init),
                     bankID: detail.identity.map(LinkedIdentityView.init)))
         }
@@ -123,7 +123,7 @@ public struct AdminAccountsAPI: Sendable {
             try .json(
                 SessionsList(
                     sessions: try admin.sessions(userID: Self.parameter(request, "id")).map(
-                        AdminSessionView.init)))
+                        { SessionView($0) })))
         }
         add(.DELETE, "/admin/v1/users/{id}/sessions", "End every live session of a user") {
             request, principal in
@@ -252,29 +252,6 @@ struct AdminUserView: Encodable {
     }
 }
 
-/// A session as administrators see it: never the token or its hash.
-struct AdminSessionView: Encodable {
-    let id: String
-    let clientKind: String
-    let authMethod: String
-    let createdAt: String
-    let lastSeenAt: String
-    let expiresAt: String
-    let userAgent: String?
-    let ipAddress: String?
-
-    init(_ session: Session) {
-        id = session.id
-        clientKind = session.clientKind.rawValue
-        authMethod = session.authMethod
-        createdAt = UTCTimestamp.string(session.createdAt)
-        lastSeenAt = UTCTimestamp.string(session.lastSeenAt)
-        expiresAt = UTCTimestamp.string(session.expiresAt)
-        userAgent = session.userAgent
-        ipAddress = session.ipAddress
-    }
-}
-
 /// An audit event as the admin API shows it.
 struct AuditEventView: Encodable {
     let id: Int64?
@@ -306,7 +283,7 @@ struct UserList: Encodable {
 struct UserDetailView: Encodable {
     let user: AdminUserView
     let passkeys: [PasskeyView]
-    let sessions: [AdminSessionView]
+    let sessions: [SessionView]
     let recentEvents: [AuditEventView]
     /// The linked BankID identity: the name BankID gave and when; null when none is linked.
     let bankID: LinkedIdentityView?
@@ -345,7 +322,7 @@ struct PasskeysList: Encodable {
 }
 
 struct SessionsList: Encodable {
-    let sessions: [AdminSessionView]
+    let sessions: [SessionView]
 }
 
 struct RevokedCount: Encodable {

@@ -142,10 +142,11 @@ struct UserView: JSONWritable {
     }
 }
 
-/// A session as its owner sees it: never the token or its hash.
+/// A session as its owner (or an administrator) sees it: never the token or its hash.
 struct SessionView: Encodable {
     let id: String
-    let current: Bool
+    /// Whether it is the session of the request; absent where that means nothing (the admin API).
+    let current: Bool?
     let clientKind: String
     let authMethod: String
     let createdAt: String
@@ -154,7 +155,7 @@ struct SessionView: Encodable {
     let userAgent: String?
     let ipAddress: String?
 
-    init(_ session: Session, current: Bool) {
+    init(_ session: Session, current: Bool? = nil) {
         id = session.id
         self.current = current
         clientKind = session.clientKind.rawValue
