@@ -304,22 +304,34 @@ public final class PortvaktServer: Sendable {
         on router: inout Router, title: String,
         authorize: (@Sendable (HTTPRequest) throws -> Void)? = nil
     ) {
-        let document = Mutex<[UInt8]>([])
-        let box = DocumentBox(document)
+        let box = DocumentBox()
         router.add(.GET, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document")
         { request in
             try authorize?(request)
             return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
         }
-        box.set(
-            OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: router.routes))
+        // The routes are final here (this one included); the document is written on first request,
+        // so a server nobody asks for it never runs the generator or keeps its pages.
+        let routes = router.routes
+        box.setSource {
+            OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: routes)
+        }
     }
 }
 
-/// Holds a document that is generated after the route serving it was registered.
+/// Holds a document made on first use, by a source set after the route serving it was registered.
 private final class DocumentBox: Sendable {
-    private let storage: Mutex<[UInt8]>
-    init(_ storage: consuming Mutex<[UInt8]>) { self.storage = storage }
-    var bytes: [UInt8] { storage.withLock { $0 } }
-    func set(_ bytes: [UInt8]) { storage.withLock { $0 = bytes } }
+    private let state = Mutex<(document: [UInt8]?, source: (@Sendable () -> [UInt8])?)>((nil, nil))
+
+    /// The document, made on the first call.
+    var bytes: [UInt8] {
+        state.withLock { state in
+            if let document = state.document { return document }
+            let document = state.source?() ?? []
+            state.document = document
+            return document
+        }
+    }
+
+    func setSource(_ source: @escaping @Sendable () -> [UInt8]) { state.withLock { $0.source = source } }
 }
