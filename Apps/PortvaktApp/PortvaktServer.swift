@@ -108,13 +108,21 @@ public final class PortvaktServer: Sendable {
         // A linked BankID identity is a way in: the last passkey may then be removed.
         passkeyService.identities = store
         passkeys = passkeyService
-        bankIDFlows = BankIDService(
+        var enrollmentService = EnrollmentService(
+            store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
+        enrollmentService.recoveryPolicy = RecoveryPolicy(
+            revokeOtherSessions: configuration.recovery.revokeOtherSessions,
+            revokeOldPasskeys: configuration.recovery.revokeOldPasskeys)
+        enrollment = enrollmentService
+        var flows = BankIDService(
             coordinator: bankID.coordinator, identities: store, accounts: store, audit: store,
             sessions: sessions,
             policy: Self.bankIDPolicy(configuration), clock: clock, random: random)
-
-        enrollment = EnrollmentService(
-            store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
+        // Recovery hands out a one-time enrollment token for a new passkey.
+        flows.recoveryTokens = { [enrollmentService] userID, context in
+            try enrollmentService.issueRecoveryToken(userID: userID, context: context)
+        }
+        bankIDFlows = flows
 
         var publicRouter = Router()
         let transport = SessionTransport(

@@ -64,7 +64,7 @@ public struct BankIDFlowError: CodedError {
         case orderNotFound = "bankid.order_not_found"
         /// The order's result is no longer kept.
         case orderExpired = "bankid.order_expired"
-        /// The intent is not served yet (recovery).
+        /// The intent is not served here (recovery without enrollment wired).
         case intentNotSupported = "bankid.intent_not_supported"
         /// The request is malformed (a sign without text, a text too long, a bad device).
         case invalidRequest = "bankid.invalid_request"
@@ -166,6 +166,9 @@ public struct BankIDFlowResult: Sendable {
     public let steppedUpUntil: Date?
     /// Whether BankID sign-up is available (with `bankid.no_account`).
     public let signupAvailable: Bool
+    /// Recovery: the one-time enrollment token for a new passkey (`bankid.recovery_verified`),
+    /// delivered once; POST /v1/passkeys/registration/initialize takes it.
+    public var enrollmentToken: String? = nil
 }
 
 /// Where an order stands for its client.
@@ -199,6 +202,9 @@ public struct BankIDService: Sendable {
     public let policy: BankIDPolicy
     let clock: any WallClock
     let random: any RandomSource
+    /// Issues the enrollment token a recovery hands out (EnrollmentService, purpose "recovery");
+    /// nil when recovery is not wired, which refuses recovery orders.
+    public var recoveryTokens: (@Sendable (_ userID: String, _ context: ClientContext) throws -> String)?
 
     /// The longest text a step-up may ask the user to sign, in characters.
     public static let maximumSignTextLength = 4_000
@@ -236,8 +242,8 @@ public struct BankIDService: Sendable {
         guard policy.allows(intent) else {
             throw BankIDFlowError(.methodDisabled, "BankID \(intent.rawValue) is not enabled here")
         }
-        if intent == .recovery {
-            throw BankIDFlowError(.intentNotSupported, "BankID recovery is not available yet")
+        if intent == .recovery, recoveryTokens == nil {
+            throw BankIDFlowError(.intentNotSupported, "BankID recovery is not available here")
         }
         let signedIn: (Session, User)?
         if let session = requester.session, let user = requester.user {
@@ -444,7 +450,7 @@ public struct BankIDService: Sendable {
                     flow, linked: linked, completion: completion, details: details, events: events,
                     context: context)
             case .recovery:
-                return try commit(flow, outcome: "bankid.intent_not_supported", at: now, events: events)
+                return try recover(flow, linked: linked, details: details, events: events, context: context)
             }
         } catch let error as BankIDFlowError {
             throw error
@@ -620,6 +626,38 @@ public struct BankIDService: Sendable {
     }
 
     /// Consumes the completion with an outcome that changes nothing else.
+    /// Recovery: the person proved who they are, so their account gets a one-time, short-lived
+    /// enrollment token for a new passkey, handed only to the client bound to this order. What the
+    /// new passkey revokes (other sessions, older passkeys) is the recovery policy's, applied when
+    /// the token is used.
+    private func recover(
+        _ flow: BankIDFlow, linked: LinkedIdentity?, details: [String: String], events: [AuditEvent],
+        context: ClientContext
+    ) throws -> BankIDFlowResult {
+        let now = clock.now()
+        var events = events
+        guard let linked, let user = try accounts.user(id: linked.userID), let recoveryTokens else {
+            events.append(
+                event("bankid.recovery_no_account", userID: nil, context: context, details: details))
+            return try commit(flow, outcome: "bankid.no_account", at: now, events: events)
+        }
+        guard user.disabledAt == nil else {
+            events.append(
+                event(
+                    "bankid.recovery_failed", userID: user.id, context: context,
+                    details: details.merging(["code": "account.disabled"]) { $1 }))
+            return try commit(flow, outcome: "account.disabled", at: now, events: events)
+        }
+        // Issued before the commit: if another poll consumed the completion meanwhile, this token
+        // is never delivered and simply expires unused.
+        let token = try recoveryTokens(user.id, context)
+        events.append(event("bankid.recovery_verified", userID: user.id, context: context, details: details))
+        var result = try commit(
+            flow, outcome: "bankid.recovery_verified", at: now, user: user, events: events)
+        if result.code == "bankid.recovery_verified" { result.enrollmentToken = token }
+        return result
+    }
+
     private func commit(
         _ flow: BankIDFlow, outcome: String, at: Date, user: User? = nil, events: [AuditEvent]
     ) throws -> BankIDFlowResult {

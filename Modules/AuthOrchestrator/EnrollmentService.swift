@@ -45,6 +45,25 @@ public struct IssuedEnrollment: Sendable {
 /// Single use holds under races: the token is spent by the same transaction that stores the
 /// passkey (`EnrollmentTokenStore.redeemEnrollmentToken`), so two ceremonies started with one
 /// token can both get options, but only one ends with a passkey.
+/// What a recovery does to the rest of the account once the new passkey exists.
+public struct RecoveryPolicy: Sendable, Equatable {
+    /// End the account's other sessions (default): whoever holds a lost device is signed out.
+    public var revokeOtherSessions: Bool
+    /// Remove the account's older passkeys (default off: a lost phone's passkey may sync back).
+    public var revokeOldPasskeys: Bool
+    /// How long the recovery's enrollment token may be used: 10 minutes.
+    public var tokenLifetime: TimeInterval
+
+    /// Creates a policy with the documented defaults.
+    public init(
+        revokeOtherSessions: Bool = true, revokeOldPasskeys: Bool = false, tokenLifetime: TimeInterval = 600
+    ) {
+        self.revokeOtherSessions = revokeOtherSessions
+        self.revokeOldPasskeys = revokeOldPasskeys
+        self.tokenLifetime = tokenLifetime
+    }
+}
+
 public struct EnrollmentService: Sendable {
     /// The stores enrollment runs over.
     public typealias Stores = EnrollmentTokenStore & AccountStore & AuditStore & ChallengeStore
@@ -54,6 +73,11 @@ public struct EnrollmentService: Sendable {
     let sessions: SessionService
     let clock: any WallClock
     let random: any RandomSource
+    /// What a recovery enrollment revokes.
+    public var recoveryPolicy = RecoveryPolicy()
+
+    /// The purpose of tokens handed out by BankID recovery.
+    public static let recoveryPurpose = "recovery"
 
     /// Enrollment tokens start with this, so secret scanners recognise them.
     public static let prefix = "pve_"
@@ -105,6 +129,15 @@ public struct EnrollmentService: Sendable {
                     "expiresAt": String(Int(record.expiresAt.timeIntervalSince1970)),
                 ]))
         return IssuedEnrollment(record: record, token: token)
+    }
+
+    /// A recovery's token for `userID`: short-lived (the policy's lifetime), single use, purpose
+    /// "recovery", issued by BankID.
+    public func issueRecoveryToken(userID: String, context: ClientContext) throws -> String {
+        try issue(
+            userID: userID, lifetime: recoveryPolicy.tokenLifetime, purpose: Self.recoveryPurpose,
+            actor: "bankid", context: context
+        ).token
     }
 
     /// Creation options for the token's account. The token stays unused until a passkey is
@@ -160,6 +193,11 @@ public struct EnrollmentService: Sendable {
         let session = try sessions.issue(
             userID: userID, clientKind: clientKind, authMethod: "enrollment", userAgent: context.userAgent,
             ipAddress: context.ipAddress)
+        var recovery: RecoveryOutcome?
+        if try store.enrollmentToken(id: tokenID)?.purpose == Self.recoveryPurpose {
+            recovery = try recover(
+                userID: userID, keeping: session.session.id, passkey: passkey, context: context)
+        }
         _ = try store.appendAudit(
             AuditEvent(
                 at: now, action: "passkey.enrolled", actor: "user:\(userID)", userID: userID,
@@ -168,7 +206,37 @@ public struct EnrollmentService: Sendable {
                     "tokenId": tokenID, "credentialId": Base64URL.encode(passkey.credentialID),
                     "sessionId": session.session.id,
                 ]))
-        return CompletedRegistration(user: user, passkey: passkey, session: session)
+        var completed = CompletedRegistration(user: user, passkey: passkey, session: session)
+        completed.recovery = recovery
+        return completed
+    }
+
+    /// Applies the recovery policy once the new passkey and its session exist, and audits it.
+    private func recover(
+        userID: String, keeping sessionID: String, passkey: StoredPasskey, context: ClientContext
+    )
+        throws -> RecoveryOutcome
+    {
+        let sessionsRevoked =
+            recoveryPolicy.revokeOtherSessions
+            ? try sessions.revokeAll(ofUser: userID, keeping: sessionID) : 0
+        var passkeysRevoked = 0
+        if recoveryPolicy.revokeOldPasskeys {
+            for old in try store.passkeys(userID: userID) where old.credentialID != passkey.credentialID {
+                if try store.deletePasskey(credentialID: old.credentialID, userID: userID) {
+                    passkeysRevoked += 1
+                }
+            }
+        }
+        _ = try store.appendAudit(
+            AuditEvent(
+                at: clock.now(), action: "account.recovered", actor: "user:\(userID)", userID: userID,
+                requestID: context.requestID, ipAddress: context.ipAddress,
+                details: [
+                    "sessionsRevoked": String(sessionsRevoked), "passkeysRevoked": String(passkeysRevoked),
+                    "credentialId": Base64URL.encode(passkey.credentialID),
+                ]))
+        return RecoveryOutcome(sessionsRevoked: sessionsRevoked, passkeysRevoked: passkeysRevoked)
     }
 
     /// The token's record and account when it can still be used.

@@ -77,6 +77,16 @@ public struct CompletedRegistration: Sendable {
     public let passkey: StoredPasskey
     /// The session opened by a sign-up; nil when a signed-in user added a passkey.
     public let session: IssuedSession?
+    /// What a recovery enrollment revoked, so the user sees what happened; nil otherwise.
+    public var recovery: RecoveryOutcome? = nil
+}
+
+/// What a passkey enrolled through BankID recovery changed besides adding itself.
+public struct RecoveryOutcome: Sendable, Equatable {
+    /// The account's other sessions ended (all of them under the default policy).
+    public let sessionsRevoked: Int
+    /// The account's older passkeys removed (none under the default policy).
+    public let passkeysRevoked: Int
 }
 
 /// A verified login and the session it opened.

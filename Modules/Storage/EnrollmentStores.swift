@@ -43,6 +43,8 @@ public protocol EnrollmentTokenStore: Sendable {
     func insertEnrollmentToken(_ token: EnrollmentTokenRecord) throws
     /// The token whose secret hashes to `hash`, used or expired ones included; nil when none.
     func enrollmentToken(hash: [UInt8]) throws -> EnrollmentTokenRecord?
+    /// The token with this id (the record, never the secret); nil when none.
+    func enrollmentToken(id: String) throws -> EnrollmentTokenRecord?
     /// Records that a registration challenge was issued for a token.
     func linkEnrollmentChallenge(challengeID: String, tokenID: String) throws
     /// The token a registration challenge was issued for; nil for an ordinary challenge.
@@ -71,9 +73,20 @@ extension SQLiteStore: EnrollmentTokenStore {
     }
 
     public func enrollmentToken(hash: [UInt8]) throws -> EnrollmentTokenRecord? {
+        try enrollmentToken(where: "token_hash", is: hash)
+    }
+
+    public func enrollmentToken(id: String) throws -> EnrollmentTokenRecord? {
+        try enrollmentToken(where: "id", is: id)
+    }
+
+    /// The token whose `column` (a unique one) holds `value`.
+    private func enrollmentToken(where column: String, is value: any SQLiteBindable) throws
+        -> EnrollmentTokenRecord?
+    {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.enrollmentColumns) FROM enrollment_tokens WHERE token_hash = ?1", [hash]
+                "SELECT \(Self.enrollmentColumns) FROM enrollment_tokens WHERE \(column) = ?1", [value]
             ) { row in
                 EnrollmentTokenRecord(
                     id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), purpose: row.string(3),

@@ -91,6 +91,13 @@ extension MemoryStore: EnrollmentTokenStore {
         return token
     }
 
+    public func enrollmentToken(id: String) throws -> EnrollmentTokenRecord? {
+        guard let token = enrollments.withLock({ $0.tokens[id] }), try user(id: token.userID) != nil else {
+            return nil
+        }
+        return token
+    }
+
     public func linkEnrollmentChallenge(challengeID: String, tokenID: String) throws {
         try enrollments.withLock { enrollments throws(StorageError) in
             guard enrollments.tokens[tokenID] != nil else {

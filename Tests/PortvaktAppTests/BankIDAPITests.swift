@@ -169,6 +169,74 @@ struct BankIDAPITests {
         #expect(try store.linkedIdentity(userID: user.id)?.digest.keyID == "new")
     }
 
+    /// Signs up with a passkey, links BankID, then recovers on a new device with BankID and a new
+    /// passkey; returns the old and new credentials, the old token and the recovery's answer.
+    private func recoverAccount(_ server: TestServer) async throws -> (
+        old: SoftwareCredential, new: SoftwareCredential, oldToken: String, enrolled: [String: Any],
+        userID: String
+    ) {
+        let person = PasskeyUser(server: server)
+        let (old, userID, oldToken) = try person.signUp("ada")
+        var linker = BankIDClient(server, token: oldToken)
+        #expect(result(try await linker.run("link"))["code"] as? String == "bankid.linked")
+
+        // Every device lost: a new client with no session proves who it is with BankID.
+        var stranger = BankIDClient(server)
+        let verified = result(try await stranger.run("recovery"))
+        #expect(verified["code"] as? String == "bankid.recovery_verified", "\(verified)")
+        #expect(verified["session"] == nil, "recovery opens no session by itself")
+        let token = try #require(verified["enrollmentToken"] as? String)
+        // Delivered once: later polls do not repeat it.
+
+        let enrollment = Enrollment(server: server)
+        let started = try enrollment.start(token)
+        #expect(started.response.status == 200, "\(started.response.text)")
+        let finished = try enrollment.finish(
+            id: try #require(started.id), challenge: started.challenge, handle: started.handle)
+        #expect(finished.response.status == 201, "\(finished.response.text)")
+        // The token is single use.
+        #expect(try enrollment.start(token).response.problemCode() == "enrollment.invalid")
+        return (old, finished.credential, oldToken, try finished.response.jsonObject(), userID)
+    }
+
+    @Test(
+        "recovery: BankID re-identification, a one-time enrollment token, a new passkey and a session; other sessions end, old passkeys stay by default"
+    )
+    func recoveryDefaultPolicy() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (old, new, oldToken, enrolled, userID) = try await recoverAccount(server)
+        #expect((enrolled["session"] as? [String: Any])?["token"] != nil)
+        let recovery = try #require(enrolled["recovery"] as? [String: Int])
+        #expect(recovery["passkeysRevoked"] == 0 && (recovery["sessionsRevoked"] ?? 0) >= 1)
+        let person = PasskeyUser(server: server)
+        #expect(try person.me(oldToken).status == 401, "the lost device's session ended")
+        #expect(try person.login(new).status == 200)
+        #expect(try person.login(old).status == 200, "old passkeys stay under the default policy")
+        let actions = try server.server.store.auditEvents(userID: userID, beforeID: nil, limit: 50).map(
+            \.action)
+        #expect(actions.contains("bankid.recovery_verified") && actions.contains("account.recovered"))
+    }
+
+    @Test(
+        "recovery with revokeOldPasskeys removes the older passkeys; an account without a linked identity gets no token"
+    )
+    func recoveryRevokingPasskeys() async throws {
+        let server = try TestServer(configuration: ["recovery": ["revokeOldPasskeys": true]])
+        defer { server.stop() }
+        let (old, new, _, enrolled, _) = try await recoverAccount(server)
+        #expect((enrolled["recovery"] as? [String: Int])?["passkeysRevoked"] == 1)
+        let person = PasskeyUser(server: server)
+        #expect(try person.login(new).status == 200)
+        #expect(try person.login(old).problemCode() == "passkey.login_failed")
+
+        let other = try TestServer()
+        defer { other.stop() }
+        var stranger = BankIDClient(other)
+        let refused = result(try await stranger.run("recovery"))
+        #expect(refused["code"] as? String == "bankid.no_account" && refused["enrollmentToken"] == nil)
+    }
+
     @Test(
         "admin search by personal number finds the account its BankID identity is linked to; the detail shows the identity, never the number"
     )
@@ -420,7 +488,7 @@ struct BankIDAPITests {
         let bankid = try #require(methods["bankid"] as? [String: Bool])
         #expect(
             bankid == [
-                "enabled": true, "login": true, "signup": false, "recovery": false, "link": true,
+                "enabled": true, "login": true, "signup": false, "recovery": true, "link": true,
                 "sign": false,
             ])
         #expect((methods["passkey"] as? [String: Bool]) == ["enabled": true, "signup": true])

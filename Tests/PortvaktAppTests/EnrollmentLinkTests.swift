@@ -11,7 +11,7 @@ import TestSupport
 import Testing
 
 /// A registration ceremony started with an enrollment token, as the sign-in page runs it.
-private struct Enrollment {
+struct Enrollment {
     let server: TestServer
     let authenticator = SoftwareAuthenticator()
     let origin = "http://localhost:8080"

@@ -77,8 +77,7 @@ extension PortvaktConfiguration {
         }
     }
 
-    /// What a BankID recovery revokes (the recovery flow itself is not built yet; the keys are
-    /// read and checked now so deployments can state their policy).
+    /// What a BankID recovery revokes once the new passkey is stored.
     public struct RecoverySettings: Sendable, Equatable {
         /// Revoke the account's other sessions on recovery (default true).
         public var revokeOtherSessions: Bool

@@ -193,8 +193,11 @@ struct ResultView: Encodable {
     let suggestPasskey: Bool?
     let steppedUpUntil: String?
     let signupAvailable: Bool?
+    /// Recovery: the one-time token for POST /v1/passkeys/registration/initialize.
+    let enrollmentToken: String?
 
     init(_ result: BankIDFlowResult) {
+        enrollmentToken = result.enrollmentToken
         code = result.code
         user = result.user.map(UserView.init)
         session = result.session.map { SessionGrant($0, client: result.clientKind) }

@@ -98,7 +98,8 @@ public struct PasskeyAPI: Sendable {
                 var response = try HTTPResponse.json(
                     RegistrationResponse(
                         user: UserView(enrolled.user), passkey: PasskeyView(enrolled.passkey),
-                        session: enrolled.session.map { SessionGrant($0, client: body.client) }),
+                        session: enrolled.session.map { SessionGrant($0, client: body.client) },
+                        recovery: enrolled.recovery.map(RecoveryView.init)),
                     status: 201)
                 if let session = enrolled.session, body.client == .web { setCookie(session, on: &response) }
                 return response
@@ -383,6 +384,18 @@ struct RegistrationResponse: Encodable {
     let user: UserView
     let passkey: PasskeyView
     let session: SessionGrant?
+    /// After a BankID recovery: what the new passkey revoked, so the user sees what happened.
+    var recovery: RecoveryView? = nil
+}
+
+struct RecoveryView: Encodable {
+    let sessionsRevoked: Int
+    let passkeysRevoked: Int
+
+    init(_ outcome: RecoveryOutcome) {
+        sessionsRevoked = outcome.sessionsRevoked
+        passkeysRevoked = outcome.passkeysRevoked
+    }
 }
 
 struct LoginResponse: JSONWritable {
@@ -408,7 +421,7 @@ struct MethodsResponse: Encodable {
         let enabled: Bool
         let signup: Bool
     }
-    /// BankID's journeys (recovery is reported as off until its flow is served).
+    /// BankID's journeys.
     struct BankIDSwitches: Encodable {
         let enabled: Bool
         let login: Bool
@@ -420,10 +433,10 @@ struct MethodsResponse: Encodable {
         init(_ policy: BankIDPolicy) {
             login = policy.login
             signup = policy.signup
-            recovery = false
+            recovery = policy.recovery
             link = policy.link
             sign = policy.sign
-            enabled = login || signup || link || sign
+            enabled = login || signup || recovery || link || sign
         }
     }
     let passkey: Switches
