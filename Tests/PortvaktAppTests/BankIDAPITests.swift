@@ -182,11 +182,18 @@ struct BankIDAPITests {
 
         // Every device lost: a new client with no session proves who it is with BankID.
         var stranger = BankIDClient(server)
-        let verified = result(try await stranger.run("recovery"))
+        let order = try await stranger.start("recovery")
+        #expect(order.status == 201, "\(order.text)")
+        let orderID = try #require(try order.jsonObject()["orderId"] as? String)
+        try await stranger.scan(try #require(try order.jsonObject()["qrData"] as? String))
+        let verified = result(try await stranger.final(orderID))
         #expect(verified["code"] as? String == "bankid.recovery_verified", "\(verified)")
         #expect(verified["session"] == nil, "recovery opens no session by itself")
         let token = try #require(verified["enrollmentToken"] as? String)
-        // Delivered once: later polls do not repeat it.
+        // Delivered once: a later poll does not repeat it.
+        let again = try await stranger.status(orderID)
+        #expect(result(try again.jsonObject())["code"] as? String == "bankid.result_delivered")
+        #expect(!again.text.contains(token))
 
         let enrollment = Enrollment(server: server)
         let started = try enrollment.start(token)
