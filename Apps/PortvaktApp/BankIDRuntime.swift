@@ -43,6 +43,14 @@ final class BankIDRuntime: Sendable {
         var hasher = try settings.identityHasher()
         var simulator: RunningSimulator?
         if settings.environment == .simulator, settings.baseURL == nil {
+            // The simulator lets anyone act as any person: it serves a server on this machine only.
+            // One reachable from elsewhere must name a real BankID or switch BankID off.
+            guard !configuration.methods.bankid.enabled || Self.isLoopback(configuration.publicURL) else {
+                throw BankIDError(
+                    .configuration,
+                    "bankid.environment is \"simulator\" (the default) while publicURL is not on this machine; the simulator approves anyone as anyone. Set bankid.environment to \"production\" or \"test\" with BankID's certificates, or methods.bankid.enabled to false"
+                )
+            }
             let folder = (configuration.dataDirectory as NSString).appendingPathComponent("bankid-simulator")
             let started = try BankIDSimulator.start(
                 BankIDSimulatorConfiguration(dataDirectory: folder), clock: clock,
@@ -91,6 +99,12 @@ final class BankIDRuntime: Sendable {
         }
         self.simulator = simulator
         certificate.check()
+    }
+
+    /// Whether `url` is served on this machine only (http on localhost or a loopback address).
+    static func isLoopback(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url), let host = components.host else { return false }
+        return ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased())
     }
 
     /// Stops the embedded simulator (after the listeners, so no order is cut off mid-request).

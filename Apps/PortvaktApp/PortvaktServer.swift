@@ -150,7 +150,8 @@ public final class PortvaktServer: Sendable {
             onResult: { [bankIDResults] code in bankIDResults.record(endpoint: "results", outcome: code) }
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
-        bankID.mountSimulator(on: &publicRouter)
+        // The simulator's user API only while BankID is on (configuration keeps it on loopback).
+        if configuration.methods.bankid.enabled { bankID.mountSimulator(on: &publicRouter) }
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         let metrics = ServerMetrics(
             publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), database: database,

@@ -684,10 +684,17 @@ struct ConfigurationEffectiveTests {
         #expect(c.cookieSecure == false)
     }
 
-    @Test("Config/production.json passes the checker given the admin token from the environment")
+    @Test(
+        "Config/production.json passes the checker given the admin token and BankID's secrets from the environment"
+    )
     func productionExamplePasses() throws {
         let path = repositoryRoot.appendingPathComponent("Config/production.json").path
-        let c = try PortvaktConfiguration.load(path: path, environment: ["PORTVAKT_ADMIN_TOKEN": adminToken])
+        let secrets = [
+            "PORTVAKT_ADMIN_TOKEN": adminToken, "PORTVAKT_BANKID_PASSPHRASE": "correct horse",
+            "PORTVAKT_BANKID_IDENTITY_KEY_2026": Base64URL.encode(Array(repeating: 7, count: 32)),
+        ]
+        let c = try PortvaktConfiguration.load(path: path, environment: secrets)
+        #expect(c.bankid.environment == .production)
         #expect(c.cookieSecure && c.sessionCookieName == "__Host-portvakt_session")
         #expect(c.storage.synchronous == .full)
         #expect(
@@ -695,8 +702,10 @@ struct ConfigurationEffectiveTests {
                 && c.http.cors.allowedOrigins == ["https://app.example.com"])
         #expect(c.storagePath == "/var/lib/portvakt/portvakt.sqlite")
         // Without the token, production refuses to start rather than fall back to a stored one.
+        var withoutToken = secrets
+        withoutToken["PORTVAKT_ADMIN_TOKEN"] = nil
         #expect(throws: ConfigurationError.self) {
-            try PortvaktConfiguration.load(path: path, environment: [:])
+            try PortvaktConfiguration.load(path: path, environment: withoutToken)
         }
     }
 }

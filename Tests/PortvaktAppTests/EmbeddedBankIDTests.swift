@@ -115,3 +115,24 @@ struct EmbeddedBankIDTests {
         #expect(try http.send(.GET, server.publicURL + "/health/ready").status == 200)
     }
 }
+
+@Suite("The embedded BankID simulator stays on this machine")
+struct SimulatorPlacementTests {
+    @Test(
+        "a server reachable from elsewhere refuses to start on the simulator, unless BankID is off (then /sim/ is not mounted)"
+    )
+    func refusedForRemotePublicURL() throws {
+        let refused = #expect(throws: BankIDError.self) {
+            try TestServer(configuration: ["publicURL": "https://login.example.com"])
+        }
+        #expect(refused.map { "\($0)".contains("bankid.environment") } == true)
+        let off = try TestServer(configuration: [
+            "publicURL": "https://login.example.com", "methods": ["bankid": ["enabled": false]],
+        ])
+        defer { off.stop() }
+        #expect(try HTTPTestClient().send(.GET, off.publicURL + "/sim/").status == 404)
+        #expect(
+            BankIDRuntime.isLoopback("http://127.0.0.1:8080")
+                && !BankIDRuntime.isLoopback("https://example.com"))
+    }
+}
