@@ -25,10 +25,22 @@ final class BenchConnection {
 
     /// Sends `POST path` with a JSON body and returns the response; reconnects once when the
     /// server has closed the kept-alive connection.
-    func post(_ path: String, body: [UInt8]) throws -> Response {
-        let head =
-            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.count)\r\n\r\n"
+    func post(_ path: String, body: [UInt8], headers: [(String, String)] = []) throws -> Response {
+        try send("POST", path, body: body, headers: headers)
+    }
+
+    /// Sends `GET path`.
+    func get(_ path: String, headers: [(String, String)] = []) throws -> Response {
+        try send("GET", path, body: [], headers: headers)
+    }
+
+    private func send(_ method: String, _ path: String, body: [UInt8], headers: [(String, String)]) throws
+        -> Response
+    {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        if method == "POST" { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "\r\n"
         let request = Array(head.utf8) + body
         do {
             return try exchange(request)
@@ -77,7 +89,7 @@ final class BenchConnection {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes {
-                send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
             guard sent > 0 else { throw Failure(description: "send: \(errno)") }
             offset += sent

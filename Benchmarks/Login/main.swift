@@ -7,6 +7,9 @@
 //   small:   1,000 stored passkeys, 8 clients                      → p50, p99
 //   large:   1,000,000 stored passkeys (the same 1,000 real users plus filler), 8 clients
 // The small/large pair shows how latency grows with the credential table (target: under 1.5x).
+//   slow BankID: 1,000 users, 8 clients, measured idle and then while the BankID simulator answers
+//            every call after 10 s and 200 pending orders are polled every 2 s (target: p99
+//            within 1.5x: BankID never holds the threads that serve passkey logins)
 //
 // Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]. Prints name=value:unit pairs for record.py.
 import CSQLite
@@ -124,6 +127,7 @@ func startServer(port: Int, directory: String, threads: Int?) throws -> Portvakt
         {"publicURL": "http://localhost:\(port)", "listen": {"public": {"port": \(port)}, "admin": {"port": 0}},
          \(threads.map { #""http": {"threads": \#($0)},"# } ?? "")
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
+                        "bankid": {"burst": 100000, "perSecond": 100000},
                         "default": {"burst": 100000, "perSecond": 100000}}}
         """
     try Data(config.utf8).write(to: URL(fileURLWithPath: directory + "/config.json"))
@@ -259,6 +263,65 @@ func run(realUsers: Int, filler: Int, clients: Int, seconds: Double, threads: In
         clientCPUPerLogin: (ownCPUSeconds() - clientBefore) / logins * 1e6)
 }
 
+/// Passkey login latency beside a slow BankID: on one server (1,000 users, 8 clients), logins are
+/// measured unloaded, then again while the simulator answers every call after 10 s and 200
+/// pending BankID orders are polled every 2 s each. Returns (unloaded, loaded) sorted latencies.
+func slowBankIDRun(seconds: Double, threads: Int?) throws -> ([Double], [Double]) {
+    let directory = try TemporaryDirectory(prefix: "portvakt-bench-bankid-load")
+    let credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path)
+    let port = freePort()
+    let server = try startServer(port: port, directory: directory.path, threads: threads)
+    defer {
+        server.send(SIGTERM)
+        server.wait()
+    }
+    _ = measure(port: port, credentials: credentials, clients: 8, seconds: 1)
+    let unloaded = measure(port: port, credentials: credentials, clients: 8, seconds: seconds).1
+
+    // 200 orders for another device, started while BankID is quick; each keeps its binding.
+    let starter = BenchConnection(port: port)
+    var orders: [(id: String, binding: String)] = []
+    for _ in 0..<200 {
+        let started = try starter.post(
+            "/v1/bankid/orders", body: Array(#"{"intent":"login","device":"other","client":"native"}"#.utf8))
+        guard started.status == 201, let id = started.body.jsonString(named: "orderId"),
+            let binding = started.body.jsonString(named: "clientBinding")
+        else { throw BenchConnection.Failure(description: "a BankID order did not start: \(started.status)") }
+        orders.append((id, binding))
+    }
+    // From now on BankID answers every call after 10 s.
+    let slowed = try starter.post("/sim/v1/control", body: Array(#"{"latencyMilliseconds":10000}"#.utf8))
+    guard slowed.status == 200 else { throw BenchConnection.Failure(description: "latency not set") }
+
+    // 20 pollers share the orders: each order is polled about every 2 s, as a page would.
+    let stop = Atomic<Bool>(false)
+    let pollers = DispatchGroup()
+    let allOrders = orders
+    for poller in 0..<20 {
+        pollers.enter()
+        Thread {
+            defer { pollers.leave() }
+            let connection = BenchConnection(port: port)
+            let mine = stride(from: poller, to: allOrders.count, by: 20).map { allOrders[$0] }
+            while !stop.load(ordering: .relaxed) {
+                let began = DispatchTime.now().uptimeNanoseconds
+                for order in mine {
+                    _ = try? connection.get(
+                        "/v1/bankid/orders/\(order.id)", headers: [("Portvakt-BankID-Binding", order.binding)]
+                    )
+                }
+                let spent = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+                if spent < 2 { usleep(UInt32((2 - spent) * 1e6)) }
+            }
+        }.start()
+    }
+    usleep(2_500_000)  // the first collects are under way and slow
+    let loaded = measure(port: port, credentials: credentials, clients: 8, seconds: seconds).1
+    stop.store(true, ordering: .relaxed)
+    pollers.wait()
+    return (unloaded, loaded)
+}
+
 // The single-core raw rate, measured first on an idle machine, over the same kind of data.
 let probe = SoftwareAuthenticator().makeCredential(algorithm: .es256, rpID: "localhost", userHandle: [1])
 let message = Array(repeating: UInt8(7), count: 69)
@@ -278,6 +341,8 @@ let large =
     : try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds, threads: threads).latencies
 let latencies = main.latencies
 
+let (quiet, busy) = mainOnly ? ([], []) : try slowBankIDRun(seconds: seconds, threads: threads)
+
 let figures = [
     "login.logins_per_second=\(Int(main.rate)):logins/s",
     "login.p50=\(String(format: "%.2f", percentile(latencies, 0.5) / 1000)):ms",
@@ -290,6 +355,9 @@ let figures = [
     "login.p50_1m_passkeys=\(String(format: "%.2f", percentile(large, 0.5) / 1000)):ms",
     "login.p99_1k_passkeys=\(String(format: "%.2f", percentile(small, 0.99) / 1000)):ms",
     "login.p99_1m_passkeys=\(String(format: "%.2f", percentile(large, 0.99) / 1000)):ms",
+    "login.p99_bankid_idle=\(String(format: "%.2f", percentile(quiet, 0.99) / 1000)):ms",
+    "login.p99_bankid_slow_200_orders=\(String(format: "%.2f", percentile(busy, 0.99) / 1000)):ms",
+    "login.p99_growth_slow_bankid=\(String(format: "%.2f", percentile(busy, 0.99) / max(percentile(quiet, 0.99), 1))):x",
     "login.p50_growth_1k_to_1m=\(String(format: "%.2f", percentile(large, 0.5) / max(percentile(small, 0.5), 1))):x",
 ]
 print(figures.joined(separator: " "))
