@@ -289,6 +289,12 @@ func slowBankIDRun(seconds: Double, threads: Int?) throws -> ([Double], [Double]
         else { throw BenchConnection.Failure(description: "a BankID order did not start: \(started.status)") }
         orders.append((id, binding))
     }
+    // The pollers below use exactly this request: it must reach the order.
+    let probe = try starter.get(
+        "/v1/bankid/orders/\(orders[0].id)", headers: [("Portvakt-BankID-Binding", orders[0].binding)])
+    guard probe.status == 200 else {
+        throw BenchConnection.Failure(description: "polling failed: \(probe.status)")
+    }
     // From now on BankID answers every call after 10 s.
     let slowed = try starter.post("/sim/v1/control", body: Array(#"{"latencyMilliseconds":10000}"#.utf8))
     guard slowed.status == 200 else { throw BenchConnection.Failure(description: "latency not set") }
