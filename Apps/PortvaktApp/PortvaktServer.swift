@@ -130,7 +130,7 @@ public final class PortvaktServer: Sendable {
             trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins))
         PublicAPI(
             sessions: sessions, users: store, audit: store, transport: transport, clock: clock,
-            readiness: readiness
+            readiness: readiness, stepUps: store
         ).register(on: &publicRouter)
         let bankIDResults = BankIDCallCounts()
         var passkeyAPI = PasskeyAPI(

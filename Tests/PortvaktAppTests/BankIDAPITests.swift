@@ -450,6 +450,15 @@ struct BankIDAPITests {
             })
         #expect(event.details["signatureSha256"]?.count == 64 && event.details["textSha256"]?.count == 64)
 
+        // GET /v1/me says until when the session is stepped up, and stops saying it after.
+        let auth = [("Authorization", "Bearer \(issued.token)")]
+        let me = try await request("GET", server.publicURL + "/v1/me", headers: auth).jsonObject()
+        #expect(me["steppedUpUntil"] as? String == UTCTimestamp.string(stepUp.validUntil))
+        server.clock.advance(by: 601)
+        let later = try await request("GET", server.publicURL + "/v1/me", headers: auth).jsonObject()
+        #expect(later["steppedUpUntil"] == nil)
+        server.clock.advance(by: -601)
+
         // Another person cannot step up Ada's session.
         let other = try await client.run("sign", as: "199001012385", text: "Again")
         #expect(result(other)["code"] as? String == "bankid.identity_mismatch")

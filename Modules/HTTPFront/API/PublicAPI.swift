@@ -12,13 +12,16 @@ public struct PublicAPI: Sendable {
     let transport: SessionTransport
     let clock: any WallClock
     let readiness: @Sendable () throws -> [String]
+    /// The session's BankID step-up (a signature), when one is kept; nil without BankID.
+    let stepUps: (any BankIDIdentityStore)?
 
     /// Creates the API over its services. `readiness` throws when the server cannot serve
-    /// (for example the database does not answer).
+    /// (for example the database does not answer); `stepUps` lets GET /v1/me say until when the
+    /// session is stepped up.
     public init(
         sessions: SessionService, users: any UserStore, audit: any AuditStore,
         transport: SessionTransport, clock: any WallClock,
-        readiness: @escaping @Sendable () throws -> [String]
+        readiness: @escaping @Sendable () throws -> [String], stepUps: (any BankIDIdentityStore)? = nil
     ) {
         self.sessions = sessions
         self.users = users
@@ -26,6 +29,7 @@ public struct PublicAPI: Sendable {
         self.transport = transport
         self.clock = clock
         self.readiness = readiness
+        self.stepUps = stepUps
     }
 
     /// Adds the routes to `router`.
@@ -48,8 +52,12 @@ public struct PublicAPI: Sendable {
         }
         router.add(.GET, "/v1/me", summary: "The signed-in user and the current session") { request in
             let (auth, user) = try currentUser(request)
+            // Stepped up while a BankID signature made in this session is still within its window.
+            let until = try stepUps?.stepUp(sessionID: auth.session.id)?.validUntil
             return try .json(
-                MeResponse(user: UserView(user), session: SessionView(auth.session, current: true)))
+                MeResponse(
+                    user: UserView(user), session: SessionView(auth.session, current: true),
+                    steppedUpUntil: until.flatMap { $0 > clock.now() ? UTCTimestamp.string($0) : nil }))
         }
         router.add(.POST, "/v1/logout", summary: "End the current session") { request in
             let (auth, user) = try currentUser(request)
@@ -171,6 +179,8 @@ struct SessionView: Encodable {
 struct MeResponse: Encodable {
     let user: UserView
     let session: SessionView
+    /// Until when the session is stepped up by a BankID signature; absent when it is not.
+    let steppedUpUntil: String?
 }
 
 struct SessionsResponse: Encodable {
