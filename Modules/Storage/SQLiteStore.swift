@@ -245,34 +245,8 @@ extension SQLiteStore: AuditStore {
     }
 
     public func auditEvents(userID: String?, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {
-        guard limit > 0 else { return [] }
-        // One fixed statement per combination of filters (four at most, each cached), so each can
-        // seek an index: the primary key, or (user_id, id).
-        var conditions: [String] = []
-        var arguments: [any SQLiteBindable] = []
-        if let userID {
-            arguments.append(userID)
-            conditions.append("user_id = ?\(arguments.count)")
-        }
-        if let beforeID {
-            arguments.append(beforeID)
-            conditions.append("id < ?\(arguments.count)")
-        }
-        arguments.append(limit)
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let sql = """
-            SELECT id, at, action, actor, user_id, request_id, ip_address, details FROM audit_events
-            \(filter) ORDER BY id DESC LIMIT ?\(arguments.count)
-            """
-        return try database.read { connection in
-            try connection.query(sql, arguments) { row in
-                AuditEvent(
-                    id: row.int64(0), at: row.date(1), action: row.string(2), actor: row.string(3),
-                    userID: row.optionalString(4), requestID: row.optionalString(5),
-                    ipAddress: row.optionalString(6),
-                    details: try AuditDetails.decode(row.string(7)))
-            }
-        }
+        // The admin search with only the user filter: one query builder for the audit trail.
+        try searchAudit(AuditQuery(userID: userID), beforeID: beforeID, limit: limit)
     }
 }
 
