@@ -35,6 +35,21 @@ public final class MemoryStore: Sendable {
             sessionIDsByTokenHash[session.tokenHash] = session.id
         }
 
+        /// A login with the passkey: never backwards, as in SQLiteStore, so racing logins leave
+        /// the higher counter and the later time.
+        mutating func recordPasskeyUse(credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date)
+            throws(StorageError)
+        {
+            guard var passkey = passkeys[credentialID] else {
+                throw StorageError(.notFound, "no such passkey")
+            }
+            let at = at.storagePrecision
+            passkey.signCount = max(passkey.signCount, signCount)
+            passkey.backupState = backupState
+            passkey.lastUsedAt = max(passkey.lastUsedAt ?? at, at)
+            passkeys[credentialID] = passkey
+        }
+
         mutating func insertUser(_ user: User) throws(StorageError) {
             // Check every unique key before changing anything, as one INSERT would.
             guard users[user.id] == nil else {
@@ -336,16 +351,9 @@ extension MemoryStore: AccountStore {
     public func recordPasskeyUse(
         credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date
     ) throws {
-        let at = at.storagePrecision
         try state.withLock { state throws(StorageError) in
-            guard var passkey = state.passkeys[credentialID] else {
-                throw StorageError(.notFound, "no such passkey")
-            }
-            // Never backwards, as in SQLiteStore: racing logins leave the higher values.
-            passkey.signCount = max(passkey.signCount, signCount)
-            passkey.backupState = backupState
-            passkey.lastUsedAt = max(passkey.lastUsedAt ?? at, at)
-            state.passkeys[credentialID] = passkey
+            try state.recordPasskeyUse(
+                credentialID: credentialID, signCount: signCount, backupState: backupState, at: at)
         }
     }
 
@@ -416,15 +424,14 @@ extension MemoryStore: PasskeyLoginStore {
                 state.challenges[record.challengeID] = nil
                 return false
             }
-            guard var passkey = state.passkeys[record.credentialID] else {
+            guard state.passkeys[record.credentialID] != nil else {
                 throw StorageError(.notFound, "no such passkey")
             }
             try state.insertSession(record.session)
             state.challenges[record.challengeID] = nil
-            passkey.signCount = max(passkey.signCount, record.signCount)
-            passkey.backupState = record.backupState
-            passkey.lastUsedAt = max(passkey.lastUsedAt ?? at, at)
-            state.passkeys[record.credentialID] = passkey
+            try state.recordPasskeyUse(
+                credentialID: record.credentialID, signCount: record.signCount,
+                backupState: record.backupState, at: at)
             if let replaced = record.replacedSessionID, state.sessions[replaced]?.revokedAt == nil,
                 state.sessions[replaced] != nil
             {
