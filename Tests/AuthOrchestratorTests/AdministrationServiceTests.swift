@@ -11,9 +11,8 @@ import Testing
 
 /// Administration and enrollment over one real store of either kind.
 final class AdminFixture: @unchecked Sendable {
-    typealias Stores = AccountAdministration.Stores & EnrollmentService.Stores & PasskeyLoginStore
-
-    let store: any Stores
+    let opened: OpenedStore
+    var store: any Backend.Stores { opened.store }
     let clock = FixedClock()
     let administration: AccountAdministration
     let enrollment: EnrollmentService
@@ -21,22 +20,10 @@ final class AdminFixture: @unchecked Sendable {
     let authenticator = SoftwareAuthenticator()
     let origin = "https://login.example.com"
     let admin = AdminPrincipal(tokenID: "adt_1", name: "ops", scope: .write)
-    private let database: SQLiteDatabase?
-    private let directory: TemporaryDirectory?
 
     init(_ backend: Backend) throws {
-        switch backend {
-        case .memory:
-            store = MemoryStore()
-            database = nil
-            directory = nil
-        case .sqlite:
-            let directory = try TemporaryDirectory()
-            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
-            store = SQLiteStore(database: database, clock: clock)
-            self.database = database
-            self.directory = directory
-        }
+        opened = try backend.open(clock: clock)
+        let store = opened.store
         let random = SeededRandom(seed: "administration-\(backend)")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
         let passkeys = PasskeyService(
@@ -48,8 +35,6 @@ final class AdminFixture: @unchecked Sendable {
         enrollment = EnrollmentService(
             store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
     }
-
-    deinit { database?.close() }
 
     /// Starts an enrollment ceremony and answers it with a new credential.
     func enroll(_ token: String) throws -> CompletedRegistration? {

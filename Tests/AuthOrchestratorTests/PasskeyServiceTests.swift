@@ -12,36 +12,55 @@ import Testing
 enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
     case memory, sqlite
     var description: String { rawValue }
+
+    /// Every store the orchestrator's services use; both implementations provide them all.
+    typealias Stores = AccountAdministration.Stores & EnrollmentService.Stores & PasskeyLoginStore
+
+    /// A fresh store of this kind; the SQLite one on a file in a temporary folder.
+    func open(clock: FixedClock) throws -> OpenedStore {
+        switch self {
+        case .memory:
+            return OpenedStore(store: MemoryStore(), database: nil, directory: nil)
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
+            return OpenedStore(
+                store: SQLiteStore(database: database, clock: clock), database: database, directory: directory
+            )
+        }
+    }
+}
+
+/// A store under test, keeping its database file open (and its folder) as long as it lives.
+final class OpenedStore: @unchecked Sendable {
+    let store: any Backend.Stores
+    private let database: SQLiteDatabase?
+    private let directory: TemporaryDirectory?
+
+    init(store: any Backend.Stores, database: SQLiteDatabase?, directory: TemporaryDirectory?) {
+        self.store = store
+        self.database = database
+        self.directory = directory
+    }
+
+    deinit { database?.close() }
 }
 
 /// A PasskeyService over real stores, a fixed clock and a software authenticator.
 final class ServiceFixture: @unchecked Sendable {
-    typealias Stores = AccountStore & AuditStore & ChallengeStore & PasskeyLoginStore & SessionRepository
-
-    let store: any Stores
+    let opened: OpenedStore
+    var store: any Backend.Stores { opened.store }
     let clock = FixedClock()
     let service: PasskeyService
     let sessions: SessionService
     let authenticator = SoftwareAuthenticator()
     let origin = "https://login.example.com"
-    private let database: SQLiteDatabase?
-    private let directory: TemporaryDirectory?
 
     init(
         _ backend: Backend, challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true
     ) throws {
-        switch backend {
-        case .memory:
-            store = MemoryStore()
-            database = nil
-            directory = nil
-        case .sqlite:
-            let directory = try TemporaryDirectory()
-            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
-            store = SQLiteStore(database: database, clock: clock)
-            self.database = database
-            self.directory = directory
-        }
+        opened = try backend.open(clock: clock)
+        let store = opened.store
         let random = SeededRandom(seed: "auth-orchestrator-\(backend)")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
         let relyingParty = RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])
@@ -52,8 +71,6 @@ final class ServiceFixture: @unchecked Sendable {
                 signupEnabled: signup),
             clock: clock, random: random)
     }
-
-    deinit { database?.close() }
 
     /// The challenge bytes and (for registration) the user handle in issued options.
     func decode(_ issued: IssuedChallenge) throws -> (challenge: [UInt8], userHandle: [UInt8]?) {
