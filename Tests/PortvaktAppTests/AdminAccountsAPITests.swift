@@ -75,6 +75,13 @@ struct PasskeyUser {
 
     /// A complete discoverable login; returns the finalize response.
     func login(_ credential: SoftwareCredential) throws -> TestResponse {
+        try loginWith(authenticator, credential)
+    }
+
+    /// A discoverable login with a credential held by another `authenticator`.
+    func loginWith(_ authenticator: SoftwareAuthenticator, _ credential: SoftwareCredential) throws
+        -> TestResponse
+    {
         let started = try post("/v1/passkeys/login/initialize", "{}").jsonObject()
         let options = try #require(started["publicKey"] as? [String: Any])
         let challengeText = try #require(options["challenge"] as? String)

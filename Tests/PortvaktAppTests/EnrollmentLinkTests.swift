@@ -187,25 +187,6 @@ struct EnrollmentLinkTests {
     }
 }
 
-extension PasskeyUser {
-    /// A discoverable login with a credential held by `authenticator`.
-    func loginWith(_ authenticator: SoftwareAuthenticator, _ credential: SoftwareCredential) throws
-        -> TestResponse
-    {
-        let started = try post("/v1/passkeys/login/initialize", "{}").jsonObject()
-        let options = try #require(started["publicKey"] as? [String: Any])
-        let challengeText = try #require(options["challenge"] as? String)
-        let challenge = try #require(Base64URL.decode(challengeText))
-        let challengeID = try #require(started["challengeId"] as? String)
-        let assertion = String(
-            decoding: authenticator.authenticate(credential, challenge: challenge, origin: origin).json(),
-            as: UTF8.self)
-        return try post(
-            "/v1/passkeys/login/finalize",
-            #"{"challengeId":"\#(challengeID)","credential":\#(assertion),"client":"native"}"#)
-    }
-}
-
 /// The admin API's time format, for comparing expiries.
 private enum Timestamp {
     static func string(_ date: Date) -> String {
