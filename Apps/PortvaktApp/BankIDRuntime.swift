@@ -5,7 +5,6 @@ import Foundation
 import Glibc
 import HTTPFront
 import Storage
-import Synchronization
 
 /// BankID as `portvakt serve` runs it: the client over libcurl with its collect coordinator, the
 /// RP certificate's health, and, in the embedded default, the simulator it talks to.
@@ -26,7 +25,7 @@ final class BankIDRuntime: Sendable {
     /// Personal numbers to keyed digests (the configured keys, or the development key).
     let hasher: IdentityHasher
     /// Upstream calls by endpoint and outcome, for /metrics.
-    let calls = BankIDCallCounts()
+    let calls = Tally<BankIDCall>()
 
     /// The development identity key's file inside the data folder (simulator only).
     static let developmentKeyFile = "bankid-identity.key"
@@ -162,25 +161,18 @@ final class BankIDRuntime: Sendable {
     }
 }
 
-/// BankID events counted by a key and an outcome: upstream calls by endpoint and "ok", BankID's
-/// error code for an answer that was not 200 (`maintenance`, `alreadyInProgress`, …) or the
-/// transport's code when there was no answer (`bankid.timed_out`, …); and journeys' results.
-/// They are few next to HTTP requests, so a lock is cheap here.
-final class BankIDCallCounts: Sendable {
-    private let counts = Mutex<[String: [String: UInt64]]>([:])
-
-    func record(endpoint: String, outcome: String) {
-        counts.withLock { $0[endpoint, default: [:]][outcome, default: 0] += 1 }
-    }
-
-    /// endpoint → outcome → count.
-    var snapshot: [String: [String: UInt64]] { counts.withLock { $0 } }
+/// A BankID call as /metrics counts it: the endpoint and its outcome — "ok", BankID's error code
+/// for an answer that was not 200 (`maintenance`, `alreadyInProgress`, …), or the transport's
+/// code when there was no answer (`bankid.timed_out`, …).
+struct BankIDCall: Hashable, Sendable {
+    var endpoint: String
+    var outcome: String
 }
 
 /// Counts every call on its way through to the real transport.
 struct MeteredBankIDTransport: BankIDTransport {
     let wrapping: any BankIDTransport
-    let counts: BankIDCallCounts
+    let counts: Tally<BankIDCall>
 
     func send(_ request: BankIDHTTPRequest) async throws(BankIDError) -> BankIDHTTPResponse {
         do {
@@ -188,10 +180,10 @@ struct MeteredBankIDTransport: BankIDTransport {
             let outcome =
                 response.status == 200
                 ? "ok" : BankIDClient.error(path: request.path, response: response).code.rawValue
-            counts.record(endpoint: request.path, outcome: outcome)
+            counts.record(BankIDCall(endpoint: request.path, outcome: outcome))
             return response
         } catch {
-            counts.record(endpoint: request.path, outcome: error.code.rawValue)
+            counts.record(BankIDCall(endpoint: request.path, outcome: error.code.rawValue))
             throw error
         }
     }

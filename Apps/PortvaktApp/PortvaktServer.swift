@@ -132,7 +132,7 @@ public final class PortvaktServer: Sendable {
             sessions: sessions, users: store, audit: store, transport: transport, clock: clock,
             readiness: readiness, stepUps: store
         ).register(on: &publicRouter)
-        let bankIDResults = BankIDCallCounts()
+        let bankIDResults = Tally<String>()
         var passkeyAPI = PasskeyAPI(
             passkeys: passkeys, sessions: sessions, users: store, transport: transport,
             wellKnown: WellKnownDocuments(
@@ -147,7 +147,7 @@ public final class PortvaktServer: Sendable {
         BankIDAPI(
             service: bankIDFlows, sessions: sessions, users: store, transport: transport,
             qrRenderer: { BankIDQRCode.svg($0) },
-            onResult: { [bankIDResults] code in bankIDResults.record(endpoint: "results", outcome: code) }
+            onResult: { [bankIDResults] code in bankIDResults.record(code) }
         ).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         // The simulator's user API only while BankID is on (configuration keeps it on loopback).

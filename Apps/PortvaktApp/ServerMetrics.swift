@@ -14,13 +14,13 @@ final class ServerMetrics: Sendable {
     let database: SQLiteDatabase
     let store: any AdministrationStore
     let clock: any WallClock
-    let bankIDCalls: BankIDCallCounts
-    /// BankID journeys' results by code, as they are delivered (under the key "results").
-    let bankIDResults: BankIDCallCounts
+    let bankIDCalls: Tally<BankIDCall>
+    /// BankID journeys' results by code, as they are delivered.
+    let bankIDResults: Tally<String>
 
     init(
         publicRequests: HTTPMetrics, database: SQLiteDatabase, store: any AdministrationStore,
-        clock: any WallClock, bankIDCalls: BankIDCallCounts, bankIDResults: BankIDCallCounts
+        clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<String>
     ) {
         self.bankIDResults = bankIDResults
         self.publicRequests = publicRequests
@@ -82,13 +82,12 @@ final class ServerMetrics: Sendable {
             """
         PrometheusText.histogram(
             "portvakt_sqlite_write_duration_seconds", labels: "", database.writeLatency, into: &text)
-        let results = bankIDResults.snapshot["results"] ?? [:]
         text += """
             # HELP portvakt_bankid_results_total BankID journeys by result: bankid.signed_in (a login), bankid.no_account, bankid.account_created (a sign-up), bankid.linked, bankid.signed, bankid.risk_refused, failures.
             # TYPE portvakt_bankid_results_total counter
 
             """
-        for (code, count) in results.sorted(by: { $0.key < $1.key }) {
+        for (code, count) in bankIDResults.snapshot.sorted(by: { $0.key < $1.key }) {
             text += "portvakt_bankid_results_total{code=\"\(code)\"} \(count)\n"
         }
         text += """
@@ -96,12 +95,25 @@ final class ServerMetrics: Sendable {
             # TYPE portvakt_bankid_upstream_calls_total counter
 
             """
-        for (endpoint, outcomes) in bankIDCalls.snapshot.sorted(by: { $0.key < $1.key }) {
-            for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) {
-                text +=
-                    "portvakt_bankid_upstream_calls_total{endpoint=\"\(endpoint)\",outcome=\"\(outcome)\"} \(count)\n"
-            }
+        let calls = bankIDCalls.snapshot.sorted {
+            ($0.key.endpoint, $0.key.outcome) < ($1.key.endpoint, $1.key.outcome)
+        }
+        for (call, count) in calls {
+            text +=
+                "portvakt_bankid_upstream_calls_total{endpoint=\"\(call.endpoint)\",outcome=\"\(call.outcome)\"} \(count)\n"
         }
         return text
     }
+}
+
+/// Events counted by key, for /metrics: BankID calls and journey results are few next to HTTP
+/// requests, so a lock is cheap here.
+final class Tally<Key: Hashable & Sendable>: Sendable {
+    private let counts = Mutex<[Key: UInt64]>([:])
+
+    func record(_ key: Key) {
+        counts.withLock { $0[key, default: 0] += 1 }
+    }
+
+    var snapshot: [Key: UInt64] { counts.withLock { $0 } }
 }
