@@ -22,7 +22,8 @@ public struct BankIDPolicy: Sendable {
     public var riskCeiling: String?
     /// How long a signature keeps the session stepped up.
     public var stepUpLifetime: TimeInterval
-    /// The page BankID returns to after a same-device order (a `nonce` parameter is added).
+    /// The page BankID returns to after a web client's same-device order (a `nonce` parameter is
+    /// added; the result is delivered only to a poll that presents it).
     public var returnURL: String
 
     /// Creates a policy; every journey on, no risk ceiling, 600 s step-up.
@@ -68,6 +69,8 @@ public struct BankIDFlowError: CodedError {
         case intentNotSupported = "bankid.intent_not_supported"
         /// The request is malformed (a sign without text, a text too long, a bad device).
         case invalidRequest = "bankid.invalid_request"
+        /// The nonce a same-device poll presented is not the one BankID was told to return with.
+        case returnMismatch = "bankid.return_mismatch"
         /// Linking and signing need a signed-in session.
         case signInRequired = "bankid.sign_in_required"
         /// BankID refused or failed; `message` is the RFA to show.
@@ -183,6 +186,9 @@ public struct BankIDFlowStatus: Sendable {
     public let qrData: String?
     /// The result, once complete.
     public let result: BankIDFlowResult?
+    /// Complete, but held until the client polls with the nonce from the returnUrl (a web
+    /// client's same-device order); `status` says pending meanwhile.
+    public var awaitingReturn = false
 }
 
 /// BankID login, sign-up, linking and step-up: the use cases behind /v1/bankid/orders.
@@ -284,11 +290,16 @@ public struct BankIDService: Sendable {
             bindingHash = Self.bindingHash(client: binding)
         }
         let orderID = try token(32)
-        var nonce: String?
+        // A web page on this device gets BankID's return with a nonce, and only a poll carrying
+        // it receives the result: an autostart link forwarded to someone else completes on their
+        // device and their browser, never for the client that started it. A native app has no
+        // page to return to (BankID's advice for apps: no returnUrl); its order stays bound to
+        // its binding value, and the completing device's address is compared and audited.
+        var nonceHash: String?
         var returnURL: String?
-        if device == .same {
+        if device == .same, clientKind == .web {
             let value = try token(16)
-            nonce = value
+            nonceHash = Self.nonceHash(value)
             returnURL = Self.appendingNonce(value, to: policy.returnURL)
         }
         let request = BankIDStartRequest(
@@ -306,7 +317,7 @@ public struct BankIDService: Sendable {
         let flow = BankIDFlow(
             idHash: Digest.sha256(orderID), orderRef: started.orderRef, intent: intent,
             sameDevice: device == .same, clientKind: clientKind, bindingHash: bindingHash,
-            userID: signedIn?.1.id, sessionID: signedIn?.0.id, returnNonce: nonce, userVisibleText: text,
+            userID: signedIn?.1.id, sessionID: signedIn?.0.id, returnNonce: nonceHash, userVisibleText: text,
             createdAt: clock.now())
         do {
             try identities.insertBankIDFlow(flow)
@@ -328,11 +339,20 @@ public struct BankIDService: Sendable {
     /// Where the order stands, answered without waiting on BankID (a due collect runs in the
     /// background; the client's next poll sees it). A completed order's result is applied by the
     /// first poll that sees it, and only by that one.
-    /// - Throws: `BankIDFlowError` (`bankid.order_not_found` for another client's order).
-    public func status(orderID: String, requester: BankIDRequester, context: ClientContext)
-        throws(BankIDFlowError) -> BankIDFlowStatus
-    {
+    /// - Parameter returnNonce: the `nonce` BankID's return carried (a web client's same-device
+    ///   order delivers its result only with it).
+    /// - Throws: `BankIDFlowError` (`bankid.order_not_found` for another client's order,
+    ///   `bankid.return_mismatch` for a nonce that is not the order's).
+    public func status(
+        orderID: String, requester: BankIDRequester, returnNonce: String? = nil, context: ClientContext
+    ) throws(BankIDFlowError) -> BankIDFlowStatus {
         let flow = try ownedFlow(orderID, requester: requester)
+        if let returnNonce, !Self.nonceMatches(returnNonce, flow.returnNonce) {
+            try? record(
+                "bankid.return_mismatch", userID: flow.userID, context: context,
+                details: ["intent": flow.intent.rawValue])
+            throw BankIDFlowError(.returnMismatch, "the nonce is not this order's")
+        }
         let snapshot: BankIDOrderSnapshot
         do {
             snapshot = try coordinator.snapshot(orderRef: flow.orderRef)
@@ -346,6 +366,11 @@ public struct BankIDService: Sendable {
             qrData = try? coordinator.qrData(orderRef: flow.orderRef)
         }
         var result: BankIDFlowResult?
+        if snapshot.status == .complete, flow.consumedAt == nil, flow.returnNonce != nil, returnNonce == nil {
+            // Complete in the app, but the result waits for the browser BankID returns to.
+            return BankIDFlowStatus(
+                status: .pending, hintCode: nil, message: nil, qrData: nil, result: nil, awaitingReturn: true)
+        }
         if snapshot.status == .complete, let completion = snapshot.completion {
             result = try complete(flow, snapshot: snapshot, completion: completion, context: context)
         } else if snapshot.status == .failed, flow.consumedAt == nil {
@@ -733,6 +758,17 @@ public struct BankIDService: Sendable {
 
     static func appendingNonce(_ nonce: String, to url: String) -> String {
         url + (url.contains("?") ? "&" : "?") + "nonce=" + nonce
+    }
+
+    /// The returnUrl nonce as stored: its SHA-256, like every other capability.
+    static func nonceHash(_ nonce: String) -> String {
+        Base64URL.encode(Digest.sha256("portvakt.bankid.return:" + nonce))
+    }
+
+    /// Whether `presented` is the nonce stored as `stored` (false when the order has none).
+    static func nonceMatches(_ presented: String, _ stored: String?) -> Bool {
+        guard let stored else { return false }
+        return ConstantTime.equals(Array(nonceHash(presented).utf8), Array(stored.utf8))
     }
 
     static func riskRank(_ risk: String?) -> Int {

@@ -28,13 +28,15 @@ public struct OrderRequest: Sendable, Hashable {
     public var returnRisk: Bool
     /// callInitiator of a phone order.
     public var callInitiator: String?
+    /// returnUrl: where the app sends the user when the order is finished (same device).
+    public var returnUrl: String?
 
     /// Creates a request description.
     public init(
         kind: OrderKind, endUserIp: String? = nil, personalNumber: String? = nil,
         userVisibleData: String? = nil,
         userVisibleDataFormat: String? = nil, mrtd: Bool = false, acceptedRisk: String? = nil,
-        returnRisk: Bool = false, callInitiator: String? = nil
+        returnRisk: Bool = false, callInitiator: String? = nil, returnUrl: String? = nil
     ) {
         self.kind = kind
         self.endUserIp = endUserIp
@@ -45,6 +47,7 @@ public struct OrderRequest: Sendable, Hashable {
         self.acceptedRisk = acceptedRisk
         self.returnRisk = returnRisk
         self.callInitiator = callInitiator
+        self.returnUrl = returnUrl
     }
 }
 

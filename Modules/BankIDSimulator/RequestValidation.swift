@@ -49,6 +49,7 @@ enum RequestValidation {
             request.endUserIp = text
             if let url = fields["returnUrl"] {
                 guard let text = url.string, isReturnURL(text) else { throw Invalid("Invalid returnUrl") }
+                request.returnUrl = text
             }
             if let risk = fields["returnRisk"] {
                 guard let value = risk.bool else { throw Invalid("Invalid returnRisk") }

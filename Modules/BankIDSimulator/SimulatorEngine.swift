@@ -240,6 +240,8 @@ final class SimulatorEngine: Sendable {
         let orderRef: String
         let status: String
         let hintCode: String?
+        /// The order's returnUrl once it is finished: the app opens it to send the user back.
+        var returnUrl: String? = nil
     }
 
     func person(_ number: String?) throws(UserError) -> TestPerson {
@@ -341,8 +343,12 @@ final class SimulatorEngine: Sendable {
         case .waiting:
             return ActionResult(orderRef: reference, status: "pending", hintCode: "outstandingTransaction")
         case .inApp(let hint): return ActionResult(orderRef: reference, status: "pending", hintCode: hint)
-        case .failed(let hint): return ActionResult(orderRef: reference, status: "failed", hintCode: hint)
-        case .complete: return ActionResult(orderRef: reference, status: "complete", hintCode: nil)
+        case .failed(let hint):
+            return ActionResult(
+                orderRef: reference, status: "failed", hintCode: hint, returnUrl: order.request.returnUrl)
+        case .complete:
+            return ActionResult(
+                orderRef: reference, status: "complete", hintCode: nil, returnUrl: order.request.returnUrl)
         }
     }
 

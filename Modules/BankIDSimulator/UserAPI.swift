@@ -58,6 +58,8 @@ extension SimulatorEngine {
                 "orderRef": .string(result.orderRef), "status": .string(result.status),
             ]
             if let hint = result.hintCode { answer["hintCode"] = .string(hint) }
+            // Only the app on the same device goes back to the returnUrl; a scan happens elsewhere.
+            if let url = result.returnUrl, endpoint != "scan" { answer["returnUrl"] = .string(url) }
             return Self.json(200, .object(answer))
         } catch {
             return Self.error(error.status, error.code, error.details)

@@ -42,7 +42,7 @@ public struct BankIDFlow: Sendable, Equatable {
     public var userID: String?
     /// The session it was started from (link, sign), if any.
     public var sessionID: String?
-    /// The nonce in the returnUrl sent to BankID (same device).
+    /// The digest of the nonce in the returnUrl sent to BankID (a web client's same device).
     public var returnNonce: String?
     /// The text the user signs (sign).
     public var userVisibleText: String?

@@ -580,6 +580,76 @@ struct BankIDAPITests {
         #expect(mismatches.count == 1)
     }
 
+    @Test(
+        "same device on the web: the result waits for the returnUrl's nonce; a wrong nonce is refused; native gets no returnUrl"
+    )
+    func sameDeviceReturnNonce() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let url = server.publicURL + "/v1/bankid/orders"
+        // A web client: the binding comes back only as a cookie.
+        let started = try await request("POST", url, json: #"{"intent":"signup","device":"same"}"#)
+        #expect(started.status == 201, "\(started.text)")
+        let setCookie = try #require(started.headers["set-cookie"])
+        let cookie = try #require(setCookie.split(separator: ";").first.map(String.init))
+        let object = try started.jsonObject()
+        let orderID = try #require(object["orderId"] as? String)
+        #expect(!started.text.contains("nonce"), "the page never learns the nonce from the start")
+
+        // The app completes and, like the real one, hands back the returnUrl it would open.
+        let opened = try await request(
+            "POST", server.publicURL + "/sim/v1/autostart",
+            json: #"{"autoStartToken":"\#(try #require(object["autoStartToken"] as? String))"}"#)
+        let returnURL = try #require(try opened.jsonObject()["returnUrl"] as? String)
+        #expect(returnURL.contains("/?nonce="), "the public URL with the nonce: \(returnURL)")
+        let nonce = String(returnURL.split(separator: "=").last ?? "")
+
+        // Polls without the nonce: complete at BankID, yet held.
+        server.clock.advance(by: 2)
+        var held: [String: Any] = [:]
+        for _ in 0..<400 {
+            let poll = try await request("GET", "\(url)/\(orderID)", headers: [("Cookie", cookie)])
+            #expect(poll.status == 200, "\(poll.text)")
+            held = try poll.jsonObject()
+            if held["awaitingReturn"] as? Bool == true { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        #expect(held["awaitingReturn"] as? Bool == true && held["status"] as? String == "pending")
+        #expect(held["result"] == nil)
+        #expect(try server.server.store.userCount() == 0, "nothing is applied before the return")
+
+        // Another nonce: refused and audited, the order untouched.
+        let wrong = try await request(
+            "GET", "\(url)/\(orderID)?nonce=AAAAAAAAAAAAAAAAAAAAAA", headers: [("Cookie", cookie)])
+        #expect(try wrong.status == 403 && wrong.problemCode() == "bankid.return_mismatch")
+        // The right nonce without the binding cookie: still nobody's order.
+        let stranger = try await request("GET", "\(url)/\(orderID)?nonce=\(nonce)")
+        #expect(try stranger.status == 404 && stranger.problemCode() == "bankid.order_not_found")
+
+        // The browser BankID returned to: the result, and the session cookie, once.
+        let returned = try await request(
+            "GET", "\(url)/\(orderID)?nonce=\(nonce)", headers: [("Cookie", cookie)])
+        #expect(returned.status == 200, "\(returned.text)")
+        #expect(result(try returned.jsonObject())["code"] as? String == "bankid.account_created")
+        #expect(returned.headers.values(for: "set-cookie").contains { $0.hasPrefix("portvakt_session=") })
+        let again = try await request(
+            "GET", "\(url)/\(orderID)?nonce=\(nonce)", headers: [("Cookie", cookie)])
+        #expect(result(try again.jsonObject())["code"] as? String == "bankid.result_delivered")
+        let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
+        #expect(events.filter { $0.action == "bankid.return_mismatch" }.count == 1)
+
+        // A native app has no page to return to: no returnUrl, and the result needs no nonce.
+        var native = BankIDClient(server)
+        let nativeStart = try await native.start("login", device: "same")
+        let nativeObject = try nativeStart.jsonObject()
+        let nativeOpened = try await request(
+            "POST", server.publicURL + "/sim/v1/autostart",
+            json: #"{"autoStartToken":"\#(try #require(nativeObject["autoStartToken"] as? String))"}"#)
+        #expect(try nativeOpened.jsonObject()["returnUrl"] == nil)
+        let done = try await native.final(try #require(nativeObject["orderId"] as? String))
+        #expect(result(done)["code"] as? String == "bankid.signed_in")
+    }
+
     @Test("a linked BankID identity counts as a way in: the last passkey may then be deleted")
     func lastPasskeyWithLinkedIdentity() async throws {
         let server = try TestServer()

@@ -87,7 +87,8 @@ public struct BankIDAPI: Sendable {
         ) { request in
             let status = try service.status(
                 orderID: request.pathParameters["orderId"] ?? "",
-                requester: try requester(request, signInRequired: false), context: Self.context(request))
+                requester: try requester(request, signInRequired: false), returnNonce: request.query["nonce"],
+                context: Self.context(request))
             let language = Self.language(request.headers["accept-language"])
             let result = status.result.map { ResultView($0) }
             // Later polls of a finished journey answer bankid.result_delivered: counted once.
@@ -96,7 +97,8 @@ public struct BankIDAPI: Sendable {
                 StatusResponse(
                     status: status.status.rawValue, hintCode: status.hintCode,
                     message: status.message.map { MessageView(code: $0.code, text: $0.text(language)) },
-                    qrData: status.qrData, qrSvg: status.qrData.flatMap { qrRenderer?($0) }, result: result))
+                    qrData: status.qrData, qrSvg: status.qrData.flatMap { qrRenderer?($0) }, result: result,
+                    awaitingReturn: status.awaitingReturn ? true : nil))
             if let issued = status.result?.session, status.result?.clientKind == .web {
                 let lifetime = issued.session.expiresAt.timeIntervalSince(issued.session.createdAt)
                 response.headers.add(
@@ -214,12 +216,15 @@ struct StatusResponse: Encodable {
     let qrData: String?
     let qrSvg: String?
     let result: ResultView?
+    /// Complete in the app; the result waits for the poll with BankID's return nonce.
+    let awaitingReturn: Bool?
 }
 
 // MARK: Errors
 
 /// The BankID journeys' failures as problems: 403 for switched-off journeys, 401 when a session
-/// is needed, 404 for an order that is not the caller's, 410 once its result is gone, 409 for
+/// is needed, 404 for an order that is not the caller's, 403 for a return nonce that is not the
+/// order's, 410 once its result is gone, 409 for
 /// an order already running for the person, 502/503 when BankID fails (with the RFA to show).
 extension BankIDFlowError: HTTPResponseError {
     public var status: Int {
@@ -230,6 +235,7 @@ extension BankIDFlowError: HTTPResponseError {
         case .orderExpired: 410
         case .intentNotSupported: 501
         case .invalidRequest: 400
+        case .returnMismatch: 403
         case .alreadyInProgress: 409
         case .upstream: 503
         case .randomFailure: 500
@@ -259,6 +265,6 @@ extension BankIDFlowError: HTTPResponseError {
         .methodDisabled: "Method disabled", .signInRequired: "Not signed in",
         .orderNotFound: "Order not found",
         .orderExpired: "Order expired", .intentNotSupported: "Not supported",
-        .invalidRequest: "Invalid request",
+        .invalidRequest: "Invalid request", .returnMismatch: "Return nonce mismatch",
     ]
 }
