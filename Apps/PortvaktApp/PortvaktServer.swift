@@ -32,6 +32,8 @@ public final class PortvaktServer: Sendable {
     public let adminTokens: AdminTokenService
     /// One-time passkey enrollment tokens (admin enrollment links).
     public let enrollment: EnrollmentService
+    /// The app-store reviewer login (its policy nil when `reviewAccount.enabled` is false).
+    public let reviewLogin: ReviewLoginService
     /// The administrators' use cases over `store`.
     public let administration: AccountAdministration
     /// Every route of the admin listener (empty when it is off), for tests and documentation.
@@ -41,7 +43,7 @@ public final class PortvaktServer: Sendable {
     private let adminServer: HTTPServer?
     private let logger: Logger
     /// Hourly upkeep; Mutex makes the non-Sendable timer object safe to hold here.
-    private let maintenance: Mutex<any DispatchSourceTimer>
+    private let maintenance: Mutex<MaintenanceTimer>
 
     /// Opens the database, applies migrations, ensures an admin token exists and builds both
     /// listeners. Nothing listens until `start()`.
@@ -114,13 +116,32 @@ public final class PortvaktServer: Sendable {
             revokeOtherSessions: configuration.recovery.revokeOtherSessions,
             revokeOldPasskeys: configuration.recovery.revokeOldPasskeys)
         enrollment = enrollmentService
+        reviewLogin = ReviewLoginService(
+            store: store, sessions: sessions, clock: clock, random: random,
+            policy: try Self.reviewAccountPolicy(configuration))
+        do {
+            try reviewLogin.prepare()
+        } catch let error as StorageError where error.code == .conflict {
+            throw ConfigurationError(issues: [
+                ConfigurationIssue(
+                    .conflict, path: "reviewAccount.username",
+                    message:
+                        "names an existing account that is not the review account; the reviewer login must never reach a real account, so choose an unused username"
+                )
+            ])
+        }
         var flows = BankIDService(
             coordinator: bankID.coordinator, identities: store, accounts: store, audit: store,
             sessions: sessions,
             policy: Self.bankIDPolicy(configuration), clock: clock, random: random)
+        // The review account stays a sandbox: it never takes on a real person's identity.
+        flows.isSandboxed = { [reviewLogin] userID in
+            (try? reviewLogin.isReviewAccount(userID: userID)) ?? true
+        }
         // Recovery hands out a one-time enrollment token for a new passkey.
-        flows.recoveryTokens = { [enrollmentService] userID, context in
-            try enrollmentService.issueRecoveryToken(userID: userID, context: context)
+        flows.recoveryTokens = { [enrollmentService] userID, bindingHash, context in
+            try enrollmentService.issueRecoveryToken(
+                userID: userID, bindingHash: bindingHash, context: context)
         }
         bankIDFlows = flows
 
@@ -149,6 +170,7 @@ public final class PortvaktServer: Sendable {
             qrRenderer: { BankIDQRCode.svg($0) },
             onResult: { [bankIDResults] code in bankIDResults.record(code) }
         ).register(on: &publicRouter)
+        ReviewAPI(service: reviewLogin, transport: transport).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         // The simulator's user API only while BankID is on (configuration keeps it on loopback).
         if configuration.methods.bankid.enabled { bankID.mountSimulator(on: &publicRouter) }
@@ -219,7 +241,30 @@ public final class PortvaktServer: Sendable {
                 logger.log(.error, "challenge purge failed", ["error": String(describing: type(of: error))])
             }
         }
-        maintenance = Mutex(timer)
+        maintenance = Mutex(MaintenanceTimer(source: timer))
+    }
+
+    deinit {
+        // A server built and never started (or never shut down) still ends its timer properly.
+        maintenance.withLock { $0.cancel() }
+    }
+
+    /// The hourly maintenance timer. Dispatch created it suspended and traps when a suspended
+    /// source is released, so cancelling also resumes it once.
+    private struct MaintenanceTimer {
+        let source: any DispatchSourceTimer
+        var resumed = false
+
+        mutating func resume() {
+            guard !resumed else { return }
+            resumed = true
+            source.resume()
+        }
+
+        mutating func cancel() {
+            source.cancel()
+            resume()
+        }
     }
 
     /// Starts listening; returns the bound ports (useful when the configuration says port 0).
@@ -297,6 +342,22 @@ public final class PortvaktServer: Sendable {
 
     /// BankID's journeys and their order settings from the configuration. Same-device orders
     /// return to the public URL's sign-in page, which polls the order.
+    static func reviewAccountPolicy(_ configuration: PortvaktConfiguration) throws -> ReviewAccountPolicy? {
+        let settings = configuration.reviewAccount
+        guard settings.enabled, let username = settings.username, let code = settings.code else { return nil }
+        do {
+            return try ReviewAccountPolicy(username: username, displayName: settings.displayName, code: code)
+        } catch {
+            throw ConfigurationError(issues: [
+                ConfigurationIssue(
+                    .invalidValue,
+                    path: error.code == .invalidUsername
+                        ? "reviewAccount.username" : "reviewAccount.displayName",
+                    message: error.message)
+            ])
+        }
+    }
+
     static func bankIDPolicy(_ configuration: PortvaktConfiguration) -> BankIDPolicy {
         let methods = configuration.methods.bankid
         let flows = configuration.bankid.flows

@@ -31,6 +31,10 @@ public struct AuthError: CodedError {
         case lastPasskey = "passkey.last_passkey"
         /// The account was disabled by an administrator.
         case accountDisabled = "account.disabled"
+        /// The reviewer login is switched off (`reviewAccount.enabled`).
+        case methodDisabled = "method_disabled"
+        /// A reviewer login that failed, for whatever reason (one code: a prober learns nothing).
+        case reviewLoginFailed = "review.login_failed"
         /// The randomness source failed; nothing was issued.
         case randomFailure = "auth.random_failure"
     }

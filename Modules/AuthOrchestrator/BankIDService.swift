@@ -69,6 +69,8 @@ public struct BankIDFlowError: CodedError {
         case intentNotSupported = "bankid.intent_not_supported"
         /// The request is malformed (a sign without text, a text too long, a bad device).
         case invalidRequest = "bankid.invalid_request"
+        /// The sandboxed review account cannot link a real identity.
+        case sandboxed = "review.sandboxed"
         /// The nonce a same-device poll presented is not the one BankID was told to return with.
         case returnMismatch = "bankid.return_mismatch"
         /// Linking and signing need a signed-in session.
@@ -131,6 +133,19 @@ public struct BankIDRequester: Sendable {
         self.session = session
         self.user = user
         self.binding = binding
+    }
+
+    /// The bindings this requester can show, as stored: its session's and its binding value's.
+    var bindingHashes: [[UInt8]] {
+        var hashes: [[UInt8]] = []
+        if let session { hashes.append(BankIDService.bindingHash(session: session.id)) }
+        if let binding { hashes.append(BankIDService.bindingHash(client: binding)) }
+        return hashes
+    }
+
+    /// Whether this requester shows the binding stored as `hash` (compared in constant time).
+    func isBound(to hash: [UInt8]) -> Bool {
+        bindingHashes.contains { ConstantTime.equals($0, hash) }
     }
 }
 
@@ -208,9 +223,14 @@ public struct BankIDService: Sendable {
     public let policy: BankIDPolicy
     let clock: any WallClock
     let random: any RandomSource
-    /// Issues the enrollment token a recovery hands out (EnrollmentService, purpose "recovery");
-    /// nil when recovery is not wired, which refuses recovery orders.
-    public var recoveryTokens: (@Sendable (_ userID: String, _ context: ClientContext) throws -> String)?
+    /// Issues the enrollment token a recovery hands out (EnrollmentService, purpose "recovery"),
+    /// good only for the client bound by `bindingHash` (the order's); nil when recovery is not
+    /// wired, which refuses recovery orders.
+    public var recoveryTokens:
+        (@Sendable (_ userID: String, _ bindingHash: [UInt8], _ context: ClientContext) throws -> String)?
+    /// Whether an account is the sandboxed review account, which may not link an identity
+    /// (ReviewLoginService); nil when there is none.
+    public var isSandboxed: (@Sendable (_ userID: String) -> Bool)?
 
     /// The longest text a step-up may ask the user to sign, in characters.
     public static let maximumSignTextLength = 4_000
@@ -259,6 +279,9 @@ public struct BankIDService: Sendable {
         }
         if intent == .link || intent == .sign, signedIn == nil {
             throw BankIDFlowError(.signInRequired, "linking and signing need a signed-in session")
+        }
+        if intent == .link, let user = signedIn?.1, isSandboxed?(user.id) == true {
+            throw BankIDFlowError(.sandboxed, "the review account cannot be linked to a BankID identity")
         }
         var text: String?
         if intent == .sign {
@@ -675,7 +698,7 @@ public struct BankIDService: Sendable {
         }
         // Issued before the commit: if another poll consumed the completion meanwhile, this token
         // is never delivered and simply expires unused.
-        let token = try recoveryTokens(user.id, context)
+        let token = try recoveryTokens(user.id, flow.bindingHash, context)
         events.append(event("bankid.recovery_verified", userID: user.id, context: context, details: details))
         var result = try commit(
             flow, outcome: "bankid.recovery_verified", at: now, user: user, events: events)
@@ -722,11 +745,7 @@ public struct BankIDService: Sendable {
         } catch {
             throw BankIDFlowError(.upstream, "the order store failed", userMessage: .rfa22, underlying: error)
         }
-        guard let flow else { throw BankIDFlowError(.orderNotFound, "no such order") }
-        var candidates: [[UInt8]] = []
-        if let session = requester.session { candidates.append(Self.bindingHash(session: session.id)) }
-        if let binding = requester.binding { candidates.append(Self.bindingHash(client: binding)) }
-        guard candidates.contains(where: { ConstantTime.equals($0, flow.bindingHash) }) else {
+        guard let flow, requester.isBound(to: flow.bindingHash) else {
             throw BankIDFlowError(.orderNotFound, "no such order")
         }
         return flow

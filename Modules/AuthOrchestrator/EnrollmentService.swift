@@ -104,10 +104,13 @@ public struct EnrollmentService: Sendable {
     ///   - lifetime: Seconds it stays good (default 24 h, 5 min to 7 days).
     ///   - purpose: "admin", "recovery", …
     ///   - actor: Who issued it, for the record and the audit trail.
+    ///   - bindingHash: The client binding it is good for (a recovery's BankID order's); nil
+    ///     lets any holder of the secret use it (an administrator's enrollment link).
     ///   - context: The request, for the audit trail.
     /// - Throws: `enrollment.invalid_lifetime`; `StorageError(.constraint)` for an unknown user.
     public func issue(
-        userID: String, lifetime: TimeInterval?, purpose: String, actor: String, context: ClientContext
+        userID: String, lifetime: TimeInterval?, purpose: String, actor: String, bindingHash: [UInt8]? = nil,
+        context: ClientContext
     ) throws -> IssuedEnrollment {
         let lifetime = lifetime ?? Self.defaultLifetime
         guard Self.allowedLifetimes.contains(lifetime) else {
@@ -117,7 +120,8 @@ public struct EnrollmentService: Sendable {
         let token = Self.prefix + (try random.token(byteCount: 32))
         let record = EnrollmentTokenRecord(
             id: "enr_" + (try random.token(byteCount: 12)), userID: userID, tokenHash: Digest.sha256(token),
-            purpose: purpose, createdBy: actor, createdAt: now, expiresAt: now + lifetime)
+            purpose: purpose, createdBy: actor, createdAt: now, expiresAt: now + lifetime,
+            bindingHash: bindingHash)
         try store.insertEnrollmentToken(record)
         _ = try store.appendAudit(
             AuditEvent(
@@ -132,19 +136,28 @@ public struct EnrollmentService: Sendable {
     }
 
     /// A recovery's token for `userID`: short-lived (the policy's lifetime), single use, purpose
-    /// "recovery", issued by BankID.
-    public func issueRecoveryToken(userID: String, context: ClientContext) throws -> String {
+    /// "recovery", issued by BankID, good only for the client bound by `bindingHash`.
+    public func issueRecoveryToken(userID: String, bindingHash: [UInt8], context: ClientContext) throws
+        -> String
+    {
         try issue(
             userID: userID, lifetime: recoveryPolicy.tokenLifetime, purpose: Self.recoveryPurpose,
-            actor: "bankid", context: context
+            actor: "bankid", bindingHash: bindingHash, context: context
         ).token
     }
 
     /// Creation options for the token's account. The token stays unused until a passkey is
     /// stored with it, so a failed ceremony can be retried.
+    /// - Parameter client: who presents the token; a token bound to a client (a recovery's) is
+    ///   refused for any other, with the same code as an unknown one.
     /// - Throws: `enrollment.invalid`, `account.disabled`, `passkey.disabled`.
-    public func startRegistration(token: String) throws -> IssuedChallenge {
+    public func startRegistration(token: String, client: BankIDRequester = BankIDRequester()) throws
+        -> IssuedChallenge
+    {
         let (record, user) = try usable(token)
+        if let bound = record.bindingHash, !client.isBound(to: bound) {
+            throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired")
+        }
         let issued = try passkeys.startRegistration(.signedIn(user))
         try store.linkEnrollmentChallenge(challengeID: issued.challengeID, tokenID: record.id)
         return issued

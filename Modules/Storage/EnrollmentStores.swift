@@ -18,11 +18,14 @@ public struct EnrollmentTokenRecord: Sendable, Equatable {
     public var expiresAt: Date
     /// When a passkey was enrolled with it; nil while unused.
     public var usedAt: Date?
+    /// The SHA-256 of the client binding it is good for (a recovery's: the BankID order's
+    /// client); nil when any holder of the secret may use it (an administrator's link).
+    public var bindingHash: [UInt8]?
 
     /// Creates a record.
     public init(
         id: String, userID: String, tokenHash: [UInt8], purpose: String, createdBy: String, createdAt: Date,
-        expiresAt: Date, usedAt: Date? = nil
+        expiresAt: Date, usedAt: Date? = nil, bindingHash: [UInt8]? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -32,6 +35,7 @@ public struct EnrollmentTokenRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.usedAt = usedAt
+        self.bindingHash = bindingHash
     }
 }
 
@@ -59,15 +63,15 @@ public protocol EnrollmentTokenStore: Sendable {
 
 extension SQLiteStore: EnrollmentTokenStore {
     fileprivate static let enrollmentColumns =
-        "id, user_id, token_hash, purpose, created_by, created_at, expires_at, used_at"
+        "id, user_id, token_hash, purpose, created_by, created_at, expires_at, used_at, binding_hash"
 
     public func insertEnrollmentToken(_ token: EnrollmentTokenRecord) throws {
         try database.write { connection in
             try connection.execute(
-                "INSERT INTO enrollment_tokens (\(Self.enrollmentColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO enrollment_tokens (\(Self.enrollmentColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 [
                     token.id, token.userID, token.tokenHash, token.purpose, token.createdBy, token.createdAt,
-                    token.expiresAt, token.usedAt,
+                    token.expiresAt, token.usedAt, token.bindingHash,
                 ])
         }
     }
@@ -91,7 +95,7 @@ extension SQLiteStore: EnrollmentTokenStore {
                 EnrollmentTokenRecord(
                     id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), purpose: row.string(3),
                     createdBy: row.string(4), createdAt: row.date(5), expiresAt: row.date(6),
-                    usedAt: row.optionalDate(7))
+                    usedAt: row.optionalDate(7), bindingHash: row.optionalBlob(8))
             }
         }
     }

@@ -269,6 +269,21 @@ extension Migration {
                     ocsp_response TEXT
                 ) STRICT;
                 """),
+        Migration(
+            version: 6, name: "recovery tokens bound to their client, the app-store review account",
+            sql: """
+                -- A recovery's enrollment token is good only for the client its BankID order was
+                -- bound to: the SHA-256 of that binding (NULL for an administrator's link).
+                ALTER TABLE enrollment_tokens ADD COLUMN binding_hash BLOB
+                    CHECK (binding_hash IS NULL OR length(binding_hash) = 32);
+
+                -- The sandboxed account the app-store reviewer login reaches. Only accounts listed
+                -- here can be reached that way, whatever username the configuration names.
+                CREATE TABLE review_accounts (
+                    user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.

@@ -15,16 +15,16 @@ public final class SQLiteStore: Sendable {
         self.clock = clock
     }
 
-    fileprivate static let userColumns =
+    static let userColumns =
         "id, username, display_name, created_at, disabled_at, user_handle"
 
-    fileprivate static func user(_ row: Row) -> User {
+    static func user(_ row: Row) -> User {
         User(
             id: row.string(0), username: row.optionalString(1), displayName: row.string(2),
             createdAt: row.date(3), disabledAt: row.optionalDate(4), userHandle: row.blob(5))
     }
 
-    fileprivate static func insert(_ user: User, on connection: Connection) throws {
+    static func insert(_ user: User, on connection: Connection) throws {
         try connection.execute(
             "INSERT INTO users (\(userColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             [

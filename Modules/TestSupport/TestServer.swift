@@ -22,10 +22,11 @@ public final class TestServer: Sendable {
 
     /// Starts a server. `configure` receives a JSON object of configuration keys to merge over the
     /// test defaults (ports 0, quiet logging).
-    /// `certificateClock` judges certificate lifetimes (the real time unless a test moves it).
+    /// `certificateClock` judges certificate lifetimes (the real time unless a test moves it);
+    /// `environment` adds variables (secrets such as `PORTVAKT_REVIEW_CODE`) to the data directory's.
     public init(
-        configuration json: [String: Any] = [:], clock: FixedClock = FixedClock(),
-        certificateClock: any WallClock = SystemClock()
+        configuration json: [String: Any] = [:], environment: [String: String] = [:],
+        clock: FixedClock = FixedClock(), certificateClock: any WallClock = SystemClock()
     ) throws {
         directory = try TemporaryDirectory()
         self.clock = clock
@@ -36,7 +37,7 @@ public final class TestServer: Sendable {
         object.merge(json) { _, new in new }
         let data = try JSONSerialization.data(withJSONObject: object)
         let configuration = try PortvaktConfiguration.parse(
-            json: [UInt8](data), environment: ["PORTVAKT_DATA": directory.path])
+            json: [UInt8](data), environment: environment.merging(["PORTVAKT_DATA": directory.path]) { $1 })
         server = try PortvaktServer(
             configuration: configuration, logger: Logger(minimum: .error), clock: clock,
             certificateClock: certificateClock)

@@ -196,13 +196,23 @@ struct BankIDAPITests {
         #expect(!again.text.contains(token))
 
         let enrollment = Enrollment(server: server)
-        let started = try enrollment.start(token)
+        // Bound to the client whose order it was: without its binding, or with another client's,
+        // the token is as good as unknown.
+        #expect(try enrollment.start(token).response.problemCode() == "enrollment.invalid")
+        var other = BankIDClient(server)
+        _ = try await other.start("login")
+        #expect(
+            try enrollment.start(token, headers: other.headers).response.problemCode() == "enrollment.invalid"
+        )
+        let started = try enrollment.start(token, headers: stranger.headers)
         #expect(started.response.status == 200, "\(started.response.text)")
         let finished = try enrollment.finish(
             id: try #require(started.id), challenge: started.challenge, handle: started.handle)
         #expect(finished.response.status == 201, "\(finished.response.text)")
         // The token is single use.
-        #expect(try enrollment.start(token).response.problemCode() == "enrollment.invalid")
+        #expect(
+            try enrollment.start(token, headers: stranger.headers).response.problemCode()
+                == "enrollment.invalid")
         return (old, finished.credential, oldToken, try finished.response.jsonObject(), userID)
     }
 

@@ -16,13 +16,14 @@ struct Enrollment {
     let authenticator = SoftwareAuthenticator()
     let origin = "http://localhost:8080"
 
-    /// initialize with the token: the response, and on success the challenge id, challenge and handle.
-    func start(_ token: String, http: HTTPTestClient = HTTPTestClient()) throws -> (
-        response: TestResponse, id: String?, challenge: [UInt8], handle: [UInt8]
-    ) {
+    /// initialize with the token (and `headers`, such as a BankID binding): the response, and on
+    /// success the challenge id, challenge and handle.
+    func start(_ token: String, headers: [(String, String)] = [], http: HTTPTestClient = HTTPTestClient())
+        throws -> (response: TestResponse, id: String?, challenge: [UInt8], handle: [UInt8])
+    {
         let response = try http.sendJSON(
             url: server.publicURL + "/v1/passkeys/registration/initialize",
-            json: #"{"enrollmentToken":"\#(token)"}"#)
+            json: #"{"enrollmentToken":"\#(token)"}"#, headers: headers)
         guard response.status == 200 else { return (response, nil, [], []) }
         let object = try response.jsonObject()
         let options = try #require(object["publicKey"] as? [String: Any])

@@ -91,17 +91,31 @@ extension PortvaktConfiguration {
         }
     }
 
-    /// The app-store review account (off by default; the flow itself is not built yet).
+    /// The app-store review account (off by default): a reviewer without a Swedish BankID or a
+    /// passkey of the account signs in with a username and a code to one sandboxed account.
     public struct ReviewAccountSettings: Sendable, Equatable {
         /// Whether the reviewer login exists (default false).
         public var enabled: Bool
-        /// The one sandboxed account it reaches; required when enabled.
+        /// The one sandboxed account it reaches (created on start); required when enabled.
         public var username: String?
+        /// The name the account shows.
+        public var displayName: String
+        /// The reviewer's code, from `PORTVAKT_REVIEW_CODE` only; required when enabled.
+        public var code: Secret?
+
+        /// The shortest code accepted: it is a shared secret typed by a person, so long enough
+        /// that guessing within the rate limit is hopeless.
+        public static let minimumCodeLength = 20
 
         /// Creates review account settings.
-        public init(enabled: Bool = false, username: String? = nil) {
+        public init(
+            enabled: Bool = false, username: String? = nil, displayName: String = "App review",
+            code: Secret? = nil
+        ) {
             self.enabled = enabled
             self.username = username
+            self.displayName = displayName
+            self.code = code
         }
     }
 }
@@ -174,20 +188,42 @@ extension PortvaktConfiguration.RecoverySettings {
     }
 }
 
+extension PortvaktConfiguration.EnvironmentVariable {
+    /// The app-store reviewer's code (at least 20 visible ASCII characters); never in the file.
+    public static let reviewCode = "PORTVAKT_REVIEW_CODE"
+}
+
 extension PortvaktConfiguration.ReviewAccountSettings {
-    init(reading r: ConfigReader) {
+    init(reading r: ConfigReader, environment: [String: String]) {
+        let variable = PortvaktConfiguration.EnvironmentVariable.reviewCode
+        r.forbid(
+            "code", code: .secretInFile,
+            message: "the reviewer's code is never read from the file; remove it and set \(variable)")
         let enabled = r.bool("enabled", default: false)
         let username = r.optionalString("username", expectation: "a username") { text in
             (1...64).contains(text.count) ? nil : "expected 1 to 64 characters"
         }
+        let displayName =
+            r.optionalString("displayName", expectation: "a name") { text in
+                (1...64).contains(text.count) ? nil : "expected 1 to 64 characters"
+            } ?? Self().displayName
         if enabled, username == nil, r.log.allValid(r.keyPath("username")) {
             r.log.add(.missingKey, r.keyPath("username"), "required when \(r.keyPath("enabled")) is true")
         }
-        self.init(enabled: enabled, username: username)
+        let code = PortvaktConfiguration.environmentSecret(
+            variable, minimumLength: Self.minimumCodeLength, environment: environment, log: r.log)
+        if enabled, code == nil, environment[variable] == nil {
+            r.log.add(
+                .missingKey, variable, "must be set when \(r.keyPath("enabled")) is true: the reviewer's code"
+            )
+        }
+        self.init(enabled: enabled, username: username, displayName: displayName, code: enabled ? code : nil)
     }
 
     var effectiveJSON: ConfigJSON {
-        var members: [(String, ConfigJSON)] = [("enabled", .bool(enabled))]
+        var members: [(String, ConfigJSON)] = [
+            ("displayName", .string(displayName)), ("enabled", .bool(enabled)),
+        ]
         if let username { members.append(("username", .string(username))) }
         return .object(members)
     }

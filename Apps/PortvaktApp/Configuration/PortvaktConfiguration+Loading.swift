@@ -9,7 +9,7 @@ extension PortvaktConfiguration {
         /// The admin API's bearer token (at least 32 visible ASCII characters); never in the file.
         public static let adminToken = "PORTVAKT_ADMIN_TOKEN"
 
-        static let all = [dataDirectory, adminToken, bankIDPassphrase]
+        static let all = [dataDirectory, adminToken, bankIDPassphrase, reviewCode]
     }
 
     /// A configuration file larger than this is refused: a real one is a few kilobytes.
@@ -164,7 +164,9 @@ extension PortvaktConfiguration {
             wellKnown: r.section("wellKnown") { WellKnownSettings(reading: $0) },
             bankid: r.section("bankid") { BankIDSettings(reading: $0, environment: environment) })
         recovery = r.section("recovery") { RecoverySettings(reading: $0) }
-        reviewAccount = r.section("reviewAccount") { ReviewAccountSettings(reading: $0) }
+        reviewAccount = r.section("reviewAccount") {
+            ReviewAccountSettings(reading: $0, environment: environment)
+        }
         checkMethodConsistency(r)
     }
 }
@@ -314,21 +316,9 @@ extension PortvaktConfiguration.AdminSettings {
         let enabled = r.bool("enabled", default: true)
         let expectToken = r.bool("tokenFromEnvironment")
         let name = PortvaktConfiguration.EnvironmentVariable.adminToken
-        var token: PortvaktConfiguration.Secret?
-        if let value = environment[name] {
-            // Only the length and kind of problem are reported: the value is a secret.
-            let visibleASCII = value.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
-            if value.count < PortvaktConfiguration.minimumAdminTokenLength {
-                r.log.add(
-                    .invalidEnvironment, name,
-                    "must be at least \(PortvaktConfiguration.minimumAdminTokenLength) characters, got \(value.count)"
-                )
-            } else if !visibleASCII {
-                r.log.add(.invalidEnvironment, name, "must be visible ASCII characters without spaces")
-            } else {
-                token = PortvaktConfiguration.Secret(value)
-            }
-        }
+        let token = PortvaktConfiguration.environmentSecret(
+            name, minimumLength: PortvaktConfiguration.minimumAdminTokenLength, environment: environment,
+            log: r.log)
         // admin.tokenFromEnvironment asserts where the token comes from; config show writes it.
         if let expectToken, expectToken != (environment[name] != nil) {
             r.log.add(
@@ -336,6 +326,27 @@ extension PortvaktConfiguration.AdminSettings {
                 expectToken ? "is true but \(name) is not set" : "is false but \(name) is set")
         }
         self.init(enabled: enabled, token: token)
+    }
+}
+
+extension PortvaktConfiguration {
+    /// A secret from the environment variable `name`: at least `minimumLength` visible ASCII
+    /// characters. Problems are reported on the variable with the length and kind only, never
+    /// the value.
+    static func environmentSecret(
+        _ name: String, minimumLength: Int, environment: [String: String], log: ConfigIssueLog
+    ) -> Secret? {
+        guard let value = environment[name] else { return nil }
+        if value.count < minimumLength {
+            log.add(
+                .invalidEnvironment, name, "must be at least \(minimumLength) characters, got \(value.count)")
+            return nil
+        }
+        guard value.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            log.add(.invalidEnvironment, name, "must be visible ASCII characters without spaces")
+            return nil
+        }
+        return Secret(value)
     }
 }
 

@@ -66,7 +66,7 @@ public struct AdminAccountsAPI: Sendable {
             let body = try request.decodeJSON(CreateUserBody.self)
             let user = try admin.createUser(
                 username: body.username, displayName: body.displayName, by: principal,
-                context: Self.context(request))
+                context: request.clientContext)
             return try .json(AdminUserView(user), status: 201)
         }
         add(.GET, "/admin/v1/users/{id}", "A user with passkeys, live sessions and recent audit events") {
@@ -87,13 +87,13 @@ public struct AdminAccountsAPI: Sendable {
                 id: Self.parameter(request, "id"),
                 changes: UserChanges(
                     disabled: body.disabled, username: body.username, displayName: body.displayName),
-                by: principal, context: Self.context(request))
+                by: principal, context: request.clientContext)
             return try .json(AdminUserView(user))
         }
         add(.DELETE, "/admin/v1/users/{id}", "Delete a user with every passkey and session") {
             request, principal in
             try admin.deleteUser(
-                id: Self.parameter(request, "id"), by: principal, context: Self.context(request))
+                id: Self.parameter(request, "id"), by: principal, context: request.clientContext)
             return .noContent
         }
         add(.GET, "/admin/v1/users/{id}/passkeys", "A user's passkeys") { request, _ in
@@ -116,7 +116,7 @@ public struct AdminAccountsAPI: Sendable {
             try admin.deletePasskey(
                 userID: Self.parameter(request, "id"), credentialID: Self.parameter(request, "pid"),
                 by: principal,
-                context: Self.context(request))
+                context: request.clientContext)
             return .noContent
         }
         add(.GET, "/admin/v1/users/{id}/sessions", "A user's live sessions") { request, _ in
@@ -128,7 +128,7 @@ public struct AdminAccountsAPI: Sendable {
         add(.DELETE, "/admin/v1/users/{id}/sessions", "End every live session of a user") {
             request, principal in
             let revoked = try admin.revokeSessions(
-                userID: Self.parameter(request, "id"), by: principal, context: Self.context(request))
+                userID: Self.parameter(request, "id"), by: principal, context: request.clientContext)
             return try .json(RevokedCount(revoked: revoked))
         }
         add(.DELETE, "/admin/v1/users/{id}/sessions/{sid}", "End one session of a user") {
@@ -136,7 +136,7 @@ public struct AdminAccountsAPI: Sendable {
             try admin.revokeSession(
                 userID: Self.parameter(request, "id"), sessionID: Self.parameter(request, "sid"),
                 by: principal,
-                context: Self.context(request))
+                context: request.clientContext)
             return .noContent
         }
         if let enrollment {
@@ -149,7 +149,7 @@ public struct AdminAccountsAPI: Sendable {
                 let issued = try admin.issueEnrollment(
                     userID: Self.parameter(request, "id"),
                     lifetime: body.expiresInSeconds.map(TimeInterval.init),
-                    using: enrollment, by: principal, context: Self.context(request))
+                    using: enrollment, by: principal, context: request.clientContext)
                 // In the fragment: browsers never send it, so the token stays out of server and
                 // proxy logs when the link is opened.
                 return try .json(
@@ -201,11 +201,6 @@ public struct AdminAccountsAPI: Sendable {
         throw AdminError(.invalidParameter, "\(name) must be an RFC 3339 time such as 2026-01-31T12:00:00Z")
     }
 
-    private static func context(_ request: HTTPRequest) -> ClientContext {
-        ClientContext(
-            requestID: request.requestID, ipAddress: request.clientIP,
-            userAgent: request.headers["user-agent"])
-    }
 }
 
 // MARK: Bodies and views

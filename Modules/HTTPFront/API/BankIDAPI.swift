@@ -46,9 +46,6 @@ public struct BankIDAPI: Sendable {
         self.qrRenderer = qrRenderer
     }
 
-    /// The binding cookie's name: `__Host-` prefixed when the session cookie is Secure.
-    var bindingCookie: String { transport.cookieSecure ? "__Host-portvakt_bankid" : "portvakt_bankid" }
-
     /// Adds the routes. Starting orders is in the `bankid` rate class (per client IP).
     public func register(on router: inout Router) {
         router.addAsync(
@@ -68,7 +65,7 @@ public struct BankIDAPI: Sendable {
             let requester = try requester(request, signInRequired: intent == .link || intent == .sign)
             let started = try await service.start(
                 intent: intent, device: device, userVisibleText: body.userVisibleData, clientKind: client,
-                requester: requester, context: Self.context(request))
+                requester: requester, context: request.clientContext)
             var response = try HTTPResponse.json(
                 StartResponse(
                     orderId: started.orderID, autoStartToken: started.autoStartToken,
@@ -88,7 +85,7 @@ public struct BankIDAPI: Sendable {
             let status = try service.status(
                 orderID: request.pathParameters["orderId"] ?? "",
                 requester: try requester(request, signInRequired: false), returnNonce: request.query["nonce"],
-                context: Self.context(request))
+                context: request.clientContext)
             let language = Self.language(request.headers["accept-language"])
             let result = status.result.map { ResultView($0) }
             // Later polls of a finished journey answer bankid.result_delivered: counted once.
@@ -100,9 +97,7 @@ public struct BankIDAPI: Sendable {
                     qrData: status.qrData, qrSvg: status.qrData.flatMap { qrRenderer?($0) }, result: result,
                     awaitingReturn: status.awaitingReturn ? true : nil))
             if let issued = status.result?.session, status.result?.clientKind == .web {
-                let lifetime = issued.session.expiresAt.timeIntervalSince(issued.session.createdAt)
-                response.headers.add(
-                    "Set-Cookie", transport.setCookie(token: issued.token, lifetime: lifetime))
+                response.headers.add("Set-Cookie", transport.setCookie(for: issued))
             }
             response.headers.set("Content-Language", language.rawValue)
             return response
@@ -110,7 +105,7 @@ public struct BankIDAPI: Sendable {
         router.addAsync(.DELETE, "/v1/bankid/orders/{orderId}", summary: "Cancel a BankID order") { request in
             try await service.cancel(
                 orderID: request.pathParameters["orderId"] ?? "",
-                requester: try requester(request, signInRequired: false), context: Self.context(request))
+                requester: try requester(request, signInRequired: false), context: request.clientContext)
             return .noContent
         }
     }
@@ -119,8 +114,7 @@ public struct BankIDAPI: Sendable {
 
     /// The request's session (when it presents a usable one) and binding value.
     private func requester(_ request: HTTPRequest, signInRequired: Bool) throws -> BankIDRequester {
-        var requester = BankIDRequester(
-            binding: request.headers[Self.bindingHeader] ?? request.cookie(bindingCookie))
+        var requester = BankIDRequester(binding: request.bankIDBinding(transport))
         guard transport.token(in: request) != nil || signInRequired else { return requester }
         do {
             let (auth, user) = try sessions.currentUser(request, transport: transport, users: users)
@@ -134,15 +128,9 @@ public struct BankIDAPI: Sendable {
 
     private func bindingCookieHeader(_ value: String) -> String {
         // Scoped to the order routes, half an hour (longer than any order lives).
-        var cookie = "\(bindingCookie)=\(value); Path=/; Max-Age=1800; HttpOnly; SameSite=Lax"
+        var cookie = "\(transport.bankIDBindingCookie)=\(value); Path=/; Max-Age=1800; HttpOnly; SameSite=Lax"
         if transport.cookieSecure { cookie += "; Secure" }
         return cookie
-    }
-
-    static func context(_ request: HTTPRequest) -> ClientContext {
-        ClientContext(
-            requestID: request.requestID, ipAddress: request.clientIP,
-            userAgent: request.headers["user-agent"])
     }
 
     /// Swedish or English from Accept-Language (the first of the two by weight); Swedish when
@@ -220,6 +208,18 @@ struct StatusResponse: Encodable {
     let awaitingReturn: Bool?
 }
 
+extension SessionTransport {
+    /// The BankID binding cookie's name: `__Host-` prefixed when the session cookie is Secure.
+    var bankIDBindingCookie: String { cookieSecure ? "__Host-portvakt_bankid" : "portvakt_bankid" }
+}
+
+extension HTTPRequest {
+    /// The BankID binding value the client sent: the header (native clients), else the cookie.
+    func bankIDBinding(_ transport: SessionTransport) -> String? {
+        headers[BankIDAPI.bindingHeader] ?? cookie(transport.bankIDBindingCookie)
+    }
+}
+
 // MARK: Errors
 
 /// The BankID journeys' failures as problems: 403 for switched-off journeys, 401 when a session
@@ -235,7 +235,7 @@ extension BankIDFlowError: HTTPResponseError {
         case .orderExpired: 410
         case .intentNotSupported: 501
         case .invalidRequest: 400
-        case .returnMismatch: 403
+        case .returnMismatch, .sandboxed: 403
         case .alreadyInProgress: 409
         case .upstream: 503
         case .randomFailure: 500
@@ -266,5 +266,6 @@ extension BankIDFlowError: HTTPResponseError {
         .orderNotFound: "Order not found",
         .orderExpired: "Order expired", .intentNotSupported: "Not supported",
         .invalidRequest: "Invalid request", .returnMismatch: "Return nonce mismatch",
+        .sandboxed: "Not available for the review account",
     ]
 }

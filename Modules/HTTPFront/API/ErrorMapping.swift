@@ -43,7 +43,8 @@ extension StorageError: HTTPResponseError {
 extension AuthError: HTTPResponseError {
     public var status: Int {
         switch code {
-        case .passkeyDisabled, .signupDisabled, .accountDisabled: 403
+        case .passkeyDisabled, .signupDisabled, .accountDisabled, .methodDisabled: 403
+        case .reviewLoginFailed: 401
         case .usernameTaken, .credentialExists, .lastPasskey: 409
         case .passkeyNotFound: 404
         case .randomFailure: 500
@@ -64,6 +65,10 @@ extension AuthError: HTTPResponseError {
             ProblemDetails(
                 status: 400, code: code.rawValue, title: "Sign-in failed",
                 detail: "This passkey cannot sign in here.")
+        case .reviewLoginFailed:
+            ProblemDetails(
+                status: 401, code: code.rawValue, title: "Sign-in failed",
+                detail: "The reviewer username or code is not right.")
         default:
             ProblemDetails(
                 status: status, code: code.rawValue, title: Self.titles[code] ?? "Refused", detail: message)
@@ -73,6 +78,7 @@ extension AuthError: HTTPResponseError {
     private static let titles: [Code: String] = [
         .passkeyDisabled: "Passkeys are not enabled", .signupDisabled: "Sign-up is not enabled",
         .accountDisabled: "Account disabled", .usernameTaken: "Username taken",
+        .methodDisabled: "Method disabled",
         .credentialExists: "Passkey already registered", .lastPasskey: "Last passkey",
         .passkeyNotFound: "Passkey not found", .invalidUsername: "Invalid username",
         .invalidDisplayName: "Invalid display name", .invalidPasskeyName: "Invalid passkey name",

@@ -74,7 +74,11 @@ public struct PasskeyAPI: Sendable {
                 guard let enrollment else {
                     throw EnrollmentError(.invalid, "enrollment tokens are not accepted here")
                 }
-                return Self.optionsResponse(try enrollment.startRegistration(token: token))
+                // A recovery's token is good only for the client its BankID order was bound to.
+                let current = optionalUser(request)
+                let client = BankIDRequester(
+                    session: current.session, user: current.user, binding: request.bankIDBinding(transport))
+                return Self.optionsResponse(try enrollment.startRegistration(token: token, client: client))
             }
             let subject: RegistrationSubject
             if let username = body.username {
@@ -93,7 +97,7 @@ public struct PasskeyAPI: Sendable {
             if let enrolled = try enrollment?.finishRegistration(
                 challengeID: body.challengeID, response: body.credential, name: body.name,
                 clientKind: body.client,
-                context: Self.context(request))
+                context: request.clientContext)
             {
                 var response = try HTTPResponse.json(
                     RegistrationResponse(
@@ -109,7 +113,7 @@ public struct PasskeyAPI: Sendable {
             do {
                 completed = try passkeys.finishRegistration(
                     challengeID: body.challengeID, response: body.credential, name: body.name,
-                    signedInUser: current.user, clientKind: body.client, context: Self.context(request))
+                    signedInUser: current.user, clientKind: body.client, context: request.clientContext)
             } catch let error as AuthError where error.code == .challengeInvalid && current.failure != nil {
                 // An add-passkey challenge with an expired or revoked session: say that, not "challenge".
                 throw current.failure!
@@ -136,7 +140,7 @@ public struct PasskeyAPI: Sendable {
             let body = try FinalizeBody(request)
             let completed = try passkeys.finishLogin(
                 challengeID: body.challengeID, response: body.credential, clientKind: body.client,
-                replacingSessionID: optionalUser(request).session?.id, context: Self.context(request))
+                replacingSessionID: optionalUser(request).session?.id, context: request.clientContext)
             var response = HTTPResponse.json(
                 writing: LoginResponse(
                     user: UserView(completed.user),
@@ -155,7 +159,7 @@ public struct PasskeyAPI: Sendable {
             let body = try request.decodeJSON(RenameBody.self)
             let renamed = try passkeys.renamePasskey(
                 userID: user.id, credentialID: request.pathParameters["id"] ?? "", name: body.name,
-                context: Self.context(request))
+                context: request.clientContext)
             return try .json(PasskeyView(renamed))
         }
         router.add(
@@ -165,7 +169,7 @@ public struct PasskeyAPI: Sendable {
             let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
             try passkeys.deletePasskey(
                 userID: user.id, credentialID: request.pathParameters["id"] ?? "",
-                context: Self.context(request))
+                context: request.clientContext)
             return .noContent
         }
         let policy = passkeys.policy
@@ -219,14 +223,7 @@ public struct PasskeyAPI: Sendable {
     }
 
     private func setCookie(_ issued: IssuedSession, on response: inout HTTPResponse) {
-        let lifetime = issued.session.expiresAt.timeIntervalSince(issued.session.createdAt)
-        response.headers.add("Set-Cookie", transport.setCookie(token: issued.token, lifetime: lifetime))
-    }
-
-    private static func context(_ request: HTTPRequest) -> ClientContext {
-        ClientContext(
-            requestID: request.requestID, ipAddress: request.clientIP,
-            userAgent: request.headers["user-agent"])
+        response.headers.add("Set-Cookie", transport.setCookie(for: issued))
     }
 
     /// `{"challengeId": …, "publicKey": <options JSON>}`: the options are PasskeyCore's bytes,

@@ -58,6 +58,13 @@ public struct SessionTransport: Sendable {
         return cookie
     }
 
+    /// The Set-Cookie value that hands a just-issued session to a browser for its whole life.
+    public func setCookie(for issued: IssuedSession) -> String {
+        setCookie(
+            token: issued.token,
+            lifetime: issued.session.expiresAt.timeIntervalSince(issued.session.createdAt))
+    }
+
     /// The Set-Cookie value that removes the session cookie.
     public var clearCookie: String {
         var cookie = "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"
