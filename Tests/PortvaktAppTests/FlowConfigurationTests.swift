@@ -1,3 +1,4 @@
+import CryptoCore
 import Testing
 
 @testable import PortvaktApp
@@ -6,8 +7,11 @@ import Testing
 /// and the contradictions refused at start.
 @Suite("Configuration: BankID journeys")
 struct FlowConfigurationTests {
-    func parse(_ json: String) throws -> PortvaktConfiguration {
-        try PortvaktConfiguration.parse(json: Array(json.utf8), environment: [:])
+    /// The reviewer's code, from the environment as in production.
+    static let reviewCode = ["PORTVAKT_REVIEW_CODE": "a-review-code-of-24-chars"]
+
+    func parse(_ json: String, environment: [String: String] = [:]) throws -> PortvaktConfiguration {
+        try PortvaktConfiguration.parse(json: Array(json.utf8), environment: environment)
     }
 
     func issues(_ json: String) -> [ConfigurationIssue] {
@@ -41,17 +45,22 @@ struct FlowConfigurationTests {
             {"methods": {"bankid": {"login": true, "signup": false, "recovery": false, "link": true, "sign": false}},
              "bankid": {"returnRisk": true, "riskCeiling": "low", "stepUpSeconds": 120},
              "recovery": {"revokeOtherSessions": false, "revokeOldPasskeys": true},
-             "reviewAccount": {"enabled": true, "username": "appreview"}}
-            """#)
+             "reviewAccount": {"enabled": true, "username": "appreview", "displayName": "Reviewer"}}
+            """#, environment: Self.reviewCode)
         #expect(c.methods.bankid.login && !c.methods.bankid.signup && !c.methods.bankid.sign)
         #expect(
             c.bankid.flows.riskCeiling == .low && c.bankid.flows.returnRisk
                 && c.bankid.flows.stepUpSeconds == 120)
         #expect(!c.recovery.revokeOtherSessions && c.recovery.revokeOldPasskeys)
-        #expect(c.reviewAccount == .init(enabled: true, username: "appreview"))
+        #expect(
+            c.reviewAccount
+                == .init(
+                    enabled: true, username: "appreview", displayName: "Reviewer",
+                    code: .init(Self.reviewCode.values.first!)))
         let shown = c.effectiveJSON()
         #expect(shown.contains("\"riskCeiling\": \"low\""))
-        #expect(try parse(shown) == c)
+        #expect(!shown.contains(Self.reviewCode.values.first!), "the code is never shown")
+        #expect(try parse(shown, environment: Self.reviewCode) == c)
     }
 
     @Test(
@@ -66,7 +75,7 @@ struct FlowConfigurationTests {
     }
 
     @Test(
-        "recovery needs passkeys; a risk ceiling needs returnRisk; an enabled review account needs its username"
+        "recovery needs passkeys; a risk ceiling needs returnRisk; an enabled review account needs its username and code"
     )
     func contradictions() {
         #expect(
@@ -78,7 +87,10 @@ struct FlowConfigurationTests {
             issues(#"{"bankid": {"returnRisk": true, "riskCeiling": "extreme"}}"#).map(\.path) == [
                 "bankid.riskCeiling"
             ])
-        #expect(issues(#"{"reviewAccount": {"enabled": true}}"#).map(\.path) == ["reviewAccount.username"])
+        #expect(
+            issues(#"{"reviewAccount": {"enabled": true}}"#).map(\.path) == [
+                "reviewAccount.username", "PORTVAKT_REVIEW_CODE",
+            ])
         #expect(
             issues(#"{"recovery": {"revokeEverything": true}}"#).map(\.path) == ["recovery.revokeEverything"])
     }
