@@ -94,7 +94,7 @@ public enum PortvaktCLI {
         } catch let error as AdminAPIError {
             printError("portvakt: \(error.description)")
             return 1
-        } catch let error as AdminError {
+        } catch let error as AuthError {
             // The code and message only: neither ever carries a token.
             printError("portvakt: \(error.description)")
             return 1

@@ -116,7 +116,7 @@ public struct AccountAdministration: Sendable {
         do {
             number = try PersonalNumber(personalNumber)
         } catch {
-            throw AdminError(.invalidParameter, "personalNumber: expected 12 digits with a valid check digit")
+            throw AuthError(.invalidParameter, "personalNumber: expected 12 digits with a valid check digit")
         }
         guard let identities,
             let linked = try identities.store.linkedIdentity(matching: identities.hasher.candidates(number))
@@ -136,7 +136,7 @@ public struct AccountAdministration: Sendable {
     ) throws -> User {
         let username = try rawUsername.map { raw throws(AuthError) in try Names.normaliseUsername(raw) }
         guard let shown = rawDisplayName ?? username else {
-            throw AdminError(.invalidParameter, "a new user needs a username or a displayName")
+            throw AuthError(.invalidParameter, "a new user needs a username or a displayName")
         }
         let displayName = try Names.displayName(shown)
         let user = User(
@@ -188,7 +188,7 @@ public struct AccountAdministration: Sendable {
             } catch let error as StorageError where error.code == .conflict {
                 throw AuthError(.usernameTaken, "the username is taken", underlying: error)
             } catch let error as StorageError where error.code == .notFound {
-                throw AdminError(.userNotFound, "no user has this id", underlying: error)
+                throw AuthError(.userNotFound, "no user has this id", underlying: error)
             }
             try record("admin.user.renamed", userID: id, by: admin, context: context, details: details)
         }
@@ -198,7 +198,7 @@ public struct AccountAdministration: Sendable {
             do {
                 revoked = try store.setUserDisabled(id: id, at: disabled ? now : nil, now: now)
             } catch let error as StorageError where error.code == .notFound {
-                throw AdminError(.userNotFound, "no user has this id", underlying: error)
+                throw AuthError(.userNotFound, "no user has this id", underlying: error)
             }
             user.disabledAt = disabled ? now.storagePrecisionForAdmin : nil
             try record(
@@ -212,7 +212,7 @@ public struct AccountAdministration: Sendable {
     /// Deletes the user with every passkey and session (the audit trail stays).
     /// - Throws: `admin.user_not_found`.
     public func deleteUser(id: String, by admin: AdminPrincipal, context: ClientContext) throws {
-        guard try store.deleteUser(id: id) else { throw AdminError(.userNotFound, "no user has this id") }
+        guard try store.deleteUser(id: id) else { throw AuthError(.userNotFound, "no user has this id") }
         try record("admin.user.deleted", userID: id, by: admin, context: context)
     }
 
@@ -231,7 +231,7 @@ public struct AccountAdministration: Sendable {
         _ = try requireUser(userID)
         guard let id = Base64URL.decode(credentialID), let passkey = try store.passkey(credentialID: id),
             passkey.userID == userID
-        else { throw AdminError(.passkeyNotFound, "no such passkey for this user") }
+        else { throw AuthError(.adminPasskeyNotFound, "no such passkey for this user") }
         return passkey
     }
 
@@ -246,7 +246,7 @@ public struct AccountAdministration: Sendable {
         _ = try requireUser(userID)
         guard let id = Base64URL.decode(credentialID),
             try store.deletePasskey(credentialID: id, userID: userID)
-        else { throw AdminError(.passkeyNotFound, "no such passkey for this user") }
+        else { throw AuthError(.adminPasskeyNotFound, "no such passkey for this user") }
         try record(
             "admin.passkey.deleted", userID: userID, by: admin, context: context,
             details: ["credentialId": credentialID])
@@ -285,7 +285,7 @@ public struct AccountAdministration: Sendable {
         _ = try requireUser(userID)
         guard let session = try store.session(id: sessionID), session.userID == userID,
             try store.revokeSession(id: sessionID, at: clock.now())
-        else { throw AdminError(.sessionNotFound, "no live session with this id for this user") }
+        else { throw AuthError(.sessionNotFound, "no live session with this id for this user") }
         try record(
             "admin.session.revoked", userID: userID, by: admin, context: context,
             details: ["sessionId": sessionID])
@@ -320,7 +320,7 @@ public struct AccountAdministration: Sendable {
         var before: Int64?
         if let cursor {
             guard let id = Int64(try Cursor.decode(cursor, kind: "a")) else {
-                throw AdminError(.invalidCursor, "the cursor is not one this server handed out")
+                throw AuthError(.invalidCursor, "the cursor is not one this server handed out")
             }
             before = id
         }
@@ -336,15 +336,15 @@ public struct AccountAdministration: Sendable {
 
     private func requireUser(_ id: String) throws -> User {
         guard let user = try store.user(id: id) else {
-            throw AdminError(.userNotFound, "no user has this id")
+            throw AuthError(.userNotFound, "no user has this id")
         }
         return user
     }
 
-    static func checkLimit(_ limit: Int?) throws(AdminError) -> Int {
+    static func checkLimit(_ limit: Int?) throws(AuthError) -> Int {
         guard let limit else { return defaultLimit }
         guard (1...maximumLimit).contains(limit) else {
-            throw AdminError(.invalidParameter, "limit must be 1 to \(maximumLimit)")
+            throw AuthError(.invalidParameter, "limit must be 1 to \(maximumLimit)")
         }
         return limit
     }
@@ -362,15 +362,15 @@ public struct AccountAdministration: Sendable {
                 ipAddress: context.ipAddress, details: details))
     }
 
-    private func randomToken(_ byteCount: Int) throws(AdminError) -> String {
+    private func randomToken(_ byteCount: Int) throws(AuthError) -> String {
         Base64URL.encode(try randomBytes(byteCount))
     }
 
-    private func randomBytes(_ count: Int) throws(AdminError) -> [UInt8] {
+    private func randomBytes(_ count: Int) throws(AuthError) -> [UInt8] {
         do {
             return try random.bytes(count)
         } catch {
-            throw AdminError(.randomFailure, "the random source failed", underlying: error)
+            throw AuthError(.randomFailure, "the random source failed", underlying: error)
         }
     }
 }
@@ -382,10 +382,10 @@ enum Cursor {
         Base64URL.encode(Array("\(kind):\(key)".utf8))
     }
 
-    static func decode(_ cursor: String, kind: String) throws(AdminError) -> String {
+    static func decode(_ cursor: String, kind: String) throws(AuthError) -> String {
         guard let bytes = Base64URL.decode(cursor), let text = String(validating: bytes, as: UTF8.self),
             text.hasPrefix("\(kind):")
-        else { throw AdminError(.invalidCursor, "the cursor is not one this server handed out") }
+        else { throw AuthError(.invalidCursor, "the cursor is not one this server handed out") }
         return String(text.dropFirst(kind.count + 1))
     }
 }

@@ -78,7 +78,7 @@ public struct AdminTokenService: Sendable {
     ///   (a read token on a write request); `StorageError` on storage faults.
     public func authorize(bearer: String?, scope: AdminScope) throws -> AdminPrincipal {
         guard let bearer, !bearer.isEmpty else {
-            throw AdminError(.unauthorized, "no admin token was presented")
+            throw AuthError(.adminUnauthorized, "no admin token was presented")
         }
         let hash = Digest.sha256(bearer)
         let principal: AdminPrincipal
@@ -89,15 +89,15 @@ public struct AdminTokenService: Sendable {
             // Found by the hash of a 256-bit secret, so the index lookup reveals nothing a timing
             // probe could use; the bytes are still compared in constant time before trusting them.
             guard let record = try store.adminToken(hash: hash), ConstantTime.equals(record.tokenHash, hash)
-            else { throw AdminError(.unauthorized, "the admin token is not valid") }
+            else { throw AuthError(.adminUnauthorized, "the admin token is not valid") }
             let now = clock.now()
             guard record.revokedAt == nil, record.expiresAt.map({ $0 > now }) ?? true else {
-                throw AdminError(.unauthorized, "the admin token is not valid")
+                throw AuthError(.adminUnauthorized, "the admin token is not valid")
             }
             principal = AdminPrincipal(tokenID: record.id, name: record.name, scope: record.scope)
         }
         if scope == .write && principal.scope != .write {
-            throw AdminError(.forbidden, "this admin token may only read")
+            throw AuthError(.adminForbidden, "this admin token may only read")
         }
         return principal
     }
@@ -116,7 +116,7 @@ public struct AdminTokenService: Sendable {
     {
         try Self.checkName(name)
         if let lifetime, !(1...Self.maximumLifetime).contains(lifetime) {
-            throw AdminError(.invalidExpiry, "an expiry is 1 second to 10 years away")
+            throw AuthError(.invalidExpiry, "an expiry is 1 second to 10 years away")
         }
         let now = clock.now()
         let token = Self.prefix + (try randomToken(32))
@@ -126,7 +126,7 @@ public struct AdminTokenService: Sendable {
         do {
             try store.insertAdminToken(record)
         } catch let error as StorageError where error.code == .conflict {
-            throw AdminError(.tokenNameTaken, "an admin token with this name exists", underlying: error)
+            throw AuthError(.tokenNameTaken, "an admin token with this name exists", underlying: error)
         }
         _ = try audit.appendAudit(
             AuditEvent(
@@ -146,7 +146,7 @@ public struct AdminTokenService: Sendable {
     public func revoke(_ nameOrID: String, actor: String) throws -> AdminTokenRecord {
         guard let record = try store.adminTokens().first(where: { $0.id == nameOrID || $0.name == nameOrID }),
             try store.revokeAdminToken(id: record.id, at: clock.now())
-        else { throw AdminError(.tokenNotFound, "no live admin token has this name or id") }
+        else { throw AuthError(.tokenNotFound, "no live admin token has this name or id") }
         _ = try audit.appendAudit(
             AuditEvent(
                 at: clock.now(), action: "admin.token.revoked", actor: actor,
@@ -174,14 +174,14 @@ public struct AdminTokenService: Sendable {
         }
         do {
             return try create(name: Self.bootstrapName, scope: .write, lifetime: nil, actor: "system").token
-        } catch let error as AdminError where error.code == .tokenNameTaken {
+        } catch let error as AuthError where error.code == .tokenNameTaken {
             return nil
         }
     }
 
     // MARK: Helpers
 
-    static func checkName(_ name: String) throws(AdminError) {
+    static func checkName(_ name: String) throws(AuthError) {
         guard (1...64).contains(name.utf8.count),
             name.utf8.allSatisfy({ byte in
                 switch byte {
@@ -193,16 +193,16 @@ public struct AdminTokenService: Sendable {
                 }
             })
         else {
-            throw AdminError(
+            throw AuthError(
                 .invalidTokenName, "an admin token name is 1 to 64 letters, digits, \".\", \"_\" or \"-\"")
         }
     }
 
-    private func randomToken(_ byteCount: Int) throws(AdminError) -> String {
+    private func randomToken(_ byteCount: Int) throws(AuthError) -> String {
         do {
             return try random.token(byteCount: byteCount)
         } catch {
-            throw AdminError(.randomFailure, "the random source failed", underlying: error)
+            throw AuthError(.randomFailure, "the random source failed", underlying: error)
         }
     }
 }

@@ -1,11 +1,16 @@
+public import BankIDCore
 public import CryptoCore
 
-/// The one error AuthOrchestrator throws for its own rules: a stable code, a message free of
-/// personal data, an optional cause and the source location. Verification failures keep
-/// PasskeyCore's `PasskeyError` (and its step's code); storage faults keep `StorageError`.
+/// The one error AuthOrchestrator throws for its own rules — passkey and account use cases,
+/// enrollment, BankID journeys, the reviewer login and administration: a stable code, a message
+/// free of personal data, the BankID message to show when BankID's answer decides it, an
+/// optional cause and the source location. Verification failures keep PasskeyCore's
+/// `PasskeyError` (and its step's code); storage faults keep `StorageError`.
 public struct AuthError: CodedError {
     /// The stable codes of the use cases; raw values never change once shipped.
     public enum Code: String, Sendable, Hashable, CaseIterable {
+        // MARK: Passkeys and accounts
+
         /// Passkeys are switched off in this deployment (`methods.passkey.enabled`).
         case passkeyDisabled = "passkey.disabled"
         /// New accounts cannot be created with a passkey (`methods.passkey.signup`).
@@ -31,18 +36,78 @@ public struct AuthError: CodedError {
         case lastPasskey = "passkey.last_passkey"
         /// The account was disabled by an administrator.
         case accountDisabled = "account.disabled"
-        /// The reviewer login is switched off (`reviewAccount.enabled`).
+        /// A method or journey is switched off here (a BankID journey, the reviewer login).
         case methodDisabled = "method_disabled"
-        /// A reviewer login that failed, for whatever reason (one code: a prober learns nothing).
-        case reviewLoginFailed = "review.login_failed"
         /// The randomness source failed; nothing was issued.
         case randomFailure = "auth.random_failure"
+
+        // MARK: Enrollment tokens
+
+        /// The token is unknown, already used, expired or another client's (one code: a prober
+        /// learns nothing).
+        case enrollmentInvalid = "enrollment.invalid"
+        /// A lifetime outside what is allowed.
+        case enrollmentInvalidLifetime = "enrollment.invalid_lifetime"
+
+        // MARK: BankID journeys
+
+        /// No order with this id belongs to this client (unknown, purged, or another client's).
+        case orderNotFound = "bankid.order_not_found"
+        /// The order's result is no longer kept.
+        case orderExpired = "bankid.order_expired"
+        /// The intent is not served here (recovery without enrollment wired).
+        case intentNotSupported = "bankid.intent_not_supported"
+        /// The order request is malformed (a sign without text, a text too long, a bad device).
+        case bankIDInvalidRequest = "bankid.invalid_request"
+        /// The nonce a same-device poll presented is not the one BankID was told to return with.
+        case returnMismatch = "bankid.return_mismatch"
+        /// Linking and signing need a signed-in session.
+        case signInRequired = "bankid.sign_in_required"
+        /// BankID refused or failed; `userMessage` is the RFA to show.
+        case bankIDUnavailable = "bankid.unavailable"
+        /// BankID says an order for this person is already running (RFA4).
+        case alreadyInProgress = "bankid.already_in_progress"
+
+        // MARK: The reviewer login
+
+        /// A reviewer login that failed, for whatever reason (one code: a prober learns nothing).
+        case reviewLoginFailed = "review.login_failed"
+        /// The review account is sandboxed: it cannot take on a real identity.
+        case sandboxed = "review.sandboxed"
+
+        // MARK: Administration
+
+        /// No admin token, an unknown one, a revoked one or an expired one (one code: a caller
+        /// without a working token learns nothing about which).
+        case adminUnauthorized = "admin.unauthorized"
+        /// A read-scoped token on a route that changes something.
+        case adminForbidden = "admin.forbidden"
+        /// A token name that is empty, too long or not of the allowed characters.
+        case invalidTokenName = "admin.invalid_token_name"
+        /// Another live token has this name.
+        case tokenNameTaken = "admin.token_name_taken"
+        /// No live token has this name.
+        case tokenNotFound = "admin.token_not_found"
+        /// An expiry in the past or beyond what is allowed.
+        case invalidExpiry = "admin.invalid_expiry"
+        /// No user has this id.
+        case userNotFound = "admin.user_not_found"
+        /// The user has no passkey with this id.
+        case adminPasskeyNotFound = "admin.passkey_not_found"
+        /// The user has no session with this id.
+        case sessionNotFound = "admin.session_not_found"
+        /// A page cursor that this server did not hand out.
+        case invalidCursor = "admin.invalid_cursor"
+        /// A query parameter out of its range or form.
+        case invalidParameter = "admin.invalid_parameter"
     }
 
     /// What went wrong.
     public let code: Code
-    /// A readable explanation without secrets, usernames or credential IDs.
+    /// A readable explanation without secrets, usernames, personal numbers or credential IDs.
     public let message: String
+    /// The recommended BankID message to show, when BankID's answer decides it.
+    public let userMessage: RecommendedMessage?
     /// The cause, when another module's error led to this one (kept for logs, never shown).
     public let underlying: (any Error)?
     /// The source file that raised the error.
@@ -52,11 +117,13 @@ public struct AuthError: CodedError {
 
     /// Creates an error at the caller's location.
     public init(
-        _ code: Code, _ message: String, underlying: (any Error)? = nil, file: String = #fileID,
-        line: Int = #line
+        _ code: Code, _ message: String, userMessage: RecommendedMessage? = nil,
+        underlying: (any Error)? = nil,
+        file: String = #fileID, line: Int = #line
     ) {
         self.code = code
         self.message = message
+        self.userMessage = userMessage
         self.underlying = underlying
         self.file = file
         self.line = line

@@ -55,62 +55,6 @@ public struct BankIDPolicy: Sendable {
     }
 }
 
-/// The BankID journeys' own failures, with stable codes.
-public struct BankIDFlowError: CodedError {
-    /// The stable codes.
-    public enum Code: String, Sendable, Hashable, CaseIterable {
-        /// The journey is switched off in this deployment.
-        case methodDisabled = "method_disabled"
-        /// No order with this id belongs to this client (unknown, purged, or another client's).
-        case orderNotFound = "bankid.order_not_found"
-        /// The order's result is no longer kept.
-        case orderExpired = "bankid.order_expired"
-        /// The intent is not served here (recovery without enrollment wired).
-        case intentNotSupported = "bankid.intent_not_supported"
-        /// The request is malformed (a sign without text, a text too long, a bad device).
-        case invalidRequest = "bankid.invalid_request"
-        /// The sandboxed review account cannot link a real identity.
-        case sandboxed = "review.sandboxed"
-        /// The nonce a same-device poll presented is not the one BankID was told to return with.
-        case returnMismatch = "bankid.return_mismatch"
-        /// Linking and signing need a signed-in session.
-        case signInRequired = "bankid.sign_in_required"
-        /// BankID refused or failed; `message` is the RFA to show.
-        case upstream = "bankid.unavailable"
-        /// BankID says an order for this person is already running (RFA4).
-        case alreadyInProgress = "bankid.already_in_progress"
-        /// The randomness source failed.
-        case randomFailure = "auth.random_failure"
-    }
-
-    /// What went wrong.
-    public let code: Code
-    /// A readable explanation without personal data.
-    public let message: String
-    /// The recommended user message, when BankID's answer decides it.
-    public let userMessage: RecommendedMessage?
-    /// The cause, for logs.
-    public let underlying: (any Error)?
-    /// The source file.
-    public let file: String
-    /// The source line.
-    public let line: Int
-
-    /// Creates an error at the caller's location.
-    public init(
-        _ code: Code, _ message: String, userMessage: RecommendedMessage? = nil,
-        underlying: (any Error)? = nil,
-        file: String = #fileID, line: Int = #line
-    ) {
-        self.code = code
-        self.message = message
-        self.userMessage = userMessage
-        self.underlying = underlying
-        self.file = file
-        self.line = line
-    }
-}
-
 /// Which device the user runs BankID on.
 public enum BankIDDevice: String, Sendable, CaseIterable {
     /// This device: the app is launched with the autostart token.
@@ -260,16 +204,16 @@ public struct BankIDService: Sendable {
     ///   - clientKind: where a session the order opens goes.
     ///   - requester: the client; link and sign need its session.
     ///   - context: request id and client IP (BankID's endUserIp).
-    /// - Throws: `BankIDFlowError`.
+    /// - Throws: `AuthError`.
     public func start(
         intent: BankIDOrderIntent, device: BankIDDevice, userVisibleText: String?, clientKind: ClientKind,
         requester: BankIDRequester, context: ClientContext
-    ) async throws(BankIDFlowError) -> StartedBankIDFlow {
+    ) async throws(AuthError) -> StartedBankIDFlow {
         guard policy.allows(intent) else {
-            throw BankIDFlowError(.methodDisabled, "BankID \(intent.rawValue) is not enabled here")
+            throw AuthError(.methodDisabled, "BankID \(intent.rawValue) is not enabled here")
         }
         if intent == .recovery, recoveryTokens == nil {
-            throw BankIDFlowError(.intentNotSupported, "BankID recovery is not available here")
+            throw AuthError(.intentNotSupported, "BankID recovery is not available here")
         }
         let signedIn: (Session, User)?
         if let session = requester.session, let user = requester.user {
@@ -278,25 +222,25 @@ public struct BankIDService: Sendable {
             signedIn = nil
         }
         if intent == .link || intent == .sign, signedIn == nil {
-            throw BankIDFlowError(.signInRequired, "linking and signing need a signed-in session")
+            throw AuthError(.signInRequired, "linking and signing need a signed-in session")
         }
         if intent == .link, let user = signedIn?.1, isSandboxed?(user.id) == true {
-            throw BankIDFlowError(.sandboxed, "the review account cannot be linked to a BankID identity")
+            throw AuthError(.sandboxed, "the review account cannot be linked to a BankID identity")
         }
         var text: String?
         if intent == .sign {
             let trimmed = userVisibleText?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             guard !trimmed.isEmpty, trimmed.count <= Self.maximumSignTextLength else {
-                throw BankIDFlowError(
-                    .invalidRequest,
+                throw AuthError(
+                    .bankIDInvalidRequest,
                     "userVisibleData: 1 to \(Self.maximumSignTextLength) characters are required to sign")
             }
             text = trimmed
         } else if userVisibleText != nil {
-            throw BankIDFlowError(.invalidRequest, "userVisibleData: only a sign order shows a text")
+            throw AuthError(.bankIDInvalidRequest, "userVisibleData: only a sign order shows a text")
         }
         guard let endUserIP = context.ipAddress else {
-            throw BankIDFlowError(.invalidRequest, "the client address is unknown")
+            throw AuthError(.bankIDInvalidRequest, "the client address is unknown")
         }
 
         // The binding: the session when signed in, else the client's binding value (a new one
@@ -348,8 +292,8 @@ public struct BankIDService: Sendable {
                 "bankid.order_started", userID: signedIn?.1.id, context: context,
                 details: ["intent": intent.rawValue, "device": device.rawValue])
         } catch {
-            throw BankIDFlowError(
-                .upstream, "the order could not be stored", userMessage: .rfa22, underlying: error)
+            throw AuthError(
+                .bankIDUnavailable, "the order could not be stored", userMessage: .rfa22, underlying: error)
         }
         let launchURL = device == .same ? started.autoStartToken.map(Self.launchURL) : nil
         return StartedBankIDFlow(
@@ -364,17 +308,17 @@ public struct BankIDService: Sendable {
     /// first poll that sees it, and only by that one.
     /// - Parameter returnNonce: the `nonce` BankID's return carried (a web client's same-device
     ///   order delivers its result only with it).
-    /// - Throws: `BankIDFlowError` (`bankid.order_not_found` for another client's order,
+    /// - Throws: `AuthError` (`bankid.order_not_found` for another client's order,
     ///   `bankid.return_mismatch` for a nonce that is not the order's).
     public func status(
         orderID: String, requester: BankIDRequester, returnNonce: String? = nil, context: ClientContext
-    ) throws(BankIDFlowError) -> BankIDFlowStatus {
+    ) throws(AuthError) -> BankIDFlowStatus {
         let flow = try ownedFlow(orderID, requester: requester)
         if let returnNonce, !Self.nonceMatches(returnNonce, flow.returnNonce) {
             try? record(
                 "bankid.return_mismatch", userID: flow.userID, context: context,
                 details: ["intent": flow.intent.rawValue])
-            throw BankIDFlowError(.returnMismatch, "the nonce is not this order's")
+            throw AuthError(.returnMismatch, "the nonce is not this order's")
         }
         let snapshot: BankIDOrderSnapshot
         do {
@@ -421,13 +365,13 @@ public struct BankIDService: Sendable {
 
     /// Cancels the client's order (BankID is told; a finished order is left as it is).
     public func cancel(orderID: String, requester: BankIDRequester, context: ClientContext)
-        async throws(BankIDFlowError)
+        async throws(AuthError)
     {
         let flow = try ownedFlow(orderID, requester: requester)
         do {
             try await coordinator.cancel(orderRef: flow.orderRef)
         } catch  where error.code == .orderNotFound || error.code == .orderExpired {
-            throw BankIDFlowError(.orderNotFound, "no such order")
+            throw AuthError(.orderNotFound, "no such order")
         } catch {
             throw Self.flowError(error)
         }
@@ -447,7 +391,7 @@ public struct BankIDService: Sendable {
     private func complete(
         _ flow: BankIDFlow, snapshot: BankIDOrderSnapshot, completion: BankIDCompletion,
         context: ClientContext
-    ) throws(BankIDFlowError) -> BankIDFlowResult {
+    ) throws(AuthError) -> BankIDFlowResult {
         if flow.consumedAt != nil { return delivered(flow) }
         let now = clock.now()
         var events: [AuditEvent] = []
@@ -500,11 +444,11 @@ public struct BankIDService: Sendable {
             case .recovery:
                 return try recover(flow, linked: linked, details: details, events: events, context: context)
             }
-        } catch let error as BankIDFlowError {
+        } catch let error as AuthError {
             throw error
         } catch {
-            throw BankIDFlowError(
-                .upstream, "the result could not be stored", userMessage: .rfa22, underlying: error)
+            throw AuthError(
+                .bankIDUnavailable, "the result could not be stored", userMessage: .rfa22, underlying: error)
         }
     }
 
@@ -736,17 +680,18 @@ public struct BankIDService: Sendable {
 
     /// The caller's flow: one whose binding is the request's session or binding value. Anything
     /// else (unknown, purged, another client's) is the same `order_not_found`.
-    private func ownedFlow(_ orderID: String, requester: BankIDRequester) throws(BankIDFlowError)
+    private func ownedFlow(_ orderID: String, requester: BankIDRequester) throws(AuthError)
         -> BankIDFlow
     {
         let flow: BankIDFlow?
         do {
             flow = try identities.bankIDFlow(idHash: Digest.sha256(orderID))
         } catch {
-            throw BankIDFlowError(.upstream, "the order store failed", userMessage: .rfa22, underlying: error)
+            throw AuthError(
+                .bankIDUnavailable, "the order store failed", userMessage: .rfa22, underlying: error)
         }
         guard let flow, requester.isBound(to: flow.bindingHash) else {
-            throw BankIDFlowError(.orderNotFound, "no such order")
+            throw AuthError(.orderNotFound, "no such order")
         }
         return flow
     }
@@ -800,30 +745,30 @@ public struct BankIDService: Sendable {
         }
     }
 
-    static func flowError(_ error: BankIDError) -> BankIDFlowError {
+    static func flowError(_ error: BankIDError) -> AuthError {
         switch error.code {
-        case .orderNotFound: BankIDFlowError(.orderNotFound, "no such order", underlying: error)
+        case .orderNotFound: AuthError(.orderNotFound, "no such order", underlying: error)
         case .orderExpired:
-            BankIDFlowError(.orderExpired, "the order's result is no longer kept", underlying: error)
+            AuthError(.orderExpired, "the order's result is no longer kept", underlying: error)
         case .alreadyInProgress:
-            BankIDFlowError(
+            AuthError(
                 .alreadyInProgress, "an order for this person is already running", userMessage: .rfa4,
                 underlying: error)
         case .invalidEndUserIP, .invalidUserVisibleData, .invalidReturnURL:
-            BankIDFlowError(.invalidRequest, error.message, underlying: error)
+            AuthError(.bankIDInvalidRequest, error.message, underlying: error)
         default:
-            BankIDFlowError(
-                .upstream, "BankID could not be reached or refused the call",
+            AuthError(
+                .bankIDUnavailable, "BankID could not be reached or refused the call",
                 userMessage: error.recommendedMessage,
                 underlying: error)
         }
     }
 
-    private func token(_ bytes: Int) throws(BankIDFlowError) -> String {
+    private func token(_ bytes: Int) throws(AuthError) -> String {
         do {
             return try random.token(byteCount: bytes)
         } catch {
-            throw BankIDFlowError(.randomFailure, "the random source failed", underlying: error)
+            throw AuthError(.randomFailure, "the random source failed", underlying: error)
         }
     }
 

@@ -3,34 +3,6 @@ public import Foundation
 public import SessionCore
 public import Storage
 
-/// Failures of enrollment-token registration, as the public API shows them.
-public struct EnrollmentError: CodedError {
-    /// The stable codes; raw values never change once shipped.
-    public enum Code: String, Sendable, Hashable, CaseIterable {
-        /// The token is unknown, already used or expired (one code: a prober learns nothing).
-        case invalid = "enrollment.invalid"
-        /// A lifetime outside what is allowed.
-        case invalidLifetime = "enrollment.invalid_lifetime"
-    }
-
-    /// What went wrong.
-    public let code: Code
-    /// A readable explanation without secrets.
-    public let message: String
-    /// The source file that raised the error.
-    public let file: String
-    /// The source line that raised the error.
-    public let line: Int
-
-    /// Creates an error at the caller's location.
-    public init(_ code: Code, _ message: String, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.message = message
-        self.file = file
-        self.line = line
-    }
-}
-
 /// A token just issued: the secret is here once and nowhere else.
 public struct IssuedEnrollment: Sendable {
     /// The stored record (hash only).
@@ -114,7 +86,7 @@ public struct EnrollmentService: Sendable {
     ) throws -> IssuedEnrollment {
         let lifetime = lifetime ?? Self.defaultLifetime
         guard Self.allowedLifetimes.contains(lifetime) else {
-            throw EnrollmentError(.invalidLifetime, "an enrollment token lives 300 seconds to 7 days")
+            throw AuthError(.enrollmentInvalidLifetime, "an enrollment token lives 300 seconds to 7 days")
         }
         let now = clock.now()
         let token = Self.prefix + (try random.token(byteCount: 32))
@@ -156,7 +128,7 @@ public struct EnrollmentService: Sendable {
     {
         let (record, user) = try usable(token)
         if let bound = record.bindingHash, !client.isBound(to: bound) {
-            throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired")
+            throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired")
         }
         let issued = try passkeys.startRegistration(.signedIn(user))
         try store.linkEnrollmentChallenge(challengeID: issued.challengeID, tokenID: record.id)
@@ -187,7 +159,7 @@ public struct EnrollmentService: Sendable {
                 .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
         }
         guard let user = try store.user(id: userID) else {
-            throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired")
+            throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired")
         }
         guard user.disabledAt == nil else {
             throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
@@ -201,7 +173,7 @@ public struct EnrollmentService: Sendable {
             throw AuthError(.credentialExists, "this passkey is already registered", underlying: error)
         }
         guard redeemed else {
-            throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired")
+            throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired")
         }
         let session = try sessions.issue(
             userID: userID, clientKind: clientKind, authMethod: "enrollment", userAgent: context.userAgent,
@@ -258,7 +230,7 @@ public struct EnrollmentService: Sendable {
         // Found by the hash of a 256-bit secret; the bytes are compared again in constant time.
         guard let record = try store.enrollmentToken(hash: hash), ConstantTime.equals(record.tokenHash, hash),
             record.usedAt == nil, record.expiresAt > clock.now(), let user = try store.user(id: record.userID)
-        else { throw EnrollmentError(.invalid, "the enrollment token is unknown, used or expired") }
+        else { throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired") }
         guard user.disabledAt == nil else {
             throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
         }

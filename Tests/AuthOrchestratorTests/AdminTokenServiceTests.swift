@@ -25,7 +25,7 @@ struct AdminTokenServiceTests {
         let principal = try service.authorize(bearer: created.token, scope: .read)
         #expect(principal == AdminPrincipal(tokenID: stored.id, name: "support", scope: .read))
         #expect(principal.actor == "admin:support")
-        #expect(throws: AdminError(.forbidden, "")) {
+        #expect(throws: AuthError(.adminForbidden, "")) {
             try service.authorize(bearer: created.token, scope: .write)
         }
         let events = try audit.auditEvents(userID: nil, beforeID: nil, limit: 10)
@@ -35,7 +35,7 @@ struct AdminTokenServiceTests {
 
     @Test("missing, unknown, revoked and expired tokens are all admin.unauthorized")
     func refusals() throws {
-        let unauthorized = AdminError(.unauthorized, "")
+        let unauthorized = AuthError(.adminUnauthorized, "")
         #expect(throws: unauthorized) { try service.authorize(bearer: nil, scope: .read) }
         #expect(throws: unauthorized) { try service.authorize(bearer: "pva_nope", scope: .read) }
         let revoked = try service.create(name: "old", scope: .write, lifetime: nil, actor: "cli")
@@ -49,19 +49,19 @@ struct AdminTokenServiceTests {
 
     @Test("names are checked and unique; revoking twice or an unknown token is admin.token_not_found")
     func namesAndRevocation() throws {
-        #expect(throws: AdminError(.invalidTokenName, "")) {
+        #expect(throws: AuthError(.invalidTokenName, "")) {
             try service.create(name: "has space", scope: .read, lifetime: nil, actor: "cli")
         }
-        #expect(throws: AdminError(.invalidExpiry, "")) {
+        #expect(throws: AuthError(.invalidExpiry, "")) {
             try service.create(name: "forever", scope: .read, lifetime: 20 * 365 * 86_400, actor: "cli")
         }
         let first = try service.create(name: "ops", scope: .write, lifetime: nil, actor: "cli")
-        #expect(throws: AdminError(.tokenNameTaken, "")) {
+        #expect(throws: AuthError(.tokenNameTaken, "")) {
             try service.create(name: "ops", scope: .read, lifetime: nil, actor: "cli")
         }
         try service.revoke(first.record.id, actor: "cli")
-        #expect(throws: AdminError(.tokenNotFound, "")) { try service.revoke("ops", actor: "cli") }
-        #expect(throws: AdminError(.tokenNotFound, "")) { try service.revoke("ghost", actor: "cli") }
+        #expect(throws: AuthError(.tokenNotFound, "")) { try service.revoke("ops", actor: "cli") }
+        #expect(throws: AuthError(.tokenNotFound, "")) { try service.revoke("ghost", actor: "cli") }
     }
 
     @Test("the environment token is a write token named environment, never stored")

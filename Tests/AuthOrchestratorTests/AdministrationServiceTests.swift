@@ -83,10 +83,10 @@ struct AdministrationServiceTests {
         #expect(fives.items.count == 2 && fives.nextCursor != nil)
         let rest = try fixture.administration.listUsers(search: "FIVE", cursor: fives.nextCursor, limit: 10)
         #expect(rest.items.count == 3 && rest.nextCursor == nil)
-        #expect(throws: AdminError(.invalidCursor, "")) {
+        #expect(throws: AuthError(.invalidCursor, "")) {
             try fixture.administration.listUsers(search: nil, cursor: "bad!", limit: nil)
         }
-        #expect(throws: AdminError(.invalidParameter, "")) {
+        #expect(throws: AuthError(.invalidParameter, "")) {
             try fixture.administration.listUsers(search: nil, cursor: nil, limit: 0)
         }
     }
@@ -114,7 +114,7 @@ struct AdministrationServiceTests {
         let before = try fixture.administration.auditEvents(
             AuditQuery(userID: user.id, until: fixture.clock.now()), cursor: nil, limit: nil)
         #expect(before.items.map(\.action) == ["admin.user.created"])
-        #expect(throws: AdminError(.userNotFound, "")) {
+        #expect(throws: AuthError(.userNotFound, "")) {
             try fixture.administration.updateUser(
                 id: "nobody", changes: UserChanges(disabled: true), by: fixture.admin,
                 context: ClientContext())
@@ -134,16 +134,16 @@ struct AdministrationServiceTests {
         let second = try fixture.enrollment.startRegistration(token: issued.token)
         let completed = try #require(try fixture.finish(first))
         #expect(completed.user.id == user.id && completed.session != nil)
-        #expect(throws: EnrollmentError(.invalid, "")) { try fixture.finish(second) }
-        #expect(throws: EnrollmentError(.invalid, "")) { try fixture.enroll(issued.token) }
+        #expect(throws: AuthError(.enrollmentInvalid, "")) { try fixture.finish(second) }
+        #expect(throws: AuthError(.enrollmentInvalid, "")) { try fixture.enroll(issued.token) }
         #expect(try fixture.store.passkeys(userID: user.id).count == 1)
 
         let later = try fixture.administration.issueEnrollment(
             userID: user.id, lifetime: 300, using: fixture.enrollment, by: fixture.admin,
             context: ClientContext())
         fixture.clock.advance(by: 300)
-        #expect(throws: EnrollmentError(.invalid, "")) { try fixture.enroll(later.token) }
-        #expect(throws: EnrollmentError(.invalidLifetime, "")) {
+        #expect(throws: AuthError(.enrollmentInvalid, "")) { try fixture.enroll(later.token) }
+        #expect(throws: AuthError(.enrollmentInvalidLifetime, "")) {
             try fixture.administration.issueEnrollment(
                 userID: user.id, lifetime: 299, using: fixture.enrollment, by: fixture.admin,
                 context: ClientContext())

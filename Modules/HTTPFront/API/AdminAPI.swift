@@ -15,7 +15,7 @@ public struct AdminAuthenticator: Sendable {
 
     /// The principal behind the request's token. GET and HEAD need a read token; every other
     /// method changes something and needs a write token.
-    /// - Throws: `AdminError` (`admin.unauthorized`, `admin.forbidden`) as a problem.
+    /// - Throws: `AuthError` (`admin.unauthorized`, `admin.forbidden`) as a problem.
     public func authorize(_ request: HTTPRequest) throws -> AdminPrincipal {
         let scope: AdminScope = request.method == .GET || request.method == .HEAD ? .read : .write
         return try tokens.authorize(bearer: request.bearerToken, scope: scope)
@@ -38,42 +38,6 @@ extension Router {
             return try handler(request, principal)
         }
     }
-}
-
-/// Admin failures as problems: 401 (with `WWW-Authenticate: Bearer`) for every token that does
-/// not work, 403 for a read token that tried to write, 404 for what does not exist, 409 for a
-/// taken name, 400 for the rest.
-extension AdminError: HTTPResponseError {
-    public var status: Int {
-        switch code {
-        case .unauthorized: 401
-        case .forbidden: 403
-        case .userNotFound, .passkeyNotFound, .sessionNotFound, .tokenNotFound: 404
-        case .tokenNameTaken: 409
-        case .randomFailure: 500
-        case .invalidTokenName, .invalidExpiry, .invalidCursor, .invalidParameter: 400
-        }
-    }
-
-    public var problem: ProblemDetails {
-        switch code {
-        case .unauthorized:
-            ProblemDetails(
-                status: 401, code: code.rawValue, title: "Admin token required",
-                detail: "Send Authorization: Bearer with a valid, unexpired, unrevoked admin token.")
-        case .forbidden:
-            ProblemDetails(
-                status: 403, code: code.rawValue, title: "Read-only admin token",
-                detail: "This admin token has the read scope; changes need a write token.")
-        case .randomFailure:
-            ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
-        default:
-            ProblemDetails(
-                status: status, code: code.rawValue, title: "Admin request refused", detail: message)
-        }
-    }
-
-    public var headers: [(String, String)] { code == .unauthorized ? [("WWW-Authenticate", "Bearer")] : [] }
 }
 
 /// The admin listener's operational routes: liveness and the effective configuration. Like
@@ -108,18 +72,5 @@ public struct AdminAPI: Sendable {
             HTTPResponse(
                 status: 200, headers: ["Content-Type": "application/json"], body: effectiveConfiguration())
         }
-    }
-}
-
-/// Enrollment failures: 400 for a token that cannot be used or a lifetime out of bounds.
-extension EnrollmentError: HTTPResponseError {
-    public var status: Int { 400 }
-
-    public var problem: ProblemDetails {
-        code == .invalid
-            ? ProblemDetails(
-                status: 400, code: code.rawValue, title: "Enrollment link not valid",
-                detail: "The enrollment link is unknown, already used or expired; ask for a new one.")
-            : ProblemDetails(status: 400, code: code.rawValue, title: "Invalid lifetime", detail: message)
     }
 }

@@ -183,22 +183,22 @@ public struct AdminAccountsAPI: Sendable {
         request.pathParameters[name] ?? ""
     }
 
-    private static func limit(_ request: HTTPRequest) throws(AdminError) -> Int? {
+    private static func limit(_ request: HTTPRequest) throws(AuthError) -> Int? {
         guard let text = request.query["limit"] else { return nil }
         guard let value = Int(text) else {
-            throw AdminError(.invalidParameter, "limit must be a whole number")
+            throw AuthError(.invalidParameter, "limit must be a whole number")
         }
         return value
     }
 
     /// An RFC 3339 time from the query, with or without fractional seconds.
-    private static func time(_ request: HTTPRequest, _ name: String) throws(AdminError) -> Date? {
+    private static func time(_ request: HTTPRequest, _ name: String) throws(AuthError) -> Date? {
         guard let text = request.query[name] else { return nil }
         if let date = try? Date(text, strategy: .iso8601) { return date }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
             return date
         }
-        throw AdminError(.invalidParameter, "\(name) must be an RFC 3339 time such as 2026-01-31T12:00:00Z")
+        throw AuthError(.invalidParameter, "\(name) must be an RFC 3339 time such as 2026-01-31T12:00:00Z")
     }
 
 }

@@ -1,4 +1,5 @@
 public import AuthOrchestrator
+import BankIDCore
 public import PasskeyCore
 public import SessionCore
 public import Storage
@@ -38,50 +39,95 @@ extension StorageError: HTTPResponseError {
     public var headers: [(String, String)] { code == .busy ? [("Retry-After", "1")] : [] }
 }
 
-/// The passkey use cases' own failures: 403 for switched-off features and disabled accounts,
-/// 409 for conflicts, 404 for a passkey that is not the caller's, 400 for the rest.
+/// The use cases' failures as problems. 400 for malformed input, 401 for a missing or failed
+/// credential (with `WWW-Authenticate: Bearer` for admin tokens), 403 for what is switched off or
+/// not allowed, 404 for what is not the caller's, 409 for conflicts, 410 for a BankID result no
+/// longer kept, 503 when BankID fails (the detail names the RFA message to show), 500 with
+/// nothing more said for a failed random source.
 extension AuthError: HTTPResponseError {
     public var status: Int {
         switch code {
-        case .passkeyDisabled, .signupDisabled, .accountDisabled, .methodDisabled: 403
-        case .reviewLoginFailed: 401
-        case .usernameTaken, .credentialExists, .lastPasskey: 409
-        case .passkeyNotFound: 404
+        case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed,
+            .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .invalidTokenName,
+            .invalidExpiry, .invalidCursor, .invalidParameter:
+            400
+        case .reviewLoginFailed, .signInRequired, .adminUnauthorized: 401
+        case .passkeyDisabled, .signupDisabled, .accountDisabled, .methodDisabled, .returnMismatch,
+            .sandboxed,
+            .adminForbidden:
+            403
+        case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
+            .tokenNotFound:
+            404
+        case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken: 409
+        case .orderExpired: 410
         case .randomFailure: 500
-        case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed: 400
+        case .intentNotSupported: 501
+        case .bankIDUnavailable: 503
         }
     }
 
     public var problem: ProblemDetails {
-        switch code {
-        case .randomFailure:
-            ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
-        case .challengeInvalid:
-            ProblemDetails(
-                status: 400, code: code.rawValue, title: "Challenge not valid",
-                detail:
-                    "The challenge is unknown, already used, expired or for another ceremony; start again.")
-        case .loginFailed:
-            ProblemDetails(
-                status: 400, code: code.rawValue, title: "Sign-in failed",
-                detail: "This passkey cannot sign in here.")
-        case .reviewLoginFailed:
-            ProblemDetails(
-                status: 401, code: code.rawValue, title: "Sign-in failed",
-                detail: "The reviewer username or code is not right.")
-        default:
-            ProblemDetails(
-                status: status, code: code.rawValue, title: Self.titles[code] ?? "Refused", detail: message)
+        guard code != .randomFailure else {
+            return ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
         }
+        let (title, fixedDetail) = Self.texts[code] ?? ("Refused", nil)
+        return ProblemDetails(
+            status: status, code: code.rawValue, title: title, detail: fixedDetail ?? detail)
     }
 
-    private static let titles: [Code: String] = [
-        .passkeyDisabled: "Passkeys are not enabled", .signupDisabled: "Sign-up is not enabled",
-        .accountDisabled: "Account disabled", .usernameTaken: "Username taken",
-        .methodDisabled: "Method disabled",
-        .credentialExists: "Passkey already registered", .lastPasskey: "Last passkey",
-        .passkeyNotFound: "Passkey not found", .invalidUsername: "Invalid username",
-        .invalidDisplayName: "Invalid display name", .invalidPasskeyName: "Invalid passkey name",
+    public var headers: [(String, String)] {
+        code == .adminUnauthorized ? [("WWW-Authenticate", "Bearer")] : []
+    }
+
+    /// The detail when no fixed one applies: the message, except for BankID failures, whose own
+    /// details can echo request data — the RFA code says what to show.
+    private var detail: String {
+        code == .bankIDUnavailable
+            ? "BankID could not complete the request (\((userMessage ?? .rfa22).code)); try again." : message
+    }
+
+    /// Each code's title, and a fixed detail where the message must not decide what is said
+    /// (a prober learns nothing from the wording).
+    private static let texts: [Code: (String, String?)] = [
+        .passkeyDisabled: ("Passkeys are not enabled", nil), .signupDisabled: ("Sign-up is not enabled", nil),
+        .accountDisabled: ("Account disabled", nil), .usernameTaken: ("Username taken", nil),
+        .methodDisabled: ("Method disabled", nil), .credentialExists: ("Passkey already registered", nil),
+        .lastPasskey: ("Last passkey", nil), .passkeyNotFound: ("Passkey not found", nil),
+        .invalidUsername: ("Invalid username", nil), .invalidDisplayName: ("Invalid display name", nil),
+        .invalidPasskeyName: ("Invalid passkey name", nil),
+        .challengeInvalid: (
+            "Challenge not valid",
+            "The challenge is unknown, already used, expired or for another ceremony; start again."
+        ),
+        .loginFailed: ("Sign-in failed", "This passkey cannot sign in here."),
+        .enrollmentInvalid: (
+            "Enrollment link not valid",
+            "The enrollment link is unknown, already used or expired; ask for a new one."
+        ),
+        .enrollmentInvalidLifetime: ("Invalid lifetime", nil),
+        .orderNotFound: ("Order not found", nil), .orderExpired: ("Order expired", nil),
+        .intentNotSupported: ("Not supported", nil), .bankIDInvalidRequest: ("Invalid request", nil),
+        .returnMismatch: ("Return nonce mismatch", nil), .signInRequired: ("Not signed in", nil),
+        .bankIDUnavailable: ("BankID unavailable", nil),
+        .alreadyInProgress: (
+            "BankID order already in progress",
+            "An identification or signing for this person is already started (RFA4)."
+        ),
+        .reviewLoginFailed: ("Sign-in failed", "The reviewer username or code is not right."),
+        .sandboxed: ("Not available for the review account", nil),
+        .adminUnauthorized: (
+            "Admin token required",
+            "Send Authorization: Bearer with a valid, unexpired, unrevoked admin token."
+        ),
+        .adminForbidden: (
+            "Read-only admin token", "This admin token has the read scope; changes need a write token."
+        ),
+        .invalidTokenName: ("Admin request refused", nil), .tokenNameTaken: ("Admin request refused", nil),
+        .tokenNotFound: ("Admin request refused", nil), .invalidExpiry: ("Admin request refused", nil),
+        .userNotFound: ("Admin request refused", nil), .adminPasskeyNotFound: ("Admin request refused", nil),
+        .sessionNotFound: ("Admin request refused", nil), .invalidCursor: ("Admin request refused", nil),
+        .invalidParameter: ("Admin request refused", nil),
     ]
 }
 

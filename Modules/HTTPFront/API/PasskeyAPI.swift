@@ -72,7 +72,7 @@ public struct PasskeyAPI: Sendable {
             let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
             if let token = body.enrollmentToken {
                 guard let enrollment else {
-                    throw EnrollmentError(.invalid, "enrollment tokens are not accepted here")
+                    throw AuthError(.enrollmentInvalid, "enrollment tokens are not accepted here")
                 }
                 // A recovery's token is good only for the client its BankID order was bound to.
                 let current = optionalUser(request)
