@@ -43,8 +43,9 @@ final class BankIDRuntime: Sendable {
         var simulator: RunningSimulator?
         if settings.environment == .simulator, settings.baseURL == nil {
             // The simulator lets anyone act as any person: it serves a server on this machine only.
-            // One reachable from elsewhere must name a real BankID or switch BankID off.
-            guard !configuration.methods.bankid.enabled || Self.isLoopback(configuration.publicURL) else {
+            // One reachable from elsewhere must name a real BankID or switch BankID off (then no
+            // runtime is built at all).
+            guard Self.isLoopback(configuration.publicURL) else {
                 throw BankIDError(
                     .configuration,
                     "bankid.environment is \"simulator\" (the default) while publicURL is not on this machine; the simulator approves anyone as anyone. Set bankid.environment to \"production\" or \"test\" with BankID's certificates, or methods.bankid.enabled to false"

@@ -26,8 +26,10 @@ public final class PortvaktServer: Sendable {
     /// The admin token, when this start created it (first start); print it once, never log it.
     public let createdAdminToken: String?
     /// BankID: the client, its collect coordinator, the certificate's health and, in the embedded
-    /// default, the simulator.
-    let bankID: BankIDRuntime
+    /// default, the simulator. Nil when `methods.bankid.enabled` is false: then nothing of BankID
+    /// runs (no simulator, no client threads, no certificate in readiness) and its routes answer
+    /// `method_disabled`.
+    let bankID: BankIDRuntime?
     /// Admin API tokens over `store` (and `PORTVAKT_ADMIN_TOKEN` when set).
     public let adminTokens: AdminTokenService
     /// One-time passkey enrollment tokens (admin enrollment links).
@@ -81,19 +83,24 @@ public final class PortvaktServer: Sendable {
             configuration.adminToken == nil
             ? try adminTokens.bootstrap(settings: store, legacyKey: AdminToken.settingKey) : nil
 
-        bankID = try BankIDRuntime(
-            configuration: configuration, store: store, clock: clock, certificateClock: certificateClock,
-            logger: logger)
+        let bankID =
+            configuration.methods.bankid.enabled
+            ? try BankIDRuntime(
+                configuration: configuration, store: store, clock: clock, certificateClock: certificateClock,
+                logger: logger) : nil
+        self.bankID = bankID
+        let store = store
         administration = AccountAdministration(
             store: store, clock: clock, random: random,
-            identities: IdentityDirectory(store: store, hasher: bankID.hasher))
+            identities: bankID.map { IdentityDirectory(store: store, hasher: $0.hasher) })
 
         let database = database
-        let certificate = bankID.certificate
+        let certificate = bankID?.certificate
         // Ready while the database answers and the BankID certificate can be used; a certificate
         // near its expiry is reported (and logged once a day) without taking the server out.
         let readiness: @Sendable () throws -> [String] = {
             try database.checkHealth()
+            guard let certificate else { return [] }
             guard certificate.health.isUsable(at: certificateClock.now()) else {
                 throw BankIDError(.certificate, certificate.check() ?? "the BankID certificate is not usable")
             }
@@ -107,8 +114,9 @@ public final class PortvaktServer: Sendable {
         var passkeyService = PasskeyService(
             accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
-        // A linked BankID identity is a way in: the last passkey may then be removed.
-        passkeyService.identities = store
+        // A linked BankID identity is a way in while BankID login is on: the last passkey may
+        // then be removed. With BankID login off it would leave the account locked out.
+        if configuration.methods.bankid.login { passkeyService.identities = store }
         passkeys = passkeyService
         var enrollmentService = EnrollmentService(
             store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
@@ -131,7 +139,7 @@ public final class PortvaktServer: Sendable {
             ])
         }
         var flows = BankIDService(
-            coordinator: bankID.coordinator, identities: store, accounts: store, audit: store,
+            coordinator: bankID?.coordinator, identities: store, accounts: store, audit: store,
             sessions: sessions,
             policy: Self.bankIDPolicy(configuration), clock: clock, random: random)
         // The review account stays a sandbox: it never takes on a real person's identity.
@@ -173,11 +181,11 @@ public final class PortvaktServer: Sendable {
         ReviewAPI(service: reviewLogin, transport: transport).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)
         // The simulator's user API only while BankID is on (configuration keeps it on loopback).
-        if configuration.methods.bankid.enabled { bankID.mountSimulator(on: &publicRouter) }
+        bankID?.mountSimulator(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         let metrics = ServerMetrics(
             publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), database: database,
-            store: store, clock: clock, bankIDCalls: bankID.calls, bankIDResults: bankIDResults)
+            store: store, clock: clock, bankIDCalls: bankID?.calls ?? Tally(), bankIDResults: bankIDResults)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
             router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)
@@ -222,10 +230,10 @@ public final class PortvaktServer: Sendable {
         let sessions = sessions
         let passkeys = passkeys
         let bankIDFlows = bankIDFlows
-        let coordinator = bankID.coordinator
+        let coordinator = bankID?.coordinator
         timer.setEventHandler { [logger] in
             // Ended BankID orders past their retention, then the flows that pointed at them.
-            _ = try? coordinator.purge()
+            _ = try? coordinator?.purge()
             _ = try? bankIDFlows.purge()
             do {
                 let purged = try sessions.purge()
@@ -233,7 +241,7 @@ public final class PortvaktServer: Sendable {
             } catch {
                 logger.log(.error, "session purge failed", ["error": String(describing: type(of: error))])
             }
-            certificate.check()
+            certificate?.check()
             do {
                 let purged = try passkeys.purgeExpiredChallenges()
                 if purged > 0 { logger.log(.info, "purged expired challenges", ["count": String(purged)]) }
@@ -292,7 +300,7 @@ public final class PortvaktServer: Sendable {
         maintenance.withLock { $0.cancel() }
         publicServer.shutdown(grace: grace)
         adminServer?.shutdown(grace: grace)
-        bankID.stop()
+        bankID?.stop()
         database.close()
         logger.log(.info, "stopped")
         logger.flush()

@@ -158,7 +158,8 @@ public struct BankIDFlowStatus: Sendable {
 /// it in the same transaction that opens the session, so two polls racing after completion give
 /// one session. Every step is audited, without personal numbers.
 public struct BankIDService: Sendable {
-    let coordinator: BankIDCollectCoordinator
+    /// Nil when BankID is switched off: then every route answers `method_disabled`.
+    let coordinator: BankIDCollectCoordinator?
     let identities: any BankIDIdentityStore
     let accounts: any AccountStore
     let audit: any AuditStore
@@ -181,7 +182,7 @@ public struct BankIDService: Sendable {
 
     /// Creates the service.
     public init(
-        coordinator: BankIDCollectCoordinator, identities: any BankIDIdentityStore,
+        coordinator: BankIDCollectCoordinator?, identities: any BankIDIdentityStore,
         accounts: any AccountStore,
         audit: any AuditStore, sessions: SessionService, policy: BankIDPolicy, clock: any WallClock,
         random: any RandomSource
@@ -272,6 +273,7 @@ public struct BankIDService: Sendable {
         let request = BankIDStartRequest(
             endUserIP: endUserIP, userVisibleData: text, returnURL: returnURL,
             returnRisk: policy.returnRisk ? true : nil)
+        let coordinator = try running()
         let started: BankIDStartedOrder
         do {
             started = try await coordinator.start(intent == .sign ? .sign : .auth, request, intent: intent)
@@ -313,6 +315,7 @@ public struct BankIDService: Sendable {
     public func status(
         orderID: String, requester: BankIDRequester, returnNonce: String? = nil, context: ClientContext
     ) throws(AuthError) -> BankIDFlowStatus {
+        let coordinator = try running()
         let flow = try ownedFlow(orderID, requester: requester)
         if let returnNonce, !Self.nonceMatches(returnNonce, flow.returnNonce) {
             try? record(
@@ -367,6 +370,7 @@ public struct BankIDService: Sendable {
     public func cancel(orderID: String, requester: BankIDRequester, context: ClientContext)
         async throws(AuthError)
     {
+        let coordinator = try running()
         let flow = try ownedFlow(orderID, requester: requester)
         do {
             try await coordinator.cancel(orderRef: flow.orderRef)
@@ -677,6 +681,12 @@ public struct BankIDService: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The coordinator, or `method_disabled` when BankID is switched off.
+    private func running() throws(AuthError) -> BankIDCollectCoordinator {
+        guard let coordinator else { throw AuthError(.methodDisabled, "BankID is not enabled here") }
+        return coordinator
+    }
 
     /// The caller's flow: one whose binding is the request's session or binding value. Anything
     /// else (unknown, purged, another client's) is the same `order_not_found`.

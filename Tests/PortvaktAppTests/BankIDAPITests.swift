@@ -660,9 +660,11 @@ struct BankIDAPITests {
         #expect(result(done)["code"] as? String == "bankid.signed_in")
     }
 
-    @Test("a linked BankID identity counts as a way in: the last passkey may then be deleted")
-    func lastPasskeyWithLinkedIdentity() async throws {
-        let server = try TestServer()
+    @Test(
+        "a linked BankID identity counts as a way in while BankID login is on: the last passkey may then be deleted",
+        arguments: [true, false])
+    func lastPasskeyWithLinkedIdentity(bankIDLogin: Bool) async throws {
+        let server = try TestServer(configuration: ["methods": ["bankid": ["login": bankIDLogin]]])
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let passkey = StoredPasskey(
@@ -679,8 +681,13 @@ struct BankIDAPITests {
         var client = BankIDClient(server, token: token)
         #expect(result(try await client.run("link"))["code"] as? String == "bankid.linked")
         let deleted = try await request("DELETE", url, headers: [("Authorization", "Bearer \(token)")])
-        #expect(deleted.status == 204, "\(deleted.text)")
-        #expect(try server.server.store.passkeyCount(userID: ada.id) == 0)
+        if bankIDLogin {
+            #expect(deleted.status == 204, "\(deleted.text)")
+            #expect(try server.server.store.passkeyCount(userID: ada.id) == 0)
+        } else {
+            // BankID cannot sign anyone in here: without the passkey the account is locked out.
+            #expect(try deleted.status == 409 && deleted.problemCode() == "passkey.last_passkey")
+        }
     }
 
     @Test("a slow BankID does not hold the server's only thread: start is suspended while health answers")

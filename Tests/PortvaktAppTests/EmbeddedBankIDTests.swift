@@ -22,7 +22,7 @@ struct EmbeddedBankIDTests {
     func embeddedDefault() async throws {
         let server = try TestServer()
         defer { server.stop() }
-        let runtime = server.server.bankID
+        let runtime = try #require(server.server.bankID)
         let simulator = try #require(runtime.simulator)
         #expect(simulator.baseURL.hasPrefix("https://127.0.0.1:"))
 
@@ -78,7 +78,7 @@ struct EmbeddedBankIDTests {
         defer { server.stop() }
         #expect(try http.send(.GET, server.publicURL + "/health/ready").text == #"{"status":"ready"}"#)
         // Ten days before the RP certificate's notAfter.
-        let notAfter = server.server.bankID.certificate.health.notAfter
+        let notAfter = try #require(server.server.bankID).certificate.health.notAfter
         certificateClock.advance(by: notAfter.timeIntervalSince(certificateClock.now()) - 10 * 86_400)
         let ready = try http.send(.GET, server.publicURL + "/health/ready")
         #expect(ready.status == 200)
@@ -110,7 +110,7 @@ struct EmbeddedBankIDTests {
             ]
         ])
         defer { server.stop() }
-        #expect(server.server.bankID.simulator == nil)
+        #expect(try #require(server.server.bankID).simulator == nil)
         #expect(try http.send(.GET, server.publicURL + "/sim/").status == 404)
         #expect(try http.send(.GET, server.publicURL + "/health/ready").status == 200)
     }
@@ -119,7 +119,7 @@ struct EmbeddedBankIDTests {
 @Suite("The embedded BankID simulator stays on this machine")
 struct SimulatorPlacementTests {
     @Test(
-        "a server reachable from elsewhere refuses to start on the simulator, unless BankID is off (then /sim/ is not mounted)"
+        "a server reachable from elsewhere refuses to start on the simulator, unless BankID is off (then nothing of BankID runs, /sim/ is not mounted, its routes answer method_disabled)"
     )
     func refusedForRemotePublicURL() throws {
         let refused = #expect(throws: BankIDError.self) {
@@ -130,7 +130,12 @@ struct SimulatorPlacementTests {
             "publicURL": "https://login.example.com", "methods": ["bankid": ["enabled": false]],
         ])
         defer { off.stop() }
+        #expect(off.server.bankID == nil, "with BankID off nothing of it runs")
         #expect(try HTTPTestClient().send(.GET, off.publicURL + "/sim/").status == 404)
+        #expect(try HTTPTestClient().send(.GET, off.publicURL + "/health/ready").status == 200)
+        let poll = try HTTPTestClient().send(
+            .GET, off.publicURL + "/v1/bankid/orders/" + String(repeating: "A", count: 43))
+        #expect(try poll.status == 403 && poll.problemCode() == "method_disabled")
         #expect(
             BankIDRuntime.isLoopback("http://127.0.0.1:8080")
                 && !BankIDRuntime.isLoopback("https://example.com"))
