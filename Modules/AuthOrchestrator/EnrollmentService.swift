@@ -185,12 +185,11 @@ public struct EnrollmentService: Sendable {
         }
         _ = try store.appendAudit(
             AuditEvent(
-                at: now, action: "passkey.enrolled", actor: "user:\(userID)", userID: userID,
-                requestID: context.requestID, ipAddress: context.ipAddress,
+                "passkey.enrolled", userID: userID, context: context,
                 details: [
                     "tokenId": tokenID, "credentialId": Base64URL.encode(passkey.credentialID),
                     "sessionId": session.session.id,
-                ]))
+                ], at: now))
         var completed = CompletedRegistration(user: user, passkey: passkey, session: session)
         completed.recovery = recovery
         return completed
@@ -215,12 +214,11 @@ public struct EnrollmentService: Sendable {
         }
         _ = try store.appendAudit(
             AuditEvent(
-                at: clock.now(), action: "account.recovered", actor: "user:\(userID)", userID: userID,
-                requestID: context.requestID, ipAddress: context.ipAddress,
+                "account.recovered", userID: userID, context: context,
                 details: [
                     "sessionsRevoked": String(sessionsRevoked), "passkeysRevoked": String(passkeysRevoked),
                     "credentialId": Base64URL.encode(passkey.credentialID),
-                ]))
+                ], at: clock.now()))
         return RecoveryOutcome(sessionsRevoked: sessionsRevoked, passkeysRevoked: passkeysRevoked)
     }
 

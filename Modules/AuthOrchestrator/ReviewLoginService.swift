@@ -94,8 +94,9 @@ public struct ReviewLoginService: Sendable {
             userID: user.id, clientKind: clientKind, authMethod: "review", userAgent: context.userAgent,
             ipAddress: context.ipAddress)
         _ = try store.appendAudit(
-            event(
-                "review.login", userID: user.id, context: context, details: ["sessionId": issued.session.id]))
+            AuditEvent(
+                "review.login", userID: user.id, context: context, details: ["sessionId": issued.session.id],
+                at: clock.now()))
         return (user, issued)
     }
 
@@ -106,16 +107,9 @@ public struct ReviewLoginService: Sendable {
 
     private func refuse(_ reason: String, userID: String?, context: ClientContext) throws -> Never {
         _ = try store.appendAudit(
-            event("review.login_failed", userID: userID, context: context, details: ["reason": reason]))
+            AuditEvent(
+                "review.login_failed", userID: userID, context: context, details: ["reason": reason],
+                at: clock.now()))
         throw AuthError(.reviewLoginFailed, "the reviewer login failed")
-    }
-
-    private func event(_ action: String, userID: String?, context: ClientContext, details: [String: String])
-        -> AuditEvent
-    {
-        AuditEvent(
-            at: clock.now(), action: action, actor: userID.map { "user:\($0)" } ?? "anonymous",
-            userID: userID,
-            requestID: context.requestID, ipAddress: context.ipAddress, details: details)
     }
 }
