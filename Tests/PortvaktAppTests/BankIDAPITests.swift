@@ -422,10 +422,21 @@ struct BankIDAPITests {
         let server = try TestServer()
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
-        var adaClient = BankIDClient(server, token: try server.signIn(ada).token)
+        let adaToken = try server.signIn(ada).token
+        let bankIDOnMe = {
+            let me = try await request(
+                "GET", server.publicURL + "/v1/me", headers: [("Authorization", "Bearer \(adaToken)")])
+            return try me.jsonObject()["bankId"] as? [String: Any]
+        }
+        #expect(try await bankIDOnMe()?["linked"] as? Bool == false)
+        var adaClient = BankIDClient(server, token: adaToken)
         let linked = try await adaClient.run("link")
         #expect(result(linked)["code"] as? String == "bankid.linked", "\(linked)")
         #expect(try server.server.store.linkedIdentity(userID: ada.id) != nil)
+        // GET /v1/me says so, with the name BankID gave (never the personal number).
+        let link = try await bankIDOnMe()
+        #expect(link?["linked"] as? Bool == true && link?["name"] as? String == "Tolvan Tolvansson")
+        #expect(link?["linkedAt"] is String && link?.count == 3)
 
         let bob = try server.makeUser(username: "bob")
         var bobClient = BankIDClient(server, token: try server.signIn(bob).token)

@@ -12,12 +12,12 @@ public struct PublicAPI: Sendable {
     let transport: SessionTransport
     let clock: any WallClock
     let readiness: @Sendable () throws -> [String]
-    /// The session's BankID step-up (a signature), when one is kept; nil without BankID.
+    /// The session's BankID step-up (a signature) and the user's linked identity; nil without BankID.
     let stepUps: (any BankIDIdentityStore)?
 
     /// Creates the API over its services. `readiness` throws when the server cannot serve
     /// (for example the database does not answer); `stepUps` lets GET /v1/me say until when the
-    /// session is stepped up.
+    /// session is stepped up and whether a BankID identity is linked.
     public init(
         sessions: SessionService, users: any UserStore, audit: any AuditStore,
         transport: SessionTransport, clock: any WallClock,
@@ -54,10 +54,13 @@ public struct PublicAPI: Sendable {
             let (auth, user) = try currentUser(request)
             // Stepped up while a BankID signature made in this session is still within its window.
             let until = try stepUps?.stepUp(sessionID: auth.session.id)?.validUntil
+            // Whether BankID is linked (and the name BankID gave), so a client can offer linking.
+            let bankID = try stepUps.map { MeResponse.BankIDLink(try $0.linkedIdentity(userID: user.id)) }
             return try .json(
                 MeResponse(
                     user: UserView(user), session: SessionView(auth.session, current: true),
-                    steppedUpUntil: until.flatMap { $0 > clock.now() ? UTCTimestamp.string($0) : nil }))
+                    steppedUpUntil: until.flatMap { $0 > clock.now() ? UTCTimestamp.string($0) : nil },
+                    bankId: bankID))
         }
         router.add(.POST, "/v1/logout", summary: "End the current session") { request in
             let (auth, user) = try currentUser(request)
@@ -181,6 +184,21 @@ struct MeResponse: Encodable {
     let session: SessionView
     /// Until when the session is stepped up by a BankID signature; absent when it is not.
     let steppedUpUntil: String?
+    /// The user's BankID link; absent when the server has no BankID.
+    let bankId: BankIDLink?
+
+    /// Whether a BankID identity is linked to the account: its name and link time, never a number.
+    struct BankIDLink: Encodable {
+        let linked: Bool
+        let name: String?
+        let linkedAt: String?
+
+        init(_ identity: LinkedIdentity?) {
+            linked = identity != nil
+            name = identity?.name
+            linkedAt = identity.map { UTCTimestamp.string($0.linkedAt) }
+        }
+    }
 }
 
 struct SessionsResponse: Encodable {
