@@ -67,6 +67,54 @@ enum AppScript {
             enrollButton: 'Create my passkey',
             passkeyEnrolled: 'Your passkey is ready and you are signed in.',
             'enrollment.invalid': 'This link has been used or has expired. Ask for a new one.',
+            bankidOther: 'BankID on another device',
+            bankidSame: 'BankID on this device',
+            bankidLoginHeading: 'Sign in with BankID',
+            bankidSignupHeading: 'Create an account with BankID',
+            recoveryHeading: 'Lost your passkey?',
+            recoveryHint: 'If BankID is linked to your account, identify yourself with BankID and create a new passkey on this device.',
+            recoveryOrderHeading: 'Get back in with BankID',
+            bankidHeading: 'BankID',
+            bankidLinked: 'BankID is linked to your account ({name}).',
+            bankidNotLinked: 'BankID is not linked to your account.',
+            linkHeading: 'Link BankID',
+            linkHint: 'Then you can sign in with BankID when no passkey is at hand, and get back in if you lose your passkeys.',
+            qrFullScreen: 'Show the QR code full screen',
+            qrAlt: 'QR code for BankID',
+            qrHint: 'Open the BankID app and scan the QR code. Select the code to enlarge it; Escape makes it small again.',
+            qrSecondsLeft: 'The QR code is valid for {seconds} more seconds.',
+            qrExpired: 'The QR code is no longer valid. Start again to get a new one.',
+            bankidStarting: 'Starting BankID…',
+            bankidLaunch: 'Open the BankID app',
+            bankidRestart: 'Start again',
+            close: 'Close',
+            awaitingReturn: 'BankID is done. Continue on the page the BankID app opened.',
+            bankidCancelled: 'BankID was cancelled.',
+            bankidSuggestPasskey: 'You are signed in. Add a passkey on this device to sign in without BankID next time.',
+            bankidAccountCreated: 'Your account is ready and you are signed in. Add a passkey on this device to sign in without BankID next time.',
+            recoveryVerified: 'BankID confirmed who you are.',
+            recoveryEnrollHint: 'Create a passkey on this device to get back into your account.',
+            accountRecovered: 'Your new passkey is ready and you are signed in.',
+            sessionsEndedOne: 'Your other session was ended.',
+            sessionsEndedMany: 'Your {count} other sessions were ended.',
+            passkeysRemovedOne: 'Your old passkey was removed.',
+            passkeysRemovedMany: 'Your {count} old passkeys were removed.',
+            passkeysKept: 'Your old passkeys still work: remove the ones you lost below.',
+            noAccountSignup: 'No account is linked to this BankID. You can create one with BankID.',
+            'bankid.no_account': 'No account is linked to this BankID.',
+            'bankid.linked': 'BankID is now linked to your account.',
+            'bankid.already_linked': 'BankID was already linked to your account.',
+            'bankid.identity_linked_elsewhere': 'This BankID is linked to another account.',
+            'bankid.account_has_identity': 'Your account is linked to another BankID.',
+            'bankid.account_exists': 'You already have an account. Sign in instead.',
+            'bankid.risk_refused': 'BankID could not be used this time. Use a passkey, or try again later.',
+            'bankid.result_delivered': 'This BankID order was already used. Start again.',
+            'bankid.order_not_found': 'The BankID order has ended. Start again.',
+            'bankid.order_expired': 'The BankID order has ended. Start again.',
+            'bankid.unavailable': 'BankID is not available right now. Try again in a moment.',
+            'bankid.already_in_progress': 'BankID is already in use for you. Finish or cancel it in the BankID app, then try again.',
+            'account.disabled': 'This account is disabled.',
+            method_disabled: 'That is switched off on this server.',
           },
           sv: {
             otherLanguage: 'English',
@@ -123,6 +171,54 @@ enum AppScript {
             enrollButton: 'Skapa min lösennyckel',
             passkeyEnrolled: 'Din lösennyckel är klar och du är inloggad.',
             'enrollment.invalid': 'Länken har redan använts eller har gått ut. Be om en ny.',
+            bankidOther: 'BankID på en annan enhet',
+            bankidSame: 'BankID på den här enheten',
+            bankidLoginHeading: 'Logga in med BankID',
+            bankidSignupHeading: 'Skapa ett konto med BankID',
+            recoveryHeading: 'Har du tappat bort din lösennyckel?',
+            recoveryHint: 'Om BankID är kopplat till ditt konto kan du legitimera dig med BankID och skapa en ny lösennyckel på den här enheten.',
+            recoveryOrderHeading: 'Kom tillbaka in med BankID',
+            bankidHeading: 'BankID',
+            bankidLinked: 'BankID är kopplat till ditt konto ({name}).',
+            bankidNotLinked: 'BankID är inte kopplat till ditt konto.',
+            linkHeading: 'Koppla BankID',
+            linkHint: 'Då kan du logga in med BankID när du inte har din lösennyckel, och komma tillbaka in om du tappar bort dina lösennycklar.',
+            qrFullScreen: 'Visa QR-koden i helskärm',
+            qrAlt: 'QR-kod för BankID',
+            qrHint: 'Öppna BankID-appen och skanna QR-koden. Välj koden för att förstora den; Escape gör den liten igen.',
+            qrSecondsLeft: 'QR-koden gäller i {seconds} sekunder till.',
+            qrExpired: 'QR-koden gäller inte längre. Börja om för att få en ny.',
+            bankidStarting: 'Startar BankID…',
+            bankidLaunch: 'Öppna BankID-appen',
+            bankidRestart: 'Börja om',
+            close: 'Stäng',
+            awaitingReturn: 'BankID är klart. Fortsätt på sidan som BankID-appen öppnade.',
+            bankidCancelled: 'BankID avbröts.',
+            bankidSuggestPasskey: 'Du är inloggad. Lägg till en lösennyckel på den här enheten så kan du logga in utan BankID nästa gång.',
+            bankidAccountCreated: 'Ditt konto är klart och du är inloggad. Lägg till en lösennyckel på den här enheten så kan du logga in utan BankID nästa gång.',
+            recoveryVerified: 'BankID har bekräftat vem du är.',
+            recoveryEnrollHint: 'Skapa en lösennyckel på den här enheten för att komma tillbaka in på ditt konto.',
+            accountRecovered: 'Din nya lösennyckel är klar och du är inloggad.',
+            sessionsEndedOne: 'Din andra session avslutades.',
+            sessionsEndedMany: 'Dina {count} andra sessioner avslutades.',
+            passkeysRemovedOne: 'Din gamla lösennyckel togs bort.',
+            passkeysRemovedMany: 'Dina {count} gamla lösennycklar togs bort.',
+            passkeysKept: 'Dina gamla lösennycklar fungerar fortfarande: ta bort dem du har tappat bort nedan.',
+            noAccountSignup: 'Inget konto är kopplat till det här BankID. Du kan skapa ett med BankID.',
+            'bankid.no_account': 'Inget konto är kopplat till det här BankID.',
+            'bankid.linked': 'BankID är nu kopplat till ditt konto.',
+            'bankid.already_linked': 'BankID var redan kopplat till ditt konto.',
+            'bankid.identity_linked_elsewhere': 'Det här BankID är kopplat till ett annat konto.',
+            'bankid.account_has_identity': 'Ditt konto är kopplat till ett annat BankID.',
+            'bankid.account_exists': 'Du har redan ett konto. Logga in i stället.',
+            'bankid.risk_refused': 'BankID kunde inte användas den här gången. Använd en lösennyckel eller försök igen senare.',
+            'bankid.result_delivered': 'Den här BankID-beställningen har redan använts. Börja om.',
+            'bankid.order_not_found': 'BankID-beställningen är avslutad. Börja om.',
+            'bankid.order_expired': 'BankID-beställningen är avslutad. Börja om.',
+            'bankid.unavailable': 'BankID är inte tillgängligt just nu. Försök igen om en stund.',
+            'bankid.already_in_progress': 'BankID används redan för dig. Slutför eller avbryt i BankID-appen och försök sedan igen.',
+            'account.disabled': 'Kontot är avstängt.',
+            method_disabled: 'Det är avstängt på den här servern.',
           },
         };
 
@@ -142,6 +238,12 @@ enum AppScript {
           const node = Object.assign(document.createElement(tag), props);
           node.append(...children);
           return node;
+        }
+
+        /** Gives a node a text by key, kept when the language switches (applyLanguage redraws data-i18n). */
+        function setI18n(node, key) {
+          node.dataset.i18n = key;
+          node.textContent = t(key);
         }
 
         function formatTime(iso) {
@@ -176,7 +278,8 @@ enum AppScript {
           const response = await fetch(path, {
             method,
             credentials: 'same-origin',
-            headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+            // The page's language, not the browser's: BankID's messages come back in it.
+            headers: { 'Accept-Language': lang, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
             body: body === undefined ? undefined : JSON.stringify(body),
           });
           if (response.status === 204) return null;
@@ -339,8 +442,11 @@ enum AppScript {
           startAutofill();
         }
 
+        /** Says a message given as a string key or as a function that renders it. */
+        const sayMessage = (message) => say(typeof message === 'function' ? message : () => t(message));
+
         /** Loads the signed-in user and shows the account view; shows the signed-out view on 401. */
-        async function showAccount(messageKey, moveFocus = true) {
+        async function showAccount(message, moveFocus = true) {
           let me;
           try {
             me = await api('GET', '/v1/me');
@@ -351,15 +457,18 @@ enum AppScript {
           stopAutofill();
           document.body.dataset.state = 'signed-in';
           account = me.user;
+          bankIDLink = me.bankId ?? null;
           drawAccountHeading();
+          drawBankIDLink();
           $('signed-out').hidden = true;
           $('signed-in').hidden = false;
           await Promise.all([loadPasskeys(), loadSessions()]);
-          if (messageKey) sayKey(messageKey);
+          if (message) sayMessage(message);
           if (moveFocus) $('account-heading').focus();
         }
 
         let account = null;
+        let bankIDLink = null; // GET /v1/me's bankId: { linked, name }; null without BankID
         let passkeys = [];
         let sessions = [];
 
@@ -482,6 +591,240 @@ enum AppScript {
           }));
         }
 
+        // ---- BankID: start an order, poll it until it ends, act on its result. ----
+        // Another device: an animated QR code, redrawn from every poll (the server answers with the code
+        // of the current second). This device: the BankID app opens from the launch link and, when done,
+        // sends the user back to this page with ?nonce=…; only a poll carrying that nonce gets the result.
+        const QR_SECONDS = 30; // a BankID QR code stops working 30 s after the order starts
+        const PENDING_ORDER = 'portvakt.bankid'; // localStorage: the same-device order BankID returns to
+        const ORDER_HEADINGS = {
+          login: 'bankidLoginHeading', signup: 'bankidSignupHeading', recovery: 'recoveryOrderHeading', link: 'linkHeading',
+        };
+        let methods = {}; // GET /v1/methods: which journeys this server offers
+        let order = null; // the running order: { id, intent, device, nonce?, startedAt, announced?, timer? }
+        let lastStart = null; // { intent, device } for "Start again"
+
+        const orderPath = (id) => `/v1/bankid/orders/${encodeURIComponent(id)}`;
+
+        async function startBankID(intent, device) {
+          stopAutofill();
+          cancelBankID();
+          lastStart = { intent, device };
+          openBankID(intent);
+          $('bankid-message').textContent = t('bankidStarting');
+          let started;
+          try {
+            started = await api('POST', '/v1/bankid/orders', { intent, device });
+          } catch (error) {
+            closeBankID();
+            throw error;
+          }
+          order = { id: started.orderId, intent, device, startedAt: Date.now() };
+          if (device === 'same') {
+            // Remembered before leaving: BankID brings the user back in a new page load (maybe a new tab).
+            localStorage.setItem(PENDING_ORDER, JSON.stringify({ id: order.id, intent }));
+            order.launchUrl = started.launchUrl;
+            $('bankid-launch').hidden = false;
+            location.assign(started.launchUrl);
+          } else {
+            drawQR(started.qrData, started.qrSvg);
+            drawCountdown(QR_SECONDS);
+          }
+          poll(); // at once: the first poll brings BankID's message
+        }
+
+        /** Back from the BankID app (?nonce=…): resumes the same-device order this browser started. */
+        function resumeBankID() {
+          const url = new URL(location.href);
+          const nonce = url.searchParams.get('nonce');
+          if (!nonce) return;
+          url.searchParams.delete('nonce');
+          history.replaceState(null, '', url);
+          const pending = JSON.parse(localStorage.getItem(PENDING_ORDER) ?? 'null');
+          if (!pending) return;
+          openBankID(pending.intent);
+          lastStart = { intent: pending.intent, device: 'same' };
+          order = { id: pending.id, intent: pending.intent, device: 'same', nonce, startedAt: Date.now() };
+          poll();
+        }
+
+        async function poll() {
+          const current = order;
+          if (!current) return;
+          let status;
+          try {
+            const query = current.nonce ? `?nonce=${encodeURIComponent(current.nonce)}` : '';
+            status = await api('GET', orderPath(current.id) + query);
+          } catch (error) {
+            if (order !== current) return;
+            endBankID(null);
+            sayError(error);
+            return;
+          }
+          if (order !== current) return; // cancelled or replaced while the answer was on its way
+          if (status.status === 'pending') {
+            showPending(status);
+            if (order === current) current.timer = setTimeout(poll, current.device === 'other' ? 1000 : 2000);
+          } else if (status.status === 'complete') {
+            closeBankID();
+            run(() => finishBankID(status.result));
+          } else {
+            endBankID(status.message?.text); // failed or cancelled: BankID's message says why
+          }
+        }
+
+        function showPending(status) {
+          const text = status.awaitingReturn ? t('awaitingReturn') : (status.message?.text ?? '');
+          // Written only when it changes, so the live region announces each message once.
+          if ($('bankid-message').textContent !== text) $('bankid-message').textContent = text;
+          // The code is shown until the app has read it (then the hint moves on from outstandingTransaction).
+          const scanning = status.qrData && (status.hintCode ?? 'outstandingTransaction') === 'outstandingTransaction';
+          if (!scanning) return hideQR();
+          const left = QR_SECONDS - Math.floor((Date.now() - order.startedAt) / 1000);
+          if (left <= 0) {
+            // Nobody can scan it any more: end the order and offer a new one.
+            api('DELETE', orderPath(order.id)).catch(() => {});
+            return endBankID(t('qrExpired'));
+          }
+          drawQR(status.qrData, status.qrSvg);
+          drawCountdown(left);
+        }
+
+        function drawQR(qrData, qrSvg) {
+          const image = $('bankid-qr-image');
+          // Our server's SVG as an image: it cannot run script or reach into the page (img-src allows data:).
+          if (qrSvg) image.src = `data:image/svg+xml;base64,${btoa(qrSvg)}`;
+          image.dataset.qr = qrData; // the code's text, for tests and for clients that draw their own
+          $('bankid-qr').hidden = $('bankid-qr-hint').hidden = false;
+        }
+
+        /** The countdown: visible every second; read to screen readers every 10 s, not every second. */
+        function drawCountdown(left) {
+          $('bankid-countdown').textContent = t('qrSecondsLeft', { seconds: left });
+          const tens = Math.ceil(left / 10);
+          if (order.announced !== tens) {
+            order.announced = tens;
+            $('bankid-countdown-live').textContent = t('qrSecondsLeft', { seconds: left });
+          }
+        }
+
+        function hideQR() {
+          setFullScreen(false);
+          $('bankid-qr').hidden = $('bankid-qr-hint').hidden = true;
+          $('bankid-countdown').textContent = $('bankid-countdown-live').textContent = '';
+        }
+
+        function setFullScreen(on) {
+          $('bankid-qr').setAttribute('aria-pressed', String(on));
+        }
+
+        /** Shows the panel for a new order instead of the current view. */
+        function openBankID(intent) {
+          setI18n($('bankid-heading'), ORDER_HEADINGS[intent]);
+          setI18n($('bankid-cancel'), 'cancel');
+          $('bankid-message').textContent = '';
+          hideQR();
+          $('bankid-launch').hidden = $('bankid-restart').hidden = true;
+          $('signed-in').hidden = $('signed-out').hidden = true;
+          $('bankid').hidden = false;
+          $('bankid-heading').focus();
+        }
+
+        /** The order ended without a result: says why and offers to start again. */
+        function endBankID(text) {
+          forgetOrder();
+          hideQR();
+          $('bankid-launch').hidden = true;
+          if (text) $('bankid-message').textContent = text;
+          $('bankid-restart').hidden = false;
+          setI18n($('bankid-cancel'), 'close');
+          $('bankid-restart').focus();
+        }
+
+        /** Hides the panel and shows the view it replaced. */
+        function closeBankID() {
+          forgetOrder();
+          hideQR();
+          $('bankid').hidden = true;
+          $(document.body.dataset.state).hidden = false; // the section named after the state
+        }
+
+        function forgetOrder() {
+          clearTimeout(order?.timer);
+          if (order?.device === 'same') localStorage.removeItem(PENDING_ORDER);
+          order = null;
+        }
+
+        /** Cancels the running order at BankID, if any (nobody waits for the answer). */
+        function cancelBankID() {
+          if (order) api('DELETE', orderPath(order.id)).catch(() => {});
+          forgetOrder();
+        }
+
+        /** What a completed order means for the page, by its result code (Docs/api.md#bankid-orders). */
+        async function finishBankID(result) {
+          switch (result.code) {
+            case 'bankid.signed_in':
+              return showAccount(result.suggestPasskey ? 'bankidSuggestPasskey' : 'signedIn');
+            case 'bankid.account_created':
+              return showAccount('bankidAccountCreated');
+            case 'bankid.linked':
+            case 'bankid.already_linked':
+              await showAccount(result.code, false);
+              return $('bankid-account-heading').focus();
+            case 'bankid.recovery_verified':
+              // A one-time enrollment token: the user creates the new passkey with the enrollment form.
+              return offerEnrollment(result.enrollmentToken, 'recoveryEnrollHint', 'recoveryVerified');
+            case 'bankid.no_account':
+              if (result.signupAvailable && methods.bankid?.signup) {
+                sayKey('noAccountSignup');
+                return $('bankid-signup-heading').focus();
+              }
+          }
+          // A refusal: its code says what happened (sayError translates it).
+          throw Object.assign(new Error(result.code), { code: result.code });
+        }
+
+        /** "Your new passkey is ready… 2 other sessions were ended." What a recovery revoked, in words. */
+        function recoverySummary({ sessionsRevoked, passkeysRevoked }) {
+          const parts = [t('accountRecovered')];
+          if (sessionsRevoked === 1) parts.push(t('sessionsEndedOne'));
+          if (sessionsRevoked > 1) parts.push(t('sessionsEndedMany', { count: sessionsRevoked }));
+          if (passkeysRevoked === 1) parts.push(t('passkeysRemovedOne'));
+          if (passkeysRevoked > 1) parts.push(t('passkeysRemovedMany', { count: passkeysRevoked }));
+          if (!passkeysRevoked && passkeys.length > 1) parts.push(t('passkeysKept'));
+          return parts.join(' ');
+        }
+
+        /** Shows the BankID choices this server offers (GET /v1/methods). */
+        function drawBankIDChoices() {
+          const bankid = methods.bankid ?? {};
+          $('bankid-login').hidden = !bankid.login;
+          $('bankid-signup').hidden = !bankid.signup;
+          $('bankid-recovery').hidden = !(bankid.recovery && methods.passkey?.enabled);
+        }
+
+        /** The account's BankID line: linked (with the name BankID gave) or not, and the link buttons. */
+        function drawBankIDLink() {
+          const canLink = Boolean(methods.bankid?.link);
+          $('bankid-account').hidden = !bankIDLink || (!bankIDLink.linked && !canLink);
+          if (!bankIDLink) return;
+          $('bankid-link-state').textContent = bankIDLink.linked
+            ? t('bankidLinked', { name: bankIDLink.name }) : t('bankidNotLinked');
+          $('bankid-link').hidden = bankIDLink.linked || !canLink;
+        }
+
+        // ---- Enrollment with a one-time token: from an administrator's link or a BankID recovery. ----
+        let enrollToken = null;
+
+        function offerEnrollment(token, hintKey, messageKey) {
+          enrollToken = token;
+          setI18n($('enroll-hint'), hintKey);
+          $('enroll-form').hidden = false;
+          if (messageKey) sayKey(messageKey);
+          $('enroll-heading').focus();
+        }
+
         /** Writes every static text (elements marked data-i18n) and redraws the dynamic parts. */
         function applyLanguage() {
           document.documentElement.lang = lang;
@@ -490,7 +833,10 @@ enum AppScript {
           const toggle = $('language');
           toggle.textContent = t('otherLanguage');
           toggle.lang = lang === 'sv' ? 'en' : 'sv';
+          $('bankid-qr').setAttribute('aria-label', t('qrFullScreen'));
+          $('bankid-qr-image').alt = t('qrAlt');
           drawAccountHeading();
+          drawBankIDLink();
           drawPasskeys();
           drawSessions();
           $('status').textContent = statusText();
@@ -515,21 +861,47 @@ enum AppScript {
           // An enrollment link (#enroll=<one-time token>, from an administrator): offer to create a
           // passkey for that account. The fragment never reaches a server; it is also taken out of
           // the address bar and history at once, since the token is a secret until it is used.
-          const enrollToken = new URLSearchParams(location.hash.slice(1)).get('enroll');
-          if (enrollToken) {
+          const linkToken = new URLSearchParams(location.hash.slice(1)).get('enroll');
+          if (linkToken) {
             history.replaceState(null, '', location.pathname + location.search);
+            enrollToken = linkToken;
             $('enroll-form').hidden = false;
-            $('enroll-form').addEventListener('submit', (event) => {
-              event.preventDefault();
-              stopAutofill();
-              sayKey('working');
-              run(async () => {
-                await register({ enrollmentToken: enrollToken });
-                $('enroll-form').hidden = true;
-                await showAccount('passkeyEnrolled');
-              });
-            });
           }
+          $('enroll-form').addEventListener('submit', (event) => {
+            event.preventDefault();
+            stopAutofill();
+            sayKey('working');
+            run(async () => {
+              const enrolled = await register({ enrollmentToken: enrollToken });
+              enrollToken = null;
+              $('enroll-form').hidden = true;
+              // After a recovery the answer says which sessions and passkeys the policy revoked.
+              const recovery = enrolled.recovery;
+              await showAccount(recovery ? () => recoverySummary(recovery) : 'passkeyEnrolled');
+            });
+          });
+
+          // Every BankID button names its journey and device: data-intent and data-device.
+          document.addEventListener('click', (event) => {
+            const button = event.target.closest('button[data-intent]');
+            if (button) run(() => startBankID(button.dataset.intent, button.dataset.device));
+          });
+          $('bankid-qr').addEventListener('click', () => {
+            setFullScreen($('bankid-qr').getAttribute('aria-pressed') !== 'true');
+          });
+          document.addEventListener('keydown', (event) => {
+            if (event.key === 'Escape') setFullScreen(false);
+          });
+          $('bankid-launch').addEventListener('click', () => order?.launchUrl && location.assign(order.launchUrl));
+          $('bankid-restart').addEventListener('click', () => run(() => startBankID(lastStart.intent, lastStart.device)));
+          $('bankid-cancel').addEventListener('click', () => {
+            const running = Boolean(order);
+            cancelBankID();
+            closeBankID();
+            if (running) sayKey('bankidCancelled');
+            $(document.body.dataset.state === 'signed-in' ? 'account-heading' : 'signin-heading').focus();
+            startAutofill(); // signed out: offer the passkeys in autofill again
+          });
 
           $('signin-form').addEventListener('submit', (event) => {
             event.preventDefault();
@@ -588,8 +960,11 @@ enum AppScript {
 
           sayKey('loading');
           run(async () => {
+            methods = await api('GET', '/v1/methods');
+            drawBankIDChoices();
             await showAccount(null, false);
             if (statusText() === t('loading')) say(() => '');
+            resumeBankID();
           });
         });
         """#

@@ -77,5 +77,19 @@ enum AppStyle {
         .actions, .rename-form { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: end; }
         .rename-form label { flex-basis: 100%; }
         .account-bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 0.5rem; }
+        /* Read by screen readers, not shown: the QR code's countdown, every 10 s. */
+        .visually-hidden {
+          position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0;
+          overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0;
+        }
+        /* The QR code stays black on white in either colour scheme, so the BankID app can read it. */
+        #bankid-qr { background: #ffffff; border-color: var(--line); padding: 0.75rem; }
+        #bankid-qr img { display: block; width: 14rem; height: 14rem; }
+        #bankid-qr[aria-pressed="true"] {
+          position: fixed; inset: 0; z-index: 1; width: 100%;
+          display: grid; place-items: center; border: 0; border-radius: 0;
+        }
+        #bankid-qr[aria-pressed="true"] img { width: min(90vw, 90vh); height: min(90vw, 90vh); }
+        #bankid-message { font-weight: 600; min-height: 1.5rem; }
         """#
 }

@@ -21,10 +21,24 @@ enum PageHTML {
         </header>
         <main>
         <p id="status" role="status" aria-live="polite"></p>
+        <section id="bankid" aria-labelledby="bankid-heading" hidden>
+        <h2 id="bankid-heading" tabindex="-1"></h2>
+        <p id="bankid-message" aria-live="polite"></p>
+        <button type="button" id="bankid-qr" aria-pressed="false" aria-describedby="bankid-qr-hint" hidden>
+        <img id="bankid-qr-image" alt=""></button>
+        <p id="bankid-qr-hint" class="hint" data-i18n="qrHint" hidden></p>
+        <p id="bankid-countdown" class="hint" aria-hidden="true"></p>
+        <p id="bankid-countdown-live" class="visually-hidden" aria-live="polite"></p>
+        <div class="actions">
+        <button type="button" id="bankid-launch" data-i18n="bankidLaunch" hidden></button>
+        <button type="button" id="bankid-restart" data-i18n="bankidRestart" hidden></button>
+        <button type="button" id="bankid-cancel" class="cancel" data-i18n="cancel"></button>
+        </div>
+        </section>
         <section id="signed-out" aria-labelledby="signin-heading" hidden>
         <form id="enroll-form" aria-labelledby="enroll-heading" hidden>
         <h2 id="enroll-heading" tabindex="-1" data-i18n="enrollHeading"></h2>
-        <p class="hint" data-i18n="enrollHint"></p>
+        <p id="enroll-hint" class="hint" data-i18n="enrollHint"></p>
         <button type="submit" id="enroll-button" data-i18n="enrollButton"></button>
         </form>
         <h2 id="signin-heading" tabindex="-1" data-i18n="signInHeading"></h2>
@@ -35,6 +49,15 @@ enum PageHTML {
         <p id="signin-hint" class="hint" data-i18n="signInHint"></p>
         <button type="submit" id="signin-button" data-i18n="signInButton"></button>
         </form>
+        <div id="bankid-login" hidden>
+        <h3 id="bankid-login-heading" data-i18n="bankidLoginHeading"></h3>
+        <div class="actions">
+        <button type="button" data-intent="login" data-device="other" data-i18n="bankidOther"
+         aria-describedby="bankid-login-heading"></button>
+        <button type="button" data-intent="login" data-device="same" data-i18n="bankidSame"
+         aria-describedby="bankid-login-heading"></button>
+        </div>
+        </div>
         <h2 id="signup-heading" data-i18n="signUpHeading"></h2>
         <form id="signup-form">
         <label for="signup-username" data-i18n="username"></label>
@@ -44,6 +67,25 @@ enum PageHTML {
         <input id="signup-display" name="displayName" autocomplete="name" required>
         <button type="submit" id="signup-button" data-i18n="signUpButton"></button>
         </form>
+        <div id="bankid-signup" hidden>
+        <h3 id="bankid-signup-heading" tabindex="-1" data-i18n="bankidSignupHeading"></h3>
+        <div class="actions">
+        <button type="button" data-intent="signup" data-device="other" data-i18n="bankidOther"
+         aria-describedby="bankid-signup-heading"></button>
+        <button type="button" data-intent="signup" data-device="same" data-i18n="bankidSame"
+         aria-describedby="bankid-signup-heading"></button>
+        </div>
+        </div>
+        <div id="bankid-recovery" hidden>
+        <h2 id="recovery-heading" data-i18n="recoveryHeading"></h2>
+        <p id="recovery-hint" class="hint" data-i18n="recoveryHint"></p>
+        <div class="actions">
+        <button type="button" data-intent="recovery" data-device="other" data-i18n="bankidOther"
+         aria-describedby="recovery-heading recovery-hint"></button>
+        <button type="button" data-intent="recovery" data-device="same" data-i18n="bankidSame"
+         aria-describedby="recovery-heading recovery-hint"></button>
+        </div>
+        </div>
         </section>
         <section id="signed-in" aria-labelledby="account-heading" hidden>
         <div class="account-bar">
@@ -60,9 +102,23 @@ enum PageHTML {
         </form>
         <h3 id="sessions-heading" tabindex="-1" data-i18n="sessionsHeading"></h3>
         <ul id="sessions"></ul>
+        <div id="bankid-account" hidden>
+        <h3 id="bankid-account-heading" tabindex="-1" data-i18n="bankidHeading"></h3>
+        <p id="bankid-link-state"></p>
+        <div id="bankid-link" hidden>
+        <h4 id="bankid-link-heading" data-i18n="linkHeading"></h4>
+        <p id="bankid-link-hint" class="hint" data-i18n="linkHint"></p>
+        <div class="actions">
+        <button type="button" data-intent="link" data-device="other" data-i18n="bankidOther"
+         aria-describedby="bankid-link-heading bankid-link-hint"></button>
+        <button type="button" data-intent="link" data-device="same" data-i18n="bankidSame"
+         aria-describedby="bankid-link-heading bankid-link-hint"></button>
+        </div>
+        </div>
+        </div>
         </section>
         </main>
-        <noscript><p>Portvakt needs JavaScript for passkeys. Portvakt behöver JavaScript för lösennycklar.</p></noscript>
+        <noscript><p>Portvakt needs JavaScript for passkeys and BankID. Portvakt behöver JavaScript för lösennycklar och BankID.</p></noscript>
         </body>
         </html>
         """#
