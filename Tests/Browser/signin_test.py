@@ -5,8 +5,12 @@ Starts the built `portvakt serve` on a free port with a throwaway data directory
 page as a user would: sign up, sign out, sign in with the discoverable passkey, add a second
 passkey, rename and remove one, see and end sessions, sign in through autofill (conditional
 mediation), and the ceremonies once more through
-the page's fallback for browsers without the WebAuthn Level 3 JSON helpers. Each step saves a
-screenshot under .build/browser-screenshots/. The last line is `N passed, N failed` (CI reads it).
+the page's fallback for browsers without the WebAuthn Level 3 JSON helpers, an administrator's
+enrollment link, and the BankID journey against the built-in simulator: link BankID by scanning
+the page's QR code, sign in with BankID, lose the authenticator, get back in with "Lost your
+passkey?" and a new passkey (the server revokes the old passkey and session), and sign in with
+it. Each step saves a screenshot under .build/browser-screenshots/. The last line is
+`N passed, N failed` (CI reads it).
 
 When the passkey routes are missing from /openapi.json (the API is not merged yet) only the
 page-level checks run and the ceremony steps are reported as skipped, with a message saying why.
@@ -88,6 +92,8 @@ class Server:
             "listen": {"public": {"host": "127.0.0.1", "port": self.port},
                        "admin": {"host": "127.0.0.1", "port": self.admin_port}},
             "logging": {"level": "info", "accessLog": True},
+            # The BankID recovery journey checks that the old passkey goes (the default keeps it).
+            "recovery": {"revokeOtherSessions": True, "revokeOldPasskeys": True},
         }
         (self.dir / "config.json").write_text(json.dumps(config))
         # The server refuses unknown PORTVAKT_ variables; give it a clean environment.
@@ -115,13 +121,25 @@ class Server:
         except urllib.error.HTTPError as error:
             return error.code, error.headers, error.read()
 
-    def admin(self, method, path, body):
+    def admin(self, method, path, body=None):
         """The JSON answer of an admin API call (with the admin token)."""
         request = urllib.request.Request(
-            f"http://127.0.0.1:{self.admin_port}{path}", method=method, data=json.dumps(body).encode(),
+            f"http://127.0.0.1:{self.admin_port}{path}", method=method,
+            data=None if body is None else json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {self.admin_token}", "Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=5) as response:
             return json.loads(response.read())
+
+    def post(self, path, body):
+        """(status, JSON answer) of a POST on the public listener, without cookies."""
+        request = urllib.request.Request(
+            self.url + path, method="POST", data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"{}")
 
     def log_tail(self, lines=30):
         # Only the JSON log lines: the first start also prints the admin token, which stays out.
@@ -168,6 +186,7 @@ class Page:
         self.driver = driver
         self.url = url
         self.overrides = {}
+        self.screenshot_prefix = "00"
 
     def override(self, name, source):
         """Runs `source` before the page's own script on every later load (until `restore`)."""
@@ -241,6 +260,17 @@ class Page:
             "const done = arguments[arguments.length - 1];"
             "fetch(arguments[1], {method: arguments[0], credentials: 'same-origin'})"
             ".then(r => done(r.status), e => done(String(e)));", method, path)
+
+    def screenshot(self, label):
+        """An extra screenshot within a step, beside the step's own."""
+        self.driver.save_screenshot(str(SCREENSHOTS / f"{self.screenshot_prefix}-{label}.png"))
+
+    def bankid_qr(self):
+        """The QR code's text as the page shows it (the image's data-qr), once the code is shown."""
+        self.wait(lambda: self.find("#bankid-qr").is_displayed()
+                  and (self.find("#bankid-qr-image").get_attribute("data-qr") or "").startswith("bankid."),
+                  "the BankID QR code")
+        return self.find("#bankid-qr-image").get_attribute("data-qr")
 
     def console_errors(self):
         return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
@@ -448,9 +478,182 @@ def step_enrollment_link(server, page):
     page.wait_status("This link has been used or has expired")
 
 
+# ---- BankID, against the simulator that `portvakt serve` runs in-process by default. ----
+
+BANKID_NAME = "Tolvan Tolvansson"  # the simulator's test person; the page shows only the name
+
+
+def scan_as_person(server, qr_data):
+    """What the BankID app does: scan the code the page shows, as the test person, and approve."""
+    status, _, body = server.get("/sim/v1/persons")
+    check(status == 200, f"GET /sim/v1/persons answered {status}")
+    persons = json.loads(body)["persons"]
+    person = next((p for p in persons if p["name"] == BANKID_NAME), None)
+    check(person, f"the simulator has no {BANKID_NAME}")
+    # The personal number goes to the simulator only; it is never printed.
+    status, answer = server.post("/sim/v1/scan", {
+        "qrData": qr_data, "personalNumber": person["personalNumber"], "action": "approve"})
+    check(status == 200, f"the simulator refused the scan: {status} {answer.get('code') or answer}")
+
+
+def run_bankid_qr(server, page, buttons):
+    """Starts an order with the "another device" button in `buttons` and scans its QR code."""
+    page.find(f"{buttons} button[data-device='other']").click()
+    qr = page.bankid_qr()
+    check(page.driver.switch_to.active_element.get_attribute("id") == "bankid-heading",
+          "focus did not move to the BankID panel")
+    message = page.find("#bankid-message").text
+    check(message, "no BankID message is shown")
+    check("valid for" in page.find("#bankid-countdown").text, "no countdown")
+    src = page.find("#bankid-qr-image").get_attribute("src")
+    check(src.startswith("data:image/svg+xml;base64,"), f"the QR code is not an SVG image: {src[:40]!r}")
+    scan_as_person(server, page.bankid_qr())  # the current code: the app refuses a stale one
+    return qr
+
+
+def step_bankid_sign_up(server, page):
+    # A new account for the BankID journey (its state stays apart from the passkey steps above).
+    if page.state() == "signed-in":
+        page.find("#signout").click()
+        page.wait_state("signed-out")
+    # Tove's own phone: a fresh authenticator, which the journey loses later.
+    page.driver.remove_virtual_authenticator()
+    add_authenticator(page.driver)
+    page.open()
+    for block in ("#bankid-login", "#bankid-signup", "#bankid-recovery"):
+        check(page.find(block).is_displayed(), f"{block} is hidden although /v1/methods has it on")
+    page.type("#signup-username", "tove")
+    page.type("#signup-display", "Tove Test")
+    page.find("#signup-button").click()
+    page.wait_state("signed-in")
+    page.wait_status("Your account is ready")
+    check(page.find("#bankid-link-state").text == "BankID is not linked to your account.",
+          f"BankID state: {page.find('#bankid-link-state').text!r}")
+
+
+def step_bankid_link(server, page):
+    page.find("#bankid-link button[data-device='other']").click()
+    page.bankid_qr()
+    check(page.find("#bankid-heading").text == "Link BankID", "the panel is not for linking")
+    # The code is a toggle button: full screen and back, also with Escape.
+    qr_button = page.find("#bankid-qr")
+    check(qr_button.get_attribute("aria-label") == "Show the QR code full screen", "the QR button has no name")
+    qr_button.click()
+    check(qr_button.get_attribute("aria-pressed") == "true", "the QR code did not go full screen")
+    size = page.find("#bankid-qr-image").size
+    check(size["width"] > 400, f"the full-screen QR code is {size['width']} px wide")
+    page.screenshot("bankid_qr_full_screen")
+    qr_button.send_keys(Keys.ESCAPE)
+    check(qr_button.get_attribute("aria-pressed") == "false", "Escape did not close the full screen")
+    # The countdown: visible every second, read to screen readers only every 10 s.
+    check(page.find("#bankid-countdown").get_attribute("aria-hidden") == "true", "the countdown is announced")
+    check(page.find("#bankid-countdown-live").get_attribute("aria-live") == "polite", "no polite countdown")
+    page.screenshot("bankid_qr")
+    scan_as_person(server, page.bankid_qr())
+    page.wait_status("BankID is now linked to your account.")
+    page.wait(lambda: page.find("#bankid-link-state").text == f"BankID is linked to your account ({BANKID_NAME}).",
+              "the account to show BankID linked")
+    check(not page.find("#bankid-link").is_displayed(), "the link buttons are still offered")
+    check(not page.find("#bankid").is_displayed(), "the BankID panel is still open")
+
+
+def step_bankid_qr_expires(server, page):
+    # A QR code works for 30 s: then the page ends the order and offers a new one. The test moves
+    # the order's start back rather than waiting.
+    page.driver.delete_all_cookies()
+    page.open()
+    page.find("#bankid-login button[data-device='other']").click()
+    first = page.bankid_qr()
+    page.driver.execute_script("order.startedAt -= 31000")
+    page.wait(lambda: "no longer valid" in page.find("#bankid-message").text, "the QR code to expire")
+    check(not page.find("#bankid-qr").is_displayed(), "the expired QR code is still shown")
+    restart = page.find("#bankid-restart")
+    check(page.driver.switch_to.active_element == restart, "focus did not move to Start again")
+    page.screenshot("bankid_qr_expired")
+    restart.click()
+    page.wait(lambda: page.bankid_qr().split(".")[1] != first.split(".")[1], "a new order's QR code")
+
+
+def step_bankid_cancel(server, page):
+    # Cancelling the running order: the panel goes, the order is cancelled at BankID.
+    page.bankid_qr()
+    order_path = page.driver.execute_script("return order && `/v1/bankid/orders/${order.id}`")
+    check(order_path, "no order is running")
+    page.find("#bankid-cancel").click()
+    page.wait_status("BankID was cancelled.")
+    check(not page.find("#bankid").is_displayed(), "the panel is still open")
+    page.wait(lambda: "RFA3" in page.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0]).then(r => r.json()).then(j => done(JSON.stringify(j)), e => done(String(e)));",
+        order_path), "the order to be cancelled (RFA3)")
+
+
+def step_bankid_login(server, page):
+    # Another browser: no session cookie (the passkey session stays alive on the server, like a
+    # phone that is about to be lost).
+    page.driver.delete_all_cookies()
+    page.open()
+    check(page.state() == "signed-out", "still signed in without a cookie")
+    run_bankid_qr(server, page, "#bankid-login")
+    page.wait_state("signed-in")
+    page.wait_status("Add a passkey on this device")
+    check(page.find("#account-heading").text == "Signed in as Tove Test", "BankID signed in someone else")
+    current = [s for s in page.sessions() if "current" in s.get_attribute("class")]
+    check(current and "bankid" in current[0].text, "the session is not a BankID session")
+
+
+def step_lose_authenticator(server, page):
+    check(len(page.passkey_names()) == 1, f"passkeys before the loss: {page.passkey_names()}")
+    page.driver.remove_virtual_authenticator()
+    page.find("#signout").click()
+    page.wait_state("signed-out")
+    page.wait_status("You are signed out.")
+
+
+def step_bankid_recovery(server, page):
+    check(page.find("#recovery-heading").text == "Lost your passkey?", "no recovery offer")
+    run_bankid_qr(server, page, "#bankid-recovery")
+    page.wait(lambda: page.find("#enroll-form").is_displayed(), "the new-passkey form")
+    page.wait_status("BankID confirmed who you are.")
+    check("get back into your account" in page.find("#enroll-hint").text, "the recovery hint is missing")
+    add_authenticator(page.driver)
+    page.find("#enroll-button").click()
+    page.wait_state("signed-in")
+    page.wait_status("Your new passkey is ready and you are signed in.")
+    check(page.find("#account-heading").text == "Signed in as Tove Test", "recovered into the wrong account")
+    # The policy: the old passkey and the lost phone's session are gone, and the page says so.
+    status = page.status()
+    check("Your other session was ended." in status, f"no word on the ended session: {status!r}")
+    check("Your old passkey was removed." in status, f"no word on the removed passkey: {status!r}")
+    check(page.session_count() == 1, f"{page.session_count()} sessions after the recovery")
+
+
+def step_sign_in_new_passkey(server, page):
+    page.find("#signout").click()
+    page.wait_state("signed-out")
+    page.find("#signin-username").clear()
+    page.find("#signin-button").click()
+    page.wait_state("signed-in")
+    page.wait_status("You are signed in.")
+    check(page.find("#account-heading").text == "Signed in as Tove Test", "the new passkey opened another account")
+
+
+def step_old_passkey_revoked(server, page):
+    # recovery.revokeOldPasskeys is on: only the passkey enrolled in the recovery is left.
+    check(len(page.passkey_names()) == 1, f"passkeys after the recovery: {page.passkey_names()}")
+    found = server.admin("GET", "/admin/v1/users?search=tove")
+    user = next(u for u in found["users"] if u.get("username") == "tove")
+    detail = server.admin("GET", f"/admin/v1/users/{user['id']}")
+    check(len(detail["passkeys"]) == 1, f"the server keeps {len(detail['passkeys'])} passkeys")
+    check(detail["bankId"]["name"] == BANKID_NAME, "the BankID link is gone")
+
+
 PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
-                  step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link]
+                  step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link,
+                  step_bankid_sign_up, step_bankid_link, step_bankid_qr_expires, step_bankid_cancel,
+                  step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
+                  step_old_passkey_revoked]
 
 
 def main():
@@ -484,6 +687,7 @@ def main():
                 print(f"FAIL {name}: not run, {broken} failed")
                 continue
             started = time.monotonic()
+            page.screenshot_prefix = f"{number:02d}"
             try:
                 step(server, page)
                 passed += 1
