@@ -8,8 +8,8 @@ mediation), and the ceremonies once more through
 the page's fallback for browsers without the WebAuthn Level 3 JSON helpers, an administrator's
 enrollment link, and the BankID journey against the built-in simulator: link BankID by scanning
 the page's QR code, sign in with BankID, lose the authenticator, get back in with "Lost your
-passkey?" and a new passkey (the server revokes the old passkey and session), and sign in with
-it. Each step saves a screenshot under .build/browser-screenshots/. The last line is
+passkey?" and a new passkey (the server revokes the old passkey and session), sign in with
+it, and create an account with BankID. Each step saves a screenshot under .build/browser-screenshots/. The last line is
 `N passed, N failed` (CI reads it).
 
 When the passkey routes are missing from /openapi.json (the API is not merged yet) only the
@@ -483,20 +483,20 @@ def step_enrollment_link(server, page):
 BANKID_NAME = "Tolvan Tolvansson"  # the simulator's test person; the page shows only the name
 
 
-def scan_as_person(server, qr_data):
+def scan_as_person(server, qr_data, name=BANKID_NAME):
     """What the BankID app does: scan the code the page shows, as the test person, and approve."""
     status, _, body = server.get("/sim/v1/persons")
     check(status == 200, f"GET /sim/v1/persons answered {status}")
     persons = json.loads(body)["persons"]
-    person = next((p for p in persons if p["name"] == BANKID_NAME), None)
-    check(person, f"the simulator has no {BANKID_NAME}")
+    person = next((p for p in persons if p["name"] == name), None)
+    check(person, f"the simulator has no {name}")
     # The personal number goes to the simulator only; it is never printed.
     status, answer = server.post("/sim/v1/scan", {
         "qrData": qr_data, "personalNumber": person["personalNumber"], "action": "approve"})
     check(status == 200, f"the simulator refused the scan: {status} {answer.get('code') or answer}")
 
 
-def run_bankid_qr(server, page, buttons):
+def run_bankid_qr(server, page, buttons, name=BANKID_NAME):
     """Starts an order with the "another device" button in `buttons` and scans its QR code."""
     page.find(f"{buttons} button[data-device='other']").click()
     qr = page.bankid_qr()
@@ -507,7 +507,7 @@ def run_bankid_qr(server, page, buttons):
     check("valid for" in page.find("#bankid-countdown").text, "no countdown")
     src = page.find("#bankid-qr-image").get_attribute("src")
     check(src.startswith("data:image/svg+xml;base64,"), f"the QR code is not an SVG image: {src[:40]!r}")
-    scan_as_person(server, page.bankid_qr())  # the current code: the app refuses a stale one
+    scan_as_person(server, page.bankid_qr(), name)  # the current code: the app refuses a stale one
     return qr
 
 
@@ -648,12 +648,39 @@ def step_old_passkey_revoked(server, page):
     check(detail["bankId"]["name"] == BANKID_NAME, "the BankID link is gone")
 
 
+def step_bankid_first_sign_up(server, page):
+    # Someone without an account signs in with BankID: no account, and the page points to BankID
+    # sign-up, which creates one. The order runs in Swedish first: BankID's message follows the
+    # page's language (Accept-Language), not the browser's.
+    page.driver.delete_all_cookies()
+    page.open()
+    page.find("#language").click()
+    page.find("#bankid-login button[data-device='other']").click()
+    page.bankid_qr()
+    page.wait(lambda: page.find("#bankid-message").text == "Starta BankID-appen.", "BankID's message in Swedish")
+    check(page.find("#bankid-heading").text == "Logga in med BankID", "the panel is not in Swedish")
+    check(page.find("#bankid-countdown").text.startswith("QR-koden gäller"), "the countdown is not in Swedish")
+    page.screenshot("bankid_swedish")
+    page.find("#language").click()
+    page.wait(lambda: page.find("#bankid-message").text == "Start your BankID app.", "BankID's message in English")
+    scan_as_person(server, page.bankid_qr(), "Anna Testsson")
+    page.wait_status("No account is linked to this BankID. You can create one with BankID.")
+    focused = page.driver.switch_to.active_element.get_attribute("id")
+    check(focused == "bankid-signup-heading", f"focus went to {focused!r}, not BankID sign-up")
+    run_bankid_qr(server, page, "#bankid-signup", "Anna Testsson")
+    page.wait_state("signed-in")
+    page.wait_status("Your account is ready and you are signed in. Add a passkey")
+    check(page.find("#account-heading").text == "Signed in as Anna Testsson", "the account has another name")
+    check(page.find("#bankid-link-state").text == "BankID is linked to your account (Anna Testsson).",
+          "the new account does not show its BankID")
+
+
 PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
                   step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link,
                   step_bankid_sign_up, step_bankid_link, step_bankid_qr_expires, step_bankid_cancel,
                   step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
-                  step_old_passkey_revoked]
+                  step_old_passkey_revoked, step_bankid_first_sign_up]
 
 
 def main():
