@@ -675,12 +675,33 @@ def step_bankid_first_sign_up(server, page):
           "the new account does not show its BankID")
 
 
+def step_bankid_without_passkeys(server, page):
+    # A browser without WebAuthn: the passkey forms and recovery (which ends with a new passkey)
+    # are gone, and BankID still signs the user in.
+    page.driver.delete_all_cookies()
+    page.override("no-webauthn", "delete window.PublicKeyCredential;")
+    try:
+        page.open()
+        page.wait_status("This browser cannot use passkeys. You can sign in with BankID.")
+        check(not page.find("#signin-form").is_displayed(), "the passkey sign-in form is shown")
+        check(not page.find("#signup-form").is_displayed(), "the passkey sign-up form is shown")
+        check(not page.find("#bankid-recovery").is_displayed(), "recovery is offered without passkeys")
+        check(page.find("#bankid-login").is_displayed(), "BankID login is not offered")
+        page.screenshot("no_webauthn")
+        run_bankid_qr(server, page, "#bankid-login", "Anna Testsson")
+        page.wait_state("signed-in")
+        check(page.find("#account-heading").text == "Signed in as Anna Testsson", "BankID signed in someone else")
+        check(not page.find("#add-passkey-form").is_displayed(), "adding a passkey is offered without WebAuthn")
+    finally:
+        page.restore("no-webauthn")
+
+
 PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
                   step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link,
                   step_bankid_sign_up, step_bankid_link, step_bankid_qr_expires, step_bankid_cancel,
                   step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
-                  step_old_passkey_revoked, step_bankid_first_sign_up]
+                  step_old_passkey_revoked, step_bankid_first_sign_up, step_bankid_without_passkeys]
 
 
 def main():

@@ -56,6 +56,7 @@ enum AppScript {
             passkeyRemoved: 'The passkey was removed.',
             sessionEnded: 'The session was ended.',
             noWebAuthn: 'This browser cannot use passkeys.',
+            noWebAuthnBankID: 'You can sign in with BankID.',
             cancelled: 'The passkey request was cancelled or timed out.',
             alreadyRegistered: 'This device already holds a passkey for your account.',
             failed: 'Something went wrong. Please try again.',
@@ -161,6 +162,7 @@ enum AppScript {
             passkeyRemoved: 'Lösennyckeln togs bort.',
             sessionEnded: 'Sessionen avslutades.',
             noWebAuthn: 'Den här webbläsaren kan inte använda lösennycklar.',
+            noWebAuthnBankID: 'Du kan logga in med BankID.',
             cancelled: 'Begäran om lösennyckel avbröts eller tog för lång tid.',
             alreadyRegistered: 'Den här enheten har redan en lösennyckel för ditt konto.',
             failed: 'Något gick fel. Försök igen.',
@@ -382,10 +384,12 @@ enum AppScript {
         // form, and the browser offers this site's passkeys in the username field's autofill. Only one
         // WebAuthn request may be pending, so it is aborted before any other ceremony.
         let autofill = null;
+        // A browser without WebAuthn still gets every BankID journey that needs no new passkey.
+        const webAuthn = Boolean(window.PublicKeyCredential);
 
         async function startAutofill() {
           stopAutofill();
-          if (document.body.dataset.state !== 'signed-out') return;
+          if (!webAuthn || document.body.dataset.state !== 'signed-out') return;
           if (!(await PublicKeyCredential.isConditionalMediationAvailable?.())) return;
           const controller = new AbortController();
           autofill = controller;
@@ -798,12 +802,18 @@ enum AppScript {
           return parts.join(' ');
         }
 
-        /** Shows the BankID choices this server offers (GET /v1/methods). */
-        function drawBankIDChoices() {
+        /** Shows the ways in this server offers (GET /v1/methods) that this browser can use. */
+        function drawChoices() {
+          const passkey = webAuthn && Boolean(methods.passkey?.enabled);
           const bankid = methods.bankid ?? {};
+          $('signin-form').hidden = !passkey;
+          $('signup-form').hidden = !(passkey && methods.passkey.signup);
+          $('add-passkey-form').hidden = !passkey;
           $('bankid-login').hidden = !bankid.login;
           $('bankid-signup').hidden = !bankid.signup;
-          $('bankid-recovery').hidden = !(bankid.recovery && methods.passkey?.enabled);
+          $('signup-heading').hidden = $('signup-form').hidden && $('bankid-signup').hidden;
+          // Recovery ends with a new passkey: only where one can be made.
+          $('bankid-recovery').hidden = !(bankid.recovery && passkey);
         }
 
         /** The account's BankID line: linked (with the name BankID gave) or not, and the link buttons. */
@@ -854,20 +864,16 @@ enum AppScript {
             applyLanguage();
           });
 
-          if (!window.PublicKeyCredential) {
-            $('signed-out').hidden = false;
-            sayKey('noWebAuthn');
-            return;
-          }
-
           // An enrollment link (#enroll=<one-time token>, from an administrator): offer to create a
           // passkey for that account. The fragment never reaches a server; it is also taken out of
           // the address bar and history at once, since the token is a secret until it is used.
           const linkToken = new URLSearchParams(location.hash.slice(1)).get('enroll');
           if (linkToken) {
             history.replaceState(null, '', location.pathname + location.search);
-            enrollToken = linkToken;
-            $('enroll-form').hidden = false;
+            if (webAuthn) {
+              enrollToken = linkToken;
+              $('enroll-form').hidden = false;
+            }
           }
           $('enroll-form').addEventListener('submit', (event) => {
             event.preventDefault();
@@ -963,9 +969,12 @@ enum AppScript {
           sayKey('loading');
           run(async () => {
             methods = await api('GET', '/v1/methods');
-            drawBankIDChoices();
+            drawChoices();
             await showAccount(null, false);
-            if (statusText() === t('loading')) say(() => '');
+            if (!webAuthn) {
+              say(() => t('noWebAuthn') + (methods.bankid?.login ? ' ' + t('noWebAuthnBankID') : ''));
+            }
+            else if (statusText() === t('loading')) say(() => '');
             resumeBankID();
           });
         });
