@@ -30,6 +30,7 @@ import tempfile
 import time
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -675,6 +676,33 @@ def step_bankid_first_sign_up(server, page):
           "the new account does not show its BankID")
 
 
+def step_bankid_same_device(server, page):
+    # BankID on this device: the page opens BankID's launch link (there is no app here, so the
+    # navigation fails and the test reads the token from the address), the simulator plays the app
+    # and hands back the returnUrl it would open, and the page, loaded at that address, finishes
+    # the order with the nonce and signs the user in.
+    page.driver.delete_all_cookies()
+    page.open()
+    page.find("#bankid-login button[data-device='same']").click()
+    page.wait(lambda: "autostarttoken=" in page.driver.current_url, "the BankID launch link")
+    launched = urllib.parse.urlparse(page.driver.current_url)
+    check(launched.netloc == "app.bankid.com", f"the launch link goes to {launched.netloc}")
+    token = urllib.parse.parse_qs(launched.query)["autostarttoken"][0]
+    status, _, body = server.get("/sim/v1/persons")
+    person = next(p for p in json.loads(body)["persons"] if p["name"] == "Anna Testsson")
+    status, answer = server.post("/sim/v1/autostart", {
+        "autoStartToken": token, "personalNumber": person["personalNumber"], "action": "approve"})
+    check(status == 200, f"the simulator refused the autostart: {status}")
+    return_url = answer.get("returnUrl", "")
+    check(return_url.startswith(server.url + "/?nonce="), "the app has no returnUrl with a nonce to open")
+    page.driver.get(return_url)
+    page.wait_state("signed-in")
+    check(page.find("#account-heading").text == "Signed in as Anna Testsson", "BankID signed in someone else")
+    check("nonce" not in page.driver.current_url, "the nonce stays in the address bar")
+    check(page.driver.execute_script("return localStorage.getItem('portvakt.bankid')") is None,
+          "the finished order is still remembered")
+
+
 def step_bankid_without_passkeys(server, page):
     # A browser without WebAuthn: the passkey forms and recovery (which ends with a new passkey)
     # are gone, and BankID still signs the user in.
@@ -701,7 +729,8 @@ CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_a
                   step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link,
                   step_bankid_sign_up, step_bankid_link, step_bankid_qr_expires, step_bankid_cancel,
                   step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
-                  step_old_passkey_revoked, step_bankid_first_sign_up, step_bankid_without_passkeys]
+                  step_old_passkey_revoked, step_bankid_first_sign_up, step_bankid_same_device,
+                  step_bankid_without_passkeys]
 
 
 def main():
