@@ -269,6 +269,22 @@ extension Migration {
                     ocsp_response TEXT
                 ) STRICT;
                 """),
+        Migration(
+            version: 6, name: "used sealed login challenges",
+            sql: """
+                -- Login challenges are sealed (MACed) into their own id and not stored when issued;
+                -- only their use is, one row per challenge answered or refused, kept until the
+                -- challenge would have expired anyway so that it cannot be answered twice. Keyed by
+                -- expiry first: challenges are used in roughly the order they were issued, so a
+                -- batch of logins appends to the last leaf instead of touching a random page each,
+                -- and the purge deletes a range from the front. The MAC fixes each challenge's
+                -- expiry, so the pair is as unique as the challenge bytes alone.
+                CREATE TABLE used_challenges (
+                    expires_at INTEGER NOT NULL,
+                    challenge BLOB NOT NULL CHECK (length(challenge) BETWEEN 16 AND 64),
+                    PRIMARY KEY (expires_at, challenge)
+                ) STRICT, WITHOUT ROWID;
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.

@@ -179,6 +179,51 @@ struct SQLiteDatabaseTests {
         #expect(foreignKeyProblems.isEmpty)
     }
 
+    @Test("migration 6 adds the used-challenge set to a version-5 file and keeps everything in it")
+    func usedChallengesMigration() throws {
+        // A real file at schema 5, written through the store as the previous release would.
+        let versionFive = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Array(Migration.all.prefix(5)))
+        let old = SQLiteStore(database: versionFive)
+        try old.createUser(
+            makeUser("u1", username: "ada"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
+        try old.insertSession(makeSession("s1", userID: "u1"))
+        try old.insertChallenge(makeChallenge("c1"))
+        _ = try old.appendAudit(
+            AuditEvent(at: at(1), action: "passkey.registered", actor: "user:u1", userID: "u1"))
+        try old.setSetting("k", value: [1, 2])
+        #expect(try versionFive.schemaVersion == 5)
+        #expect(!(try tableNames(versionFive).contains("used_challenges")))
+        versionFive.close()
+
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        #expect(try database.schemaVersion == 6)
+        #expect(try database.appliedMigrations().last?.name == "used sealed login challenges")
+        #expect(try store.user(id: "u1")?.username == "ada")
+        #expect(try store.passkey(credentialID: [1, 2, 3])?.signCount == 5)
+        #expect(try store.session(id: "s1") != nil)
+        #expect(try store.challenge(id: "c1", purpose: .login, at: at(1)) == makeChallenge("c1"))
+        #expect(
+            try store.auditEvents(userID: "u1", beforeID: nil, limit: 10).map(\.action) == [
+                "passkey.registered"
+            ])
+        #expect(try store.setting("k") == [1, 2])
+        // The new table works, and its key is what the purge and the uniqueness check seek.
+        #expect(try store.useSealedChallenge([UInt8](repeating: 1, count: 32), expiresAt: at(300), at: at(1)))
+        #expect(
+            try !store.useSealedChallenge([UInt8](repeating: 1, count: 32), expiresAt: at(300), at: at(2)))
+        let purgePlan = try database.read { connection in
+            try connection.query(
+                "EXPLAIN QUERY PLAN DELETE FROM used_challenges WHERE expires_at <= ?1", [0]
+            ) { $0.string(3) }.joined(separator: "; ")
+        }
+        #expect(purgePlan.contains("PRIMARY KEY (expires_at<?)"), "\(purgePlan)")
+        #expect(try database.integrityCheck() == "ok")
+    }
+
     @Test("a passkey lookup by credential id and a challenge consumption seek their primary keys")
     func hotPathPlans() throws {
         let database = try SQLiteDatabase(path: path)
