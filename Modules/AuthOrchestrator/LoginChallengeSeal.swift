@@ -34,12 +34,16 @@ struct LoginChallengeSeal: Sendable {
     /// Binds the MAC to this use of the key, so the same key could never vouch for anything else.
     private static let label = Array("portvakt login challenge".utf8)
 
-    private let key: RedactedBytes
+    /// Keyed once: each MAC then copies OpenSSL's keyed context instead of looking HMAC up.
+    private let key: HMACKey
 
     /// A seal under `key` (at least `keyLength` bytes).
     init(key: [UInt8]) {
         precondition(key.count >= Self.keyLength, "a challenge sealing key needs 32 bytes")
-        self.key = RedactedBytes(key)
+        guard let keyed = try? HMACKey(.sha256, key: key) else {
+            preconditionFailure("OpenSSL could not key HMAC-SHA-256")
+        }
+        self.key = keyed
     }
 
     /// `date` to the nearest millisecond, what a sealed id keeps (as the stores keep times).
@@ -88,17 +92,8 @@ struct LoginChallengeSeal: Sendable {
     }
 
     private func mac(_ body: [UInt8]) -> [UInt8] {
-        key.withBytes { HMAC.authenticate(.sha256, key: $0, data: Self.label + body) }
+        key.authenticate(Self.label + body)
     }
-}
-
-/// Key bytes that never show up in a description, a dump or a log line.
-private struct RedactedBytes: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    private let bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-    func withBytes<T>(_ body: ([UInt8]) -> T) -> T { body(bytes) }
-    var description: String { "<redacted>" }
-    var debugDescription: String { "<redacted>" }
 }
 
 extension PasskeyService {
