@@ -398,13 +398,12 @@ public struct PasskeyService: Sendable {
         }
         attempt.challenge = challenge
         let parsed = try AuthenticationResponseJSON(json: response)
-        guard let passkey = try accounts.passkey(credentialID: parsed.rawID) else {
+        // The passkey and its owner in one read (the owner always exists: deleting a user deletes
+        // their passkeys in the same transaction).
+        guard let (passkey, user) = try accounts.passkeyWithOwner(credentialID: parsed.rawID) else {
             throw AuthError(.loginFailed, "the passkey is not known")
         }
         attempt.userID = passkey.userID
-        guard let user = try accounts.user(id: passkey.userID) else {
-            throw AuthError(.loginFailed, "the passkey's account no longer exists")
-        }
         // A login that named a user accepts only that user's passkeys; one that named an
         // unknown user accepts none (no account has that name).
         if let named = challenge.usernameDigest,

@@ -312,6 +312,15 @@ extension MemoryStore: AccountStore {
         state.withLock { $0.passkeys[credentialID] }
     }
 
+    public func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)? {
+        state.withLock { state in
+            guard let passkey = state.passkeys[credentialID], let owner = state.users[passkey.userID] else {
+                return nil
+            }
+            return (passkey, owner)
+        }
+    }
+
     public func passkeys(userID: String) throws -> [StoredPasskey] {
         state.withLock { state in
             // created_at, then the credential id's bytes, as SQLite's ORDER BY sorts them.

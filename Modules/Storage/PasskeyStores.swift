@@ -111,6 +111,10 @@ public protocol PasskeyStore: Sendable {
 /// A protocol of its own (rather than a method on `PasskeyStore`) because only a store that holds
 /// both users and passkeys can make the two inserts one transaction.
 public protocol AccountStore: UserStore, PasskeyStore {
+    /// The passkey with this credential id together with the user who owns it, read in one
+    /// lookup (one snapshot): the login hot path. Nil when there is no such passkey.
+    func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)?
+
     /// Creates a user and their first passkey in one transaction (sign-up), so a failed insert leaves no account behind.
     /// - Throws: `StorageError(.invalidArgument)` when `firstPasskey.userID` is not `user.id`,
     ///   `.conflict` when the user id, username, user handle or credential id is taken; nothing

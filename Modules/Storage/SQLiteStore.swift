@@ -354,6 +354,31 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)? {
+        // One statement, so one read transaction (one WAL read lock, one check of the page cache)
+        // instead of two: a seek of the passkeys' key, then of the users' key for the owner.
+        try database.read { connection in
+            try connection.queryFirst(Self.passkeyWithOwnerSQL, [credentialID]) { row in
+                (passkey: try Self.passkey(row), owner: Self.user(row.shifted(by: Self.passkeyColumnCount)))
+            }
+        }
+    }
+
+    /// The passkey's columns, then its owner's, each qualified by its table.
+    private static let passkeyWithOwnerSQL: String = {
+        func qualified(_ columns: String, _ table: String) -> String {
+            columns.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }
+                .joined(separator: ", ")
+        }
+        return """
+            SELECT \(qualified(passkeyColumns, "p")), \(qualified(userColumns, "u"))
+            FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1
+            """
+    }()
+
+    /// How many columns `passkeyColumns` names.
+    private static let passkeyColumnCount = Int32(passkeyColumns.split(separator: ",").count)
+
     public func passkeys(userID: String) throws -> [StoredPasskey] {
         // The (user_id, created_at) index yields them in order; the credential id breaks ties.
         try database.read { connection in

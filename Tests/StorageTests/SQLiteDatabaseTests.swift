@@ -239,6 +239,12 @@ struct SQLiteDatabaseTests {
         let list = try plan(
             "SELECT name FROM passkeys WHERE user_id = ?2 AND ?1 = ?1 ORDER BY created_at, credential_id")
         #expect(list.contains("passkeys_user_id (user_id=?)"), "\(list)")
+        let withOwner = try plan(
+            "SELECT u.username FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1 AND ?2 = ?2"
+        )
+        #expect(
+            withOwner.contains("USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"), "\(withOwner)")
+        #expect(withOwner.contains("USING INDEX sqlite_autoindex_users_1 (id=?)"), "\(withOwner)")
         let consume = try plan("SELECT challenge FROM challenges WHERE id = ?2 AND ?1 = ?1")
         #expect(consume.contains("PRIMARY KEY (id=?)"), "\(consume)")
     }
