@@ -21,7 +21,8 @@ public final class MemoryStore: Sendable {
         /// token hash → session id, the UNIQUE index.
         var sessionIDsByTokenHash: [[UInt8]: String] = [:]
         var audit: [AuditEvent] = []
-        /// Like AUTOINCREMENT: ids only grow and are never reused.
+        /// Ids only grow and are never reused, as in SQLite, where audit events are never
+        /// deleted and a new one gets max(id) + 1.
         var lastAuditID: Int64 = 0
         var settings: [String: [UInt8]] = [:]
 

@@ -200,8 +200,8 @@ struct SQLiteDatabaseTests {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         let store = SQLiteStore(database: database)
-        #expect(try database.schemaVersion == 6)
-        #expect(try database.appliedMigrations().last?.name == "used sealed login challenges")
+        #expect(try database.schemaVersion == Self.latest)
+        #expect(try database.appliedMigrations()[5].name == "used sealed login challenges")
         #expect(try store.user(id: "u1")?.username == "ada")
         #expect(try store.passkey(credentialID: [1, 2, 3])?.signCount == 5)
         #expect(try store.session(id: "s1") != nil)
@@ -222,6 +222,71 @@ struct SQLiteDatabaseTests {
         }
         #expect(purgePlan.contains("PRIMARY KEY (expires_at<?)"), "\(purgePlan)")
         #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test(
+        "migration 7 rebuilds the audit trail of a version-6 file without AUTOINCREMENT, every row and id kept"
+    )
+    func auditWithoutAutoincrementMigration() throws {
+        let versionSix = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Array(Migration.all.prefix(6)))
+        let old = SQLiteStore(database: versionSix)
+        try old.createUser(makeUser("u1", username: "ada"), firstPasskey: makePasskey([1], userID: "u1"))
+        try old.insertSession(makeSession("s1", userID: "u1"))
+        var written: [AuditEvent] = []
+        for index in 0..<300 {
+            var event = AuditEvent(
+                at: at(Double(index)), action: index % 3 == 0 ? "passkey.login" : "passkey.renamed",
+                actor: index % 2 == 0 ? "user:u1" : "anonymous", userID: index % 2 == 0 ? "u1" : nil,
+                requestID: "r\(index)", ipAddress: index % 5 == 0 ? nil : "192.0.2.\(index % 250)",
+                details: index % 4 == 0 ? [:] : ["n": "\(index)", "quote": "\"é\""])
+            event.id = try old.appendAudit(event)
+            written.append(event)
+        }
+        // A gap in the middle, as deleting one row by hand would leave: ids are kept, not renumbered.
+        try versionSix.write { try $0.execute("DELETE FROM audit_events WHERE id = 150") }
+        written.removeAll { $0.id == 150 }
+        let sequenced = try versionSix.read { connection in
+            try connection.query("SELECT name FROM sqlite_sequence") { $0.string(0) }
+        }
+        #expect(sequenced == ["audit_events"])
+        versionSix.close()
+
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        #expect(try database.schemaVersion == 7)
+        let all = try store.auditEvents(userID: nil, beforeID: nil, limit: 1000)
+        #expect(all.count == 299 && all.count == written.count)
+        #expect(Array(all.reversed()) == written, "every row, every field, every id")
+        #expect(try store.auditEvents(userID: "u1", beforeID: nil, limit: 1000).count == 150)
+        let schema = try database.read { connection in
+            try connection.queryFirst("SELECT sql FROM sqlite_schema WHERE name = 'audit_events'") {
+                $0.string(0)
+            }
+        }
+        #expect(schema?.contains("AUTOINCREMENT") == false)
+        let sequencedAfter = try database.read { connection in
+            try connection.query("SELECT name FROM sqlite_sequence") { $0.string(0) }
+        }
+        #expect(sequencedAfter.isEmpty, "no sequence row left to update on every append")
+        let next = try store.appendAudit(
+            AuditEvent(at: at(400), action: "passkey.login", actor: "user:u1", userID: "u1"))
+        #expect(next == 301, "the next id follows the largest kept")
+        func plan(_ sql: String) throws -> String {
+            try database.read { connection in
+                try connection.query("EXPLAIN QUERY PLAN " + sql) { $0.string(3) }.joined(separator: "; ")
+            }
+        }
+        #expect(
+            try plan("SELECT id FROM audit_events WHERE user_id = 'u1' ORDER BY id DESC").contains(
+                "audit_events_user_id"))
+        #expect(
+            try plan("SELECT id FROM audit_events WHERE action = 'passkey.login' ORDER BY id DESC").contains(
+                "audit_events_action"))
+        #expect(try database.integrityCheck() == "ok")
+        #expect(try store.session(id: "s1") != nil && store.passkey(credentialID: [1]) != nil)
     }
 
     @Test("a passkey lookup by credential id and a challenge consumption seek their primary keys")
