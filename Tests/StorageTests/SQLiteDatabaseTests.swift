@@ -19,6 +19,18 @@ struct SQLiteDatabaseTests {
     /// The newest schema version this binary knows.
     static let latest = Migration.all.count
 
+    /// The version of the migration named `name`, so upgrade tests name the step they test and
+    /// keep working when migrations are renumbered before a release.
+    static func version(of name: String) -> Int {
+        guard let migration = Migration.all.first(where: { $0.name == name }) else {
+            fatalError("no migration named \(name)")
+        }
+        return migration.version
+    }
+
+    static let sealedChallenges = version(of: "used sealed login challenges")
+    static let auditRebuild = version(of: "audit events without AUTOINCREMENT")
+
     /// One migration past the binary's own, for tests of stepwise upgrades.
     static let notesMigration = Migration(
         version: latest + 1, name: "notes",
@@ -179,13 +191,14 @@ struct SQLiteDatabaseTests {
         #expect(foreignKeyProblems.isEmpty)
     }
 
-    @Test("migration 6 adds the used-challenge set to a version-5 file and keeps everything in it")
+    @Test(
+        "the used-challenge migration adds its set to a file from the step before and keeps everything in it")
     func usedChallengesMigration() throws {
-        // A real file at schema 5, written through the store as the previous release would.
-        let versionFive = try SQLiteDatabase(
+        // A real file one step before, written through the store as the previous release would.
+        let beforeSealing = try SQLiteDatabase(
             path: path, configuration: .init(), clock: SystemClock(),
-            migrations: Array(Migration.all.prefix(5)))
-        let old = SQLiteStore(database: versionFive)
+            migrations: Array(Migration.all.prefix(Self.sealedChallenges - 1)))
+        let old = SQLiteStore(database: beforeSealing)
         try old.createUser(
             makeUser("u1", username: "ada"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
         try old.insertSession(makeSession("s1", userID: "u1"))
@@ -193,15 +206,15 @@ struct SQLiteDatabaseTests {
         _ = try old.appendAudit(
             AuditEvent(at: at(1), action: "passkey.registered", actor: "user:u1", userID: "u1"))
         try old.setSetting("k", value: [1, 2])
-        #expect(try versionFive.schemaVersion == 5)
-        #expect(!(try tableNames(versionFive).contains("used_challenges")))
-        versionFive.close()
+        #expect(try beforeSealing.schemaVersion == Self.sealedChallenges - 1)
+        #expect(!(try tableNames(beforeSealing).contains("used_challenges")))
+        beforeSealing.close()
 
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         let store = SQLiteStore(database: database)
         #expect(try database.schemaVersion == Self.latest)
-        #expect(try database.appliedMigrations()[5].name == "used sealed login challenges")
+        #expect(try database.appliedMigrations().map(\.version).contains(Self.sealedChallenges))
         #expect(try store.user(id: "u1")?.username == "ada")
         #expect(try store.passkey(credentialID: [1, 2, 3])?.signCount == 5)
         #expect(try store.session(id: "s1") != nil)
@@ -225,13 +238,13 @@ struct SQLiteDatabaseTests {
     }
 
     @Test(
-        "migration 7 rebuilds the audit trail of a version-6 file without AUTOINCREMENT, every row and id kept"
+        "the audit migration rebuilds the trail of a file from the step before without AUTOINCREMENT, every row and id kept"
     )
     func auditWithoutAutoincrementMigration() throws {
-        let versionSix = try SQLiteDatabase(
+        let beforeRebuild = try SQLiteDatabase(
             path: path, configuration: .init(), clock: SystemClock(),
-            migrations: Array(Migration.all.prefix(6)))
-        let old = SQLiteStore(database: versionSix)
+            migrations: Array(Migration.all.prefix(Self.auditRebuild - 1)))
+        let old = SQLiteStore(database: beforeRebuild)
         try old.createUser(makeUser("u1", username: "ada"), firstPasskey: makePasskey([1], userID: "u1"))
         try old.insertSession(makeSession("s1", userID: "u1"))
         var written: [AuditEvent] = []
@@ -245,18 +258,18 @@ struct SQLiteDatabaseTests {
             written.append(event)
         }
         // A gap in the middle, as deleting one row by hand would leave: ids are kept, not renumbered.
-        try versionSix.write { try $0.execute("DELETE FROM audit_events WHERE id = 150") }
+        try beforeRebuild.write { try $0.execute("DELETE FROM audit_events WHERE id = 150") }
         written.removeAll { $0.id == 150 }
-        let sequenced = try versionSix.read { connection in
+        let sequenced = try beforeRebuild.read { connection in
             try connection.query("SELECT name FROM sqlite_sequence") { $0.string(0) }
         }
         #expect(sequenced == ["audit_events"])
-        versionSix.close()
+        beforeRebuild.close()
 
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         let store = SQLiteStore(database: database)
-        #expect(try database.schemaVersion == 7)
+        #expect(try database.schemaVersion == Self.latest)
         let all = try store.auditEvents(userID: nil, beforeID: nil, limit: 1000)
         #expect(all.count == 299 && all.count == written.count)
         #expect(Array(all.reversed()) == written, "every row, every field, every id")
