@@ -113,7 +113,9 @@ public final class PortvaktServer: Sendable {
 
         var passkeyService = PasskeyService(
             accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
-            policy: try Self.passkeyPolicy(configuration), clock: clock, random: random)
+            policy: try Self.passkeyPolicy(configuration), clock: clock, random: random,
+            // Shared through the database, so any instance can finish a login another began.
+            challengeKey: try PasskeyService.sharedChallengeKey(settings: store, random: random))
         // A linked BankID identity is a way in while BankID login is on: the last passkey may
         // then be removed. With BankID login off it would leave the account locked out.
         if configuration.methods.bankid.login { passkeyService.identities = store }

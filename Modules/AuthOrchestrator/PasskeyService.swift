@@ -104,8 +104,9 @@ public struct CompletedLogin: Sendable {
 /// Passkey sign-up, sign-in and passkey management: the use cases behind the passkey routes.
 ///
 /// Every step that changes state or decides a login writes an audit event. Challenges are
-/// single use through `ChallengeStore.consumeChallenge`, which is atomic, so two finalize calls
-/// racing with one response cannot both succeed.
+/// single use: registration challenges through `ChallengeStore.consumeChallenge`, sealed login
+/// challenges through `ChallengeStore.useSealedChallenge` (inside the login's commit), both
+/// atomic, so two finalize calls racing with one response cannot both succeed.
 public struct PasskeyService: Sendable {
     let accounts: any AccountStore
     let challenges: any ChallengeStore
@@ -118,16 +119,28 @@ public struct PasskeyService: Sendable {
     let random: any RandomSource
     /// Linked BankID identities: an account with one still has a way in without passkeys.
     public var identities: (any BankIDIdentityStore)?
+    /// Seals login challenges into their ids, so issuing one writes nothing.
+    let loginSeal: LoginChallengeSeal
 
     /// The bytes of a challenge id: 128 bits, unguessable.
     static let challengeIDBytes = 16
 
     /// Creates the service over its stores, with injected time and randomness.
+    ///
+    /// - Parameter challengeKey: The key that seals login challenges (32 bytes or more). Every
+    ///   instance serving one database must use the same key, `sharedChallengeKey(settings:random:)`;
+    ///   nil draws a key of this service's own, which suits a single process (tests, tools).
     public init(
         accounts: any AccountStore, challenges: any ChallengeStore, audit: any AuditStore,
         logins: any PasskeyLoginStore, sessions: SessionService, policy: PasskeyPolicy, clock: any WallClock,
-        random: any RandomSource
+        random: any RandomSource, challengeKey: [UInt8]? = nil
     ) {
+        // The system's randomness rather than `random`: the key is never seen, and drawing it from
+        // a seeded test source would shift every value drawn after it.
+        guard let key = challengeKey ?? (try? SystemRandom().bytes(LoginChallengeSeal.keyLength)) else {
+            preconditionFailure("no randomness for the login challenge key")
+        }
+        loginSeal = LoginChallengeSeal(key: key)
         self.accounts = accounts
         self.challenges = challenges
         self.audit = audit
@@ -314,15 +327,15 @@ public struct PasskeyService: Sendable {
             relyingParty: policy.relyingParty, allowCredentials: allowed,
             timeoutMilliseconds: timeoutMilliseconds,
             random: random)
-        let now = clock.now()
-        // The username is kept (for five minutes) so that finalize knows the login named someone,
-        // and refuses every credential when that someone does not exist.
-        let stored = StoredChallenge(
-            id: try randomToken(Self.challengeIDBytes), challenge: options.challenge, purpose: .login,
-            userID: user?.id, username: username, createdAt: now, expiresAt: now + policy.challengeLifetime)
-        try challenges.insertChallenge(stored)
-        return IssuedChallenge(
-            challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
+        // Sealed, not stored: the id carries the challenge, its expiry and (as a digest) the
+        // username, so that finalize knows the login named someone and accepts only that
+        // account's passkeys, none when nobody has that name. The id reads the same either way.
+        let expiresAt = LoginChallengeSeal.millisecondPrecision(clock.now() + policy.challengeLifetime)
+        let id = loginSeal.seal(
+            LoginChallengeSeal.Contents(
+                challenge: options.challenge, expiresAt: expiresAt,
+                usernameDigest: username.map(LoginChallengeSeal.digest(username:))))
+        return IssuedChallenge(challengeID: id, optionsJSON: options.json(), expiresAt: expiresAt)
     }
 
     /// Verifies an authentication response (§7.2), records the passkey's use and opens a session.
@@ -360,11 +373,12 @@ public struct PasskeyService: Sendable {
         }
     }
 
-    /// A challenge is good for one attempt: one whose response was refused is deleted, so it
+    /// A challenge is good for one attempt: one whose response was refused is marked used, so it
     /// cannot be tried again with another response.
     private func burnOnFailure(_ attempt: LoginAttempt) {
-        guard let challengeID = attempt.challengeID else { return }
-        _ = try? challenges.consumeChallenge(id: challengeID, purpose: .login, at: clock.now())
+        guard let challenge = attempt.challenge else { return }
+        _ = try? challenges.useSealedChallenge(
+            challenge.challenge, expiresAt: challenge.expiresAt, at: clock.now())
     }
 
     private func login(
@@ -372,33 +386,37 @@ public struct PasskeyService: Sendable {
         context: ClientContext, attempt: LoginAttempt
     ) throws -> CompletedLogin {
         let now = clock.now()
-        // Read, not consumed: the commit below consumes it, so the signature is checked without
-        // holding the write lock. Any refused attempt uses it up, an expired or other-purpose
-        // one included (see `burnOnFailure`).
-        attempt.challengeID = challengeID
-        guard let challenge = try challenges.challenge(id: challengeID, purpose: .login, at: now) else {
+        // Opened, not yet used: the commit below records its use, so the signature is checked
+        // without holding the write lock. Any refused attempt uses it up (see `burnOnFailure`).
+        // An id that does not open (forged, altered, a registration challenge's) or has expired
+        // is refused; there is nothing of it to use up.
+        guard let challenge = loginSeal.open(challengeID),
+            challenge.expiresAt > LoginChallengeSeal.millisecondPrecision(now)
+        else {
             throw AuthError(
                 .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
         }
+        attempt.challenge = challenge
         let parsed = try AuthenticationResponseJSON(json: response)
-        guard let passkey = try accounts.passkey(credentialID: parsed.rawID) else {
+        // The passkey and its owner in one read (the owner always exists: deleting a user deletes
+        // their passkeys in the same transaction).
+        guard let (passkey, user) = try accounts.passkeyWithOwner(credentialID: parsed.rawID) else {
             throw AuthError(.loginFailed, "the passkey is not known")
         }
         attempt.userID = passkey.userID
         // A login that named a user accepts only that user's passkeys; one that named an
-        // unknown user accepts none.
-        if challenge.username != nil, challenge.userID != passkey.userID {
+        // unknown user accepts none (no account has that name).
+        if let named = challenge.usernameDigest,
+            !ConstantTime.equals(named, user.username.map(LoginChallengeSeal.digest(username:)) ?? [])
+        {
             throw AuthError(.loginFailed, "the passkey does not belong to the named account")
-        }
-        guard let user = try accounts.user(id: passkey.userID) else {
-            throw AuthError(.loginFailed, "the passkey's account no longer exists")
         }
         let credential = try StoredCredential(
             id: passkey.credentialID, publicKeyBytes: passkey.publicKey, signCount: passkey.signCount,
             userHandle: user.userHandle, backupEligible: passkey.backupEligible)
         let verified = try verify(
             parsed, challenge: challenge.challenge, credential: credential,
-            expectedUserHandle: challenge.userID == nil ? nil : user.userHandle)
+            expectedUserHandle: challenge.usernameDigest == nil ? nil : user.userHandle)
         guard user.disabledAt == nil else {
             throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
         }
@@ -414,13 +432,14 @@ public struct PasskeyService: Sendable {
         // the one the request came with (signing in is a change of privilege), audit.
         let committed = try logins.commitPasskeyLogin(
             PasskeyLoginRecord(
-                challengeID: challengeID, credentialID: passkey.credentialID, signCount: verified.signCount,
+                challenge: .sealed(challenge: challenge.challenge, expiresAt: challenge.expiresAt),
+                credentialID: passkey.credentialID, signCount: verified.signCount,
                 backupState: verified.backupState, session: session.session,
                 replacedSessionID: replacingSessionID,
                 event: auditEvent("passkey.login", userID: user.id, context: context, details: details),
                 at: now))
-        // Consumed by the commit, whatever its answer.
-        attempt.challengeID = nil
+        // Used up by the commit, whatever its answer.
+        attempt.challenge = nil
         guard committed else {
             // Another finalize with the same challenge won the race, or it expired meanwhile.
             throw AuthError(
@@ -548,8 +567,8 @@ public struct PasskeyService: Sendable {
 }
 
 /// What a failing login had learnt before it threw: the account it concerned once the credential
-/// was found (for the audit event), and the challenge it read and must use up.
+/// was found (for the audit event), and the challenge it opened and must use up.
 private final class LoginAttempt {
     var userID: String?
-    var challengeID: String?
+    var challenge: LoginChallengeSeal.Contents?
 }

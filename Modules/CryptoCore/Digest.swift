@@ -18,6 +18,16 @@ public enum DigestAlgorithm: Sendable, Hashable {
         }
     }
 
+    /// OpenSSL's name for the algorithm, for APIs that take parameters by name.
+    var openSSLName: String {
+        switch self {
+        case .sha256: "SHA256"
+        case .sha384: "SHA384"
+        case .sha512: "SHA512"
+        case .sha1: "SHA1"
+        }
+    }
+
     /// OpenSSL's static descriptor for the algorithm (no lookup, no allocation).
     var evpMD: OpaquePointer {
         switch self {
@@ -74,6 +84,74 @@ public enum HMAC {
         precondition(result != nil && Int(length) == algorithm.byteCount, "HMAC failed")
         return output
     }
+}
+
+/// An HMAC key set up once for many MACs: OpenSSL's HMAC context keyed at creation and copied
+/// for each message, so a MAC costs no algorithm lookup (the one-shot `HMAC.authenticate` fetches
+/// the HMAC and digest implementations on every call, which under concurrent use also contends on
+/// OpenSSL's method store).
+///
+/// The keyed context is only ever copied, never changed, which OpenSSL allows from any number of
+/// threads at once; hence `@unchecked Sendable`. The key stays inside OpenSSL's context and out of
+/// every description.
+public final class HMACKey: @unchecked Sendable, CustomStringConvertible {
+    /// The owned, keyed `EVP_MAC_CTX *`; freed in `deinit`, never handed out.
+    private let context: OpaquePointer
+    private let algorithm: DigestAlgorithm
+
+    /// Keys an HMAC over `algorithm` with `key`.
+    /// - Throws: `CryptoError(.keyFailure)` when OpenSSL cannot set the context up.
+    public init(_ algorithm: DigestAlgorithm, key: some ContiguousBytes) throws(CryptoError) {
+        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
+            ERR_clear_error()
+            throw CryptoError(.keyFailure, "OpenSSL has no HMAC")
+        }
+        defer { EVP_MAC_free(mac) }
+        guard let context = EVP_MAC_CTX_new(mac) else {
+            throw CryptoError(.keyFailure, "could not allocate an HMAC context")
+        }
+        let keyed = algorithm.openSSLName.withCString { name in
+            key.withUnsafeBytes { keyBytes in
+                var parameters = [
+                    OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: name), 0),
+                    OSSL_PARAM_construct_end(),
+                ]
+                return EVP_MAC_init(
+                    context, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes.count,
+                    &parameters) == 1
+            }
+        }
+        guard keyed else {
+            ERR_clear_error()
+            EVP_MAC_CTX_free(context)
+            throw CryptoError(.keyFailure, "could not key the HMAC")
+        }
+        self.context = context
+        self.algorithm = algorithm
+    }
+
+    deinit { EVP_MAC_CTX_free(context) }
+
+    /// The MAC of `data`, equal to `HMAC.authenticate(algorithm, key:data:)` with this key.
+    public func authenticate(_ data: some ContiguousBytes) -> [UInt8] {
+        // A copy per message: the keyed template stays untouched for the other threads.
+        guard let copy = EVP_MAC_CTX_dup(context) else { preconditionFailure("EVP_MAC_CTX_dup failed") }
+        defer { EVP_MAC_CTX_free(copy) }
+        var output = [UInt8](repeating: 0, count: algorithm.byteCount)
+        var length = 0
+        let ok = data.withUnsafeBytes { input in
+            output.withUnsafeMutableBufferPointer { out in
+                EVP_MAC_update(copy, input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count) == 1
+                    && EVP_MAC_final(copy, out.baseAddress, &length, out.count) == 1
+            }
+        }
+        // Only an allocation failure makes these fail, where continuing would be unsafe.
+        precondition(ok && length == algorithm.byteCount, "HMAC failed")
+        return output
+    }
+
+    /// Names the algorithm only; the key never appears.
+    public var description: String { "HMACKey(\(algorithm))" }
 }
 
 /// Comparison that takes the same time wherever the inputs differ, for secrets and MACs.

@@ -55,19 +55,23 @@ public final class PublicKey: @unchecked Sendable {
         guard lengthsOK else {
             throw CryptoError(.invalidPublicKey, "EC coordinates must be \(size) bytes each for \(curve)")
         }
-        // The builder copies values only in OSSL_PARAM_BLD_to_param, inside fromData: both buffers must
-        // outlive that call, hence fromData runs inside these scopes.
-        let built = point.withUnsafeBytes { raw in
-            curve.groupName.withCString { group in
-                Self.fromData(type: "EC") { builder in
-                    OSSL_PARAM_BLD_push_utf8_string(builder, copenssl_param_group_name(), group, 0) == 1
-                        && OSSL_PARAM_BLD_push_octet_string(
-                            builder, copenssl_param_public_key(), raw.baseAddress, raw.count) == 1
-                }
-            }
+        // A copy of the curve's template (its group, no point) given this point. Importing the group by
+        // name instead (EVP_PKEY_fromdata) rebuilds it in OpenSSL 3 on every call, which cost more than
+        // everything else in building a key; copying the template costs a fraction (measured: 23 µs
+        // against 10 µs per P-256 key with the check below). The point goes through the same
+        // EC_POINT_oct2point as an import, which refuses coordinates out of range and points off the
+        // curve.
+        guard let template = ECTemplates.shared.template(for: curve), let pkey = EVP_PKEY_dup(template) else {
+            ERR_clear_error()
+            throw CryptoError(.keyFailure, "could not copy the \(curve) key template")
         }
-        // fromdata already refuses off-curve points; failure here is therefore "invalid", not "internal".
-        guard let pkey = built else {
+        let pointSet = point.withUnsafeBufferPointer { raw in
+            EVP_PKEY_set1_encoded_public_key(pkey, raw.baseAddress, raw.count) == 1
+        }
+        // Refused by the point decoder: "invalid", not "internal".
+        guard pointSet else {
+            ERR_clear_error()
+            EVP_PKEY_free(pkey)
             throw CryptoError(.invalidPublicKey, "the EC point is not a valid point on \(curve)")
         }
         // The explicit check does not rely on a provider's import path validating: it costs about 4%
@@ -216,12 +220,16 @@ public final class PublicKey: @unchecked Sendable {
 
     // MARK: OpenSSL plumbing
 
-    /// Runs EVP_PKEY_fromdata for a public key of `type`, with parameters pushed by `push`.
+    /// Runs EVP_PKEY_fromdata for a public key of `type` (or, with `selection`, only its domain
+    /// parameters), with parameters pushed by `push`.
     ///
     /// Parameter names pushed must have static storage (the `copenssl_param_*` shims) and values must
     /// stay valid until this returns. Every temporary (builder, parameter array, context) is freed before returning; the caller owns
     /// the returned key. Returns nil on any failure, with OpenSSL's error queue cleared.
-    private static func fromData(type: String, push: (OpaquePointer) -> Bool) -> OpaquePointer? {
+    fileprivate static func fromData(
+        type: String, selection: Int32 = copenssl_evp_pkey_public_key_selection(),
+        push: (OpaquePointer) -> Bool
+    ) -> OpaquePointer? {
         guard let builder = OSSL_PARAM_BLD_new() else { return nil }
         defer { OSSL_PARAM_BLD_free(builder) }
         guard push(builder), let params = OSSL_PARAM_BLD_to_param(builder) else {
@@ -236,7 +244,7 @@ public final class PublicKey: @unchecked Sendable {
         defer { EVP_PKEY_CTX_free(context) }
         var pkey: OpaquePointer? = nil
         guard EVP_PKEY_fromdata_init(context) == 1,
-            EVP_PKEY_fromdata(context, &pkey, copenssl_evp_pkey_public_key_selection(), params) == 1, let pkey
+            EVP_PKEY_fromdata(context, &pkey, selection, params) == 1, let pkey
         else {
             ERR_clear_error()
             return nil
@@ -364,4 +372,31 @@ public final class PublicKey: @unchecked Sendable {
 extension PublicKey: CustomStringConvertible {
     /// Names the key type only; key material stays out of logs.
     public var description: String { "PublicKey(\(type))" }
+}
+
+/// One key per accepted curve holding only the curve's group, built on first use and never
+/// freed: new EC keys are copies of it (`EVP_PKEY_dup`) given their point.
+///
+/// The templates are only ever read (duplicated), never changed, which OpenSSL allows from any
+/// number of threads at once; hence `@unchecked Sendable`.
+private final class ECTemplates: @unchecked Sendable {
+    static let shared = ECTemplates()
+
+    private let templates: [ECCurve: OpaquePointer]
+
+    private init() {
+        var templates: [ECCurve: OpaquePointer] = [:]
+        for curve in ECCurve.allCases {
+            let built = curve.groupName.withCString { group in
+                PublicKey.fromData(type: "EC", selection: copenssl_evp_pkey_key_parameters_selection()) {
+                    OSSL_PARAM_BLD_push_utf8_string($0, copenssl_param_group_name(), group, 0) == 1
+                }
+            }
+            templates[curve] = built
+        }
+        self.templates = templates
+    }
+
+    /// The template for `curve`; nil only when OpenSSL could not build it.
+    func template(for curve: ECCurve) -> OpaquePointer? { templates[curve] }
 }

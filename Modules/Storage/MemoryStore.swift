@@ -15,13 +15,24 @@ public final class MemoryStore: Sendable {
         /// credential id → passkey, the primary key.
         var passkeys: [[UInt8]: StoredPasskey] = [:]
         var challenges: [String: StoredChallenge] = [:]
+        /// Used sealed challenges (their bytes) and when each expires.
+        var usedChallenges: [[UInt8]: Date] = [:]
         var sessions: [String: Session] = [:]
         /// token hash → session id, the UNIQUE index.
         var sessionIDsByTokenHash: [[UInt8]: String] = [:]
         var audit: [AuditEvent] = []
-        /// Like AUTOINCREMENT: ids only grow and are never reused.
+        /// Ids only grow and are never reused, as in SQLite, where audit events are never
+        /// deleted and a new one gets max(id) + 1.
         var lastAuditID: Int64 = 0
         var settings: [String: [UInt8]] = [:]
+
+        /// Records a sealed challenge's use, as SQLiteStore's used_challenges key does.
+        mutating func useSealedChallenge(_ challenge: [UInt8], expiresAt: Date, at now: Date) -> Bool {
+            let expiresAt = expiresAt.storagePrecision
+            guard expiresAt > now.storagePrecision, usedChallenges[challenge] == nil else { return false }
+            usedChallenges[challenge] = expiresAt
+            return true
+        }
 
         mutating func insertSession(_ session: Session) throws(StorageError) {
             guard users[session.userID] != nil else {
@@ -302,6 +313,15 @@ extension MemoryStore: AccountStore {
         state.withLock { $0.passkeys[credentialID] }
     }
 
+    public func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)? {
+        state.withLock { state in
+            guard let passkey = state.passkeys[credentialID], let owner = state.users[passkey.userID] else {
+                return nil
+            }
+            return (passkey, owner)
+        }
+    }
+
     public func passkeys(userID: String) throws -> [StoredPasskey] {
         state.withLock { state in
             // created_at, then the credential id's bytes, as SQLite's ORDER BY sorts them.
@@ -402,10 +422,15 @@ extension MemoryStore: ChallengeStore {
     public func purgeChallenges(expiredBefore now: Date) throws -> Int {
         let now = now.storagePrecision
         return state.withLock { state in
-            let before = state.challenges.count
+            let before = state.challenges.count + state.usedChallenges.count
             state.challenges = state.challenges.filter { $0.value.expiresAt > now }
-            return before - state.challenges.count
+            state.usedChallenges = state.usedChallenges.filter { $0.value > now }
+            return before - state.challenges.count - state.usedChallenges.count
         }
+    }
+
+    public func useSealedChallenge(_ challenge: [UInt8], expiresAt: Date, at now: Date) throws -> Bool {
+        state.withLock { $0.useSealedChallenge(challenge, expiresAt: expiresAt, at: now) }
     }
 
     public func challengeCount() throws -> Int {
@@ -419,16 +444,28 @@ extension MemoryStore: PasskeyLoginStore {
         return try state.withLock { state throws(StorageError) in
             // Every check before the first change, so a refusal leaves everything as it was,
             // as the rolled-back transaction does in SQLiteStore.
-            guard let challenge = state.challenges[record.challengeID] else { return false }
-            guard challenge.purpose == .login, challenge.expiresAt > at else {
-                state.challenges[record.challengeID] = nil
-                return false
+            switch record.challenge {
+            case .stored(let id):
+                guard let challenge = state.challenges[id] else { return false }
+                guard challenge.purpose == .login, challenge.expiresAt > at else {
+                    state.challenges[id] = nil
+                    return false
+                }
+            case .sealed(let challenge, let expiresAt):
+                guard state.usedChallenges[challenge] == nil, expiresAt.storagePrecision > at else {
+                    return false
+                }
             }
             guard state.passkeys[record.credentialID] != nil else {
                 throw StorageError(.notFound, "no such passkey")
             }
             try state.insertSession(record.session)
-            state.challenges[record.challengeID] = nil
+            switch record.challenge {
+            case .stored(let id):
+                state.challenges[id] = nil
+            case .sealed(let challenge, let expiresAt):
+                _ = state.useSealedChallenge(challenge, expiresAt: expiresAt, at: at)
+            }
             try state.recordPasskeyUse(
                 credentialID: record.credentialID, signCount: record.signCount,
                 backupState: record.backupState, at: at)

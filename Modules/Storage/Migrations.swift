@@ -284,6 +284,49 @@ extension Migration {
                     created_at INTEGER NOT NULL
                 ) STRICT, WITHOUT ROWID;
                 """),
+        Migration(
+            version: 7, name: "used sealed login challenges",
+            sql: """
+                -- Login challenges are sealed (MACed) into their own id and not stored when issued;
+                -- only their use is, one row per challenge answered or refused, kept until the
+                -- challenge would have expired anyway so that it cannot be answered twice. Keyed by
+                -- expiry first: challenges are used in roughly the order they were issued, so a
+                -- batch of logins appends to the last leaf instead of touching a random page each,
+                -- and the purge deletes a range from the front. The MAC fixes each challenge's
+                -- expiry, so the pair is as unique as the challenge bytes alone.
+                CREATE TABLE used_challenges (
+                    expires_at INTEGER NOT NULL,
+                    challenge BLOB NOT NULL CHECK (length(challenge) BETWEEN 16 AND 64),
+                    PRIMARY KEY (expires_at, challenge)
+                ) STRICT, WITHOUT ROWID;
+                """),
+        Migration(
+            version: 8, name: "audit events without AUTOINCREMENT",
+            sql: """
+                -- AUTOINCREMENT made every audited write also update sqlite_sequence: one more page
+                -- in every transaction that audits, every sign-in included. Without it a new row gets
+                -- max(id) + 1, so ids still only grow as long as the newest rows are never deleted,
+                -- and Portvakt never deletes audit events. The table is rebuilt with every row and
+                -- id kept; nothing references it (no foreign keys, triggers or views).
+                CREATE TABLE audit_events_rebuilt (
+                    id INTEGER PRIMARY KEY,
+                    at INTEGER NOT NULL,
+                    action TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    user_id TEXT,
+                    request_id TEXT,
+                    ip_address TEXT,
+                    details TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details))
+                ) STRICT;
+                INSERT INTO audit_events_rebuilt (id, at, action, actor, user_id, request_id, ip_address, details)
+                    SELECT id, at, action, actor, user_id, request_id, ip_address, details
+                    FROM audit_events ORDER BY id;
+                DROP TABLE audit_events;
+                ALTER TABLE audit_events_rebuilt RENAME TO audit_events;
+                -- The admin API pages one user's trail, and filters by action, newest first.
+                CREATE INDEX audit_events_user_id ON audit_events(user_id, id);
+                CREATE INDEX audit_events_action ON audit_events(action, id);
+                """),
     ]
 
     /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.

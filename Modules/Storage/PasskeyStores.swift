@@ -111,6 +111,10 @@ public protocol PasskeyStore: Sendable {
 /// A protocol of its own (rather than a method on `PasskeyStore`) because only a store that holds
 /// both users and passkeys can make the two inserts one transaction.
 public protocol AccountStore: UserStore, PasskeyStore {
+    /// The passkey with this credential id together with the user who owns it, read in one
+    /// lookup (one snapshot): the login hot path. Nil when there is no such passkey.
+    func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)?
+
     /// Creates a user and their first passkey in one transaction (sign-up), so a failed insert leaves no account behind.
     /// - Throws: `StorageError(.invalidArgument)` when `firstPasskey.userID` is not `user.id`,
     ///   `.conflict` when the user id, username, user handle or credential id is taken; nothing
@@ -180,20 +184,37 @@ public protocol ChallengeStore: Sendable {
     func consumeChallenge(id: String, purpose: ChallengePurpose, at now: Date) throws
         -> StoredChallenge?
     /// The challenge when it exists, has `purpose` and has not expired at `now`, without
-    /// consuming it: a login verifies against it first and consumes it when it commits (see
+    /// consuming it: a caller can verify against it first and consume it when it commits (see
     /// `PasskeyLoginStore`), so the write lock is never held across the signature check.
     func challenge(id: String, purpose: ChallengePurpose, at now: Date) throws -> StoredChallenge?
     /// Deletes every challenge that has expired at `now` (`expiresAt <= now`, exactly those
     /// `consumeChallenge` would refuse as expired) and returns how many.
     func purgeChallenges(expiredBefore now: Date) throws -> Int
     /// How many challenges are stored, expired or not (for metrics and the issuing limit).
+    /// Sealed challenges are not stored, so they are not counted.
     func challengeCount() throws -> Int
+    /// Records the use of a sealed challenge (one whose id carries it, MACed, so nothing was
+    /// stored when it was issued): true the first time, false when it was already used or has
+    /// expired at `now` (`expiresAt <= now`). Exactly one of concurrent callers gets true.
+    ///
+    /// A use is kept until `expiresAt` and then purged with the expired challenges
+    /// (`purgeChallenges`), when the seal refuses the challenge anyway.
+    func useSealedChallenge(_ challenge: [UInt8], expiresAt: Date, at now: Date) throws -> Bool
+}
+
+/// The login challenge a verified login answered, used up by its commit.
+public enum LoginChallengeUse: Sendable, Equatable {
+    /// A challenge stored by `ChallengeStore.insertChallenge`, consumed by id.
+    case stored(id: String)
+    /// A sealed challenge (its bytes and its expiry), recorded as used (see
+    /// `ChallengeStore.useSealedChallenge`).
+    case sealed(challenge: [UInt8], expiresAt: Date)
 }
 
 /// Everything a verified passkey login changes, committed together by `PasskeyLoginStore`.
 public struct PasskeyLoginRecord: Sendable {
-    /// The login challenge the response answered; consumed by the commit.
-    public var challengeID: String
+    /// The login challenge the response answered; used up by the commit.
+    public var challenge: LoginChallengeUse
     /// The passkey that signed.
     public var credentialID: [UInt8]
     /// The authenticator's new signature counter.
@@ -209,12 +230,23 @@ public struct PasskeyLoginRecord: Sendable {
     /// When the login happened.
     public var at: Date
 
-    /// Creates a record.
+    /// Creates a record for a login that answered a stored challenge.
     public init(
         challengeID: String, credentialID: [UInt8], signCount: UInt32, backupState: Bool, session: Session,
         replacedSessionID: String?, event: AuditEvent, at: Date
     ) {
-        self.challengeID = challengeID
+        self.init(
+            challenge: .stored(id: challengeID), credentialID: credentialID, signCount: signCount,
+            backupState: backupState, session: session, replacedSessionID: replacedSessionID, event: event,
+            at: at)
+    }
+
+    /// Creates a record.
+    public init(
+        challenge: LoginChallengeUse, credentialID: [UInt8], signCount: UInt32, backupState: Bool,
+        session: Session, replacedSessionID: String?, event: AuditEvent, at: Date
+    ) {
+        self.challenge = challenge
         self.credentialID = credentialID
         self.signCount = signCount
         self.backupState = backupState
@@ -232,10 +264,11 @@ public struct PasskeyLoginRecord: Sendable {
 /// the login all or nothing: a session never exists without its consumed challenge and its audit
 /// event.
 public protocol PasskeyLoginStore: Sendable {
-    /// Consumes the login challenge and, when it was still good, records the passkey's use (as
-    /// `recordPasskeyUse`), stores the session, revokes the replaced one and appends the event.
+    /// Consumes the login challenge (a stored one by id, a sealed one by recording its use) and,
+    /// when it was still good, records the passkey's use (as `recordPasskeyUse`), stores the
+    /// session, revokes the replaced one and appends the event.
     ///
-    /// - Returns: false when the challenge was already consumed, has expired or is for another
+    /// - Returns: false when the challenge was already used, has expired or is for another
     ///   purpose: the challenge is gone and nothing else was written. Of two concurrent commits
     ///   for one challenge exactly one returns true.
     /// - Throws: `StorageError(.notFound)` when the passkey no longer exists, `.conflict` when

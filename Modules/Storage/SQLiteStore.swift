@@ -354,6 +354,31 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)? {
+        // One statement, so one read transaction (one WAL read lock, one check of the page cache)
+        // instead of two: a seek of the passkeys' key, then of the users' key for the owner.
+        try database.read { connection in
+            try connection.queryFirst(Self.passkeyWithOwnerSQL, [credentialID]) { row in
+                (passkey: try Self.passkey(row), owner: Self.user(row.shifted(by: Self.passkeyColumnCount)))
+            }
+        }
+    }
+
+    /// The passkey's columns, then its owner's, each qualified by its table.
+    private static let passkeyWithOwnerSQL: String = {
+        func qualified(_ columns: String, _ table: String) -> String {
+            columns.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }
+                .joined(separator: ", ")
+        }
+        return """
+            SELECT \(qualified(passkeyColumns, "p")), \(qualified(userColumns, "u"))
+            FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1
+            """
+    }()
+
+    /// How many columns `passkeyColumns` names.
+    private static let passkeyColumnCount = Int32(passkeyColumns.split(separator: ",").count)
+
     public func passkeys(userID: String) throws -> [StoredPasskey] {
         // The (user_id, created_at) index yields them in order; the credential id breaks ties.
         try database.read { connection in
@@ -511,11 +536,32 @@ extension SQLiteStore: ChallengeStore {
     }
 
     public func purgeChallenges(expiredBefore now: Date) throws -> Int {
-        // The expires_at index finds them; <= matches what consumeChallenge refuses as expired.
+        // The expires_at index (the key, for used sealed ones) finds them; <= matches what
+        // consumeChallenge and useSealedChallenge refuse as expired.
         try database.write { connection in
             try connection.execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])
-            return connection.changes
+            let stored = connection.changes
+            try connection.execute("DELETE FROM used_challenges WHERE expires_at <= ?1", [now])
+            return stored + connection.changes
         }
+    }
+
+    public func useSealedChallenge(_ challenge: [UInt8], expiresAt: Date, at now: Date) throws -> Bool {
+        try database.write {
+            try Self.useSealedChallenge(challenge, expiresAt: expiresAt, at: now, on: $0)
+        }
+    }
+
+    /// Records the use inside a caller's transaction; false when used before or expired.
+    fileprivate static func useSealedChallenge(
+        _ challenge: [UInt8], expiresAt: Date, at now: Date, on connection: Connection
+    ) throws -> Bool {
+        guard expiresAt.storagePrecision > now.storagePrecision else { return false }
+        // The primary key decides under the write lock: of racing uses exactly one inserts.
+        try connection.execute(
+            "INSERT INTO used_challenges (expires_at, challenge) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            [expiresAt, challenge])
+        return connection.changes > 0
     }
 
     public func challengeCount() throws -> Int {
@@ -572,10 +618,16 @@ extension SQLiteStore: PasskeyLoginStore {
         // Encoded before taking the write lock: the writer does only SQL.
         let details = AuditDetails.encode(record.event.details)
         return try database.write { connection in
-            guard
-                try Self.consumeChallenge(
-                    id: record.challengeID, purpose: .login, at: record.at, on: connection) != nil
-            else { return false }
+            switch record.challenge {
+            case .stored(let id):
+                guard try Self.consumeChallenge(id: id, purpose: .login, at: record.at, on: connection) != nil
+                else { return false }
+            case .sealed(let challenge, let expiresAt):
+                guard
+                    try Self.useSealedChallenge(
+                        challenge, expiresAt: expiresAt, at: record.at, on: connection)
+                else { return false }
+            }
             try Self.recordPasskeyUse(
                 credentialID: record.credentialID, signCount: record.signCount,
                 backupState: record.backupState, at: record.at, on: connection)

@@ -36,6 +36,31 @@ struct CryptoCoreTests {
                 + "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737")
     }
 
+    @Test("a keyed HMAC matches RFC 4231 and the one-shot HMAC, message after message and across threads")
+    func hmacKey() async throws {
+        let jefe = try HMACKey(.sha256, key: Array("Jefe".utf8))
+        let message = Array("what do ya want for nothing?".utf8)
+        #expect(
+            Hex.encode(jefe.authenticate(message))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(jefe.authenticate(message) == jefe.authenticate(message), "the keyed context is not consumed")
+        #expect(!jefe.description.contains("Jefe"))
+        let key = [UInt8](repeating: 0xaa, count: 131)  // longer than a block: hashed first
+        let sha384 = try HMACKey(.sha384, key: key)
+        let agrees = await withTaskGroup(of: Bool.self) { group in
+            for thread in 0..<8 {
+                group.addTask {
+                    (0..<200).allSatisfy { index in
+                        let data = [UInt8](repeating: UInt8(thread), count: index)
+                        return sha384.authenticate(data) == HMAC.authenticate(.sha384, key: key, data: data)
+                    }
+                }
+            }
+            return await group.reduce(true) { $0 && $1 }
+        }
+        #expect(agrees)
+    }
+
     @Test("constant-time comparison tells equal from different and different lengths")
     func constantTime() {
         #expect(ConstantTime.equals([1, 2, 3] as [UInt8], [1, 2, 3] as [UInt8]))

@@ -94,6 +94,32 @@ struct PublicKeyTests {
         #expect(rsa.derRepresentation == hex(F.rsaSPKI))
     }
 
+    @Test("EC keys built at once on 8 threads (copies of one shared curve template) each verify")
+    func concurrentECKeys() async throws {
+        let ok = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (0..<100).allSatisfy { _ in
+                        guard let key = try? PublicKey(curve: .p256, x: hex(F.p256X), y: hex(F.p256Y)) else {
+                            return false
+                        }
+                        return key.verify(
+                            signature: hex(F.p256Signature), data: message, algorithm: .ecdsaSHA256)
+                            && key.derRepresentation == hex(F.p256SPKI)
+                    }
+                }
+            }
+            return await group.reduce(true) { $0 && $1 }
+        }
+        #expect(ok)
+        // The template itself never gets a point: a fresh key still refuses one off the curve.
+        var y = hex(F.p256Y)
+        y[31] ^= 0x01
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(curve: .p256, x: hex(F.p256X), y: y)
+        }
+    }
+
     // MARK: Rejections
 
     @Test("rejects an EC point that is not on the curve")

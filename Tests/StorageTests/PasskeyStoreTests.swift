@@ -28,6 +28,29 @@ struct PasskeyStoreTests {
     }
 
     @Test(
+        "a passkey reads back with its owner in one lookup, every field of both",
+        arguments: StoreKind.allCases)
+    func withOwner(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        var ada = makeUser("u1", username: "ada", createdAt: at(0.5))
+        ada.disabledAt = at(3)
+        try fixture.store.insertUser(ada)
+        try fixture.store.insertUser(makeUser("u2", username: "bob"))
+        var full = makePasskey([1, 2, 3], userID: "u1", createdAt: at(1.25))
+        full.signCount = .max
+        full.lastUsedAt = at(9.75)
+        full.providerName = "iCloud Keychain"
+        full.transports = ["hybrid", "internal"]
+        try fixture.store.insertPasskey(full)
+        try fixture.store.insertPasskey(makePasskey([4], userID: "u2"))
+        let found = try #require(try fixture.store.passkeyWithOwner(credentialID: [1, 2, 3]))
+        #expect(found.passkey == full)
+        #expect(found.owner == ada)
+        #expect(try fixture.store.passkeyWithOwner(credentialID: [4])?.owner.username == "bob")
+        #expect(try fixture.store.passkeyWithOwner(credentialID: [1, 2]) == nil)
+    }
+
+    @Test(
         "transports round-trip whatever they hold: none, plain tokens, commas, quotes, escapes, Unicode",
         arguments: StoreKind.allCases)
     func transportsRoundTrip(kind: StoreKind) throws {

@@ -19,6 +19,18 @@ struct SQLiteDatabaseTests {
     /// The newest schema version this binary knows.
     static let latest = Migration.all.count
 
+    /// The version of the migration named `name`, so upgrade tests name the step they test and
+    /// keep working when migrations are renumbered before a release.
+    static func version(of name: String) -> Int {
+        guard let migration = Migration.all.first(where: { $0.name == name }) else {
+            fatalError("no migration named \(name)")
+        }
+        return migration.version
+    }
+
+    static let sealedChallenges = version(of: "used sealed login challenges")
+    static let auditRebuild = version(of: "audit events without AUTOINCREMENT")
+
     /// One migration past the binary's own, for tests of stepwise upgrades.
     static let notesMigration = Migration(
         version: latest + 1, name: "notes",
@@ -179,6 +191,117 @@ struct SQLiteDatabaseTests {
         #expect(foreignKeyProblems.isEmpty)
     }
 
+    @Test(
+        "the used-challenge migration adds its set to a file from the step before and keeps everything in it")
+    func usedChallengesMigration() throws {
+        // A real file one step before, written through the store as the previous release would.
+        let beforeSealing = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Array(Migration.all.prefix(Self.sealedChallenges - 1)))
+        let old = SQLiteStore(database: beforeSealing)
+        try old.createUser(
+            makeUser("u1", username: "ada"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
+        try old.insertSession(makeSession("s1", userID: "u1"))
+        try old.insertChallenge(makeChallenge("c1"))
+        _ = try old.appendAudit(
+            AuditEvent(at: at(1), action: "passkey.registered", actor: "user:u1", userID: "u1"))
+        try old.setSetting("k", value: [1, 2])
+        #expect(try beforeSealing.schemaVersion == Self.sealedChallenges - 1)
+        #expect(!(try tableNames(beforeSealing).contains("used_challenges")))
+        beforeSealing.close()
+
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        #expect(try database.schemaVersion == Self.latest)
+        #expect(try database.appliedMigrations().map(\.version).contains(Self.sealedChallenges))
+        #expect(try store.user(id: "u1")?.username == "ada")
+        #expect(try store.passkey(credentialID: [1, 2, 3])?.signCount == 5)
+        #expect(try store.session(id: "s1") != nil)
+        #expect(try store.challenge(id: "c1", purpose: .login, at: at(1)) == makeChallenge("c1"))
+        #expect(
+            try store.auditEvents(userID: "u1", beforeID: nil, limit: 10).map(\.action) == [
+                "passkey.registered"
+            ])
+        #expect(try store.setting("k") == [1, 2])
+        // The new table works, and its key is what the purge and the uniqueness check seek.
+        #expect(try store.useSealedChallenge([UInt8](repeating: 1, count: 32), expiresAt: at(300), at: at(1)))
+        #expect(
+            try !store.useSealedChallenge([UInt8](repeating: 1, count: 32), expiresAt: at(300), at: at(2)))
+        let purgePlan = try database.read { connection in
+            try connection.query(
+                "EXPLAIN QUERY PLAN DELETE FROM used_challenges WHERE expires_at <= ?1", [0]
+            ) { $0.string(3) }.joined(separator: "; ")
+        }
+        #expect(purgePlan.contains("PRIMARY KEY (expires_at<?)"), "\(purgePlan)")
+        #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test(
+        "the audit migration rebuilds the trail of a file from the step before without AUTOINCREMENT, every row and id kept"
+    )
+    func auditWithoutAutoincrementMigration() throws {
+        let beforeRebuild = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Array(Migration.all.prefix(Self.auditRebuild - 1)))
+        let old = SQLiteStore(database: beforeRebuild)
+        try old.createUser(makeUser("u1", username: "ada"), firstPasskey: makePasskey([1], userID: "u1"))
+        try old.insertSession(makeSession("s1", userID: "u1"))
+        var written: [AuditEvent] = []
+        for index in 0..<300 {
+            var event = AuditEvent(
+                at: at(Double(index)), action: index % 3 == 0 ? "passkey.login" : "passkey.renamed",
+                actor: index % 2 == 0 ? "user:u1" : "anonymous", userID: index % 2 == 0 ? "u1" : nil,
+                requestID: "r\(index)", ipAddress: index % 5 == 0 ? nil : "192.0.2.\(index % 250)",
+                details: index % 4 == 0 ? [:] : ["n": "\(index)", "quote": "\"é\""])
+            event.id = try old.appendAudit(event)
+            written.append(event)
+        }
+        // A gap in the middle, as deleting one row by hand would leave: ids are kept, not renumbered.
+        try beforeRebuild.write { try $0.execute("DELETE FROM audit_events WHERE id = 150") }
+        written.removeAll { $0.id == 150 }
+        let sequenced = try beforeRebuild.read { connection in
+            try connection.query("SELECT name FROM sqlite_sequence") { $0.string(0) }
+        }
+        #expect(sequenced == ["audit_events"])
+        beforeRebuild.close()
+
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLiteStore(database: database)
+        #expect(try database.schemaVersion == Self.latest)
+        let all = try store.auditEvents(userID: nil, beforeID: nil, limit: 1000)
+        #expect(all.count == 299 && all.count == written.count)
+        #expect(Array(all.reversed()) == written, "every row, every field, every id")
+        #expect(try store.auditEvents(userID: "u1", beforeID: nil, limit: 1000).count == 150)
+        let schema = try database.read { connection in
+            try connection.queryFirst("SELECT sql FROM sqlite_schema WHERE name = 'audit_events'") {
+                $0.string(0)
+            }
+        }
+        #expect(schema?.contains("AUTOINCREMENT") == false)
+        let sequencedAfter = try database.read { connection in
+            try connection.query("SELECT name FROM sqlite_sequence") { $0.string(0) }
+        }
+        #expect(sequencedAfter.isEmpty, "no sequence row left to update on every append")
+        let next = try store.appendAudit(
+            AuditEvent(at: at(400), action: "passkey.login", actor: "user:u1", userID: "u1"))
+        #expect(next == 301, "the next id follows the largest kept")
+        func plan(_ sql: String) throws -> String {
+            try database.read { connection in
+                try connection.query("EXPLAIN QUERY PLAN " + sql) { $0.string(3) }.joined(separator: "; ")
+            }
+        }
+        #expect(
+            try plan("SELECT id FROM audit_events WHERE user_id = 'u1' ORDER BY id DESC").contains(
+                "audit_events_user_id"))
+        #expect(
+            try plan("SELECT id FROM audit_events WHERE action = 'passkey.login' ORDER BY id DESC").contains(
+                "audit_events_action"))
+        #expect(try database.integrityCheck() == "ok")
+        #expect(try store.session(id: "s1") != nil && store.passkey(credentialID: [1]) != nil)
+    }
+
     @Test("a passkey lookup by credential id and a challenge consumption seek their primary keys")
     func hotPathPlans() throws {
         let database = try SQLiteDatabase(path: path)
@@ -194,6 +317,12 @@ struct SQLiteDatabaseTests {
         let list = try plan(
             "SELECT name FROM passkeys WHERE user_id = ?2 AND ?1 = ?1 ORDER BY created_at, credential_id")
         #expect(list.contains("passkeys_user_id (user_id=?)"), "\(list)")
+        let withOwner = try plan(
+            "SELECT u.username FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1 AND ?2 = ?2"
+        )
+        #expect(
+            withOwner.contains("USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"), "\(withOwner)")
+        #expect(withOwner.contains("USING INDEX sqlite_autoindex_users_1 (id=?)"), "\(withOwner)")
         let consume = try plan("SELECT challenge FROM challenges WHERE id = ?2 AND ?1 = ?1")
         #expect(consume.contains("PRIMARY KEY (id=?)"), "\(consume)")
     }

@@ -29,6 +29,8 @@ static inline long copenssl_bio_get_mem_data(BIO *bio, char **data) {
 
 /// EVP_PKEY_PUBLIC_KEY is a macro OR-ing two selection bits, which Swift does not import.
 static inline int copenssl_evp_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }
+/// EVP_PKEY_KEY_PARAMETERS is a macro OR-ing two selection bits too.
+static inline int copenssl_evp_pkey_key_parameters_selection(void) { return EVP_PKEY_KEY_PARAMETERS; }
 
 /// OSSL_PARAM_BLD keeps parameter *names* by pointer until the OSSL_PARAM array is freed, so they need
 /// static storage; Swift imports these string macros only as String copies that die after the call.

@@ -99,24 +99,36 @@ final class Statement {
 /// The current row of a statement, valid only inside the closure it is passed to.
 struct Row {
     let statement: OpaquePointer
+    /// The statement column that this row's column 0 is: a joined query reads each table's
+    /// columns with that table's own decoder, shifted past the columns before them.
+    private var base: Int32 = 0
+
+    init(statement: OpaquePointer) { self.statement = statement }
+
+    /// This row with column `offset` of the statement as its column 0.
+    func shifted(by offset: Int32) -> Row {
+        var row = self
+        row.base += offset
+        return row
+    }
 
     /// Whether column `index` (0-based) is NULL.
-    func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
+    func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement, base + index) == SQLITE_NULL }
 
     /// Column `index` as an integer.
-    func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, index) }
+    func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, base + index) }
 
     /// Column `index` as an integer, nil when NULL.
     func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
 
     /// Column `index` as a floating-point number.
-    func double(_ index: Int32) -> Double { sqlite3_column_double(statement, index) }
+    func double(_ index: Int32) -> Double { sqlite3_column_double(statement, base + index) }
 
     /// Column `index` as text (NULL reads as the empty string, as SQLite converts it).
     func string(_ index: Int32) -> String {
         // column_text must be called before column_bytes so the byte count is of the UTF-8 form.
-        guard let text = sqlite3_column_text(statement, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(statement, index))
+        guard let text = sqlite3_column_text(statement, base + index) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement, base + index))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
@@ -125,8 +137,8 @@ struct Row {
 
     /// Column `index` as bytes (NULL and a zero-length blob both read as empty).
     func blob(_ index: Int32) -> [UInt8] {
-        guard let bytes = sqlite3_column_blob(statement, index) else { return [] }
-        let count = Int(sqlite3_column_bytes(statement, index))
+        guard let bytes = sqlite3_column_blob(statement, base + index) else { return [] }
+        let count = Int(sqlite3_column_bytes(statement, base + index))
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 
