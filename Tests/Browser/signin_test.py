@@ -571,6 +571,12 @@ def step_bankid_qr_expires(server, page):
     restart = page.find("#bankid-restart")
     check(page.driver.switch_to.active_element == restart, "focus did not move to Start again")
     page.screenshot("bankid_qr_expired")
+    # The page's own message follows the language button (BankID's come in the request's language).
+    page.find("#language").click()
+    check(page.find("#bankid-message").text.startswith("QR-koden gäller inte längre"), "not redrawn in Swedish")
+    page.find("#language").click()
+    check(page.find("#bankid-message").text.startswith("The QR code is no longer valid"), "not back in English")
+    restart = page.find("#bankid-restart")
     restart.click()
     page.wait(lambda: page.bankid_qr().split(".")[1] != first.split(".")[1], "a new order's QR code")
 

@@ -617,7 +617,7 @@ enum AppScript {
           cancelBankID();
           lastStart = { intent, device };
           openBankID(intent);
-          $('bankid-message').textContent = t('bankidStarting');
+          setBankIDMessage({ key: 'bankidStarting' });
           let started;
           try {
             started = await api('POST', '/v1/bankid/orders', { intent, device });
@@ -663,7 +663,7 @@ enum AppScript {
             status = await api('GET', orderPath(current.id) + query);
           } catch (error) {
             if (order !== current) return;
-            endBankID(null);
+            endBankID({});
             sayError(error);
             return;
           }
@@ -675,14 +675,14 @@ enum AppScript {
             closeBankID();
             run(() => finishBankID(status.result));
           } else {
-            endBankID(status.message?.text); // failed or cancelled: BankID's message says why
+            endBankID({ text: status.message?.text }); // failed or cancelled: BankID's message says why
           }
         }
 
         function showPending(status) {
           const text = status.awaitingReturn ? t('awaitingReturn') : (status.message?.text ?? '');
           // Written only when it changes, so the live region announces each message once.
-          if ($('bankid-message').textContent !== text) $('bankid-message').textContent = text;
+          if ($('bankid-message').textContent !== text) setBankIDMessage({ text });
           // The code is shown until the app has read it (then the hint moves on from outstandingTransaction).
           const scanning = status.qrData && (status.hintCode ?? 'outstandingTransaction') === 'outstandingTransaction';
           if (!scanning) return hideQR();
@@ -690,7 +690,7 @@ enum AppScript {
           if (left <= 0) {
             // Nobody can scan it any more: end the order and offer a new one.
             api('DELETE', orderPath(order.id)).catch(() => {});
-            return endBankID(t('qrExpired'));
+            return endBankID({ key: 'qrExpired' });
           }
           drawQR(status.qrData, status.qrSvg);
           drawCountdown(left);
@@ -728,7 +728,7 @@ enum AppScript {
         function openBankID(intent) {
           setI18n($('bankid-heading'), ORDER_HEADINGS[intent]);
           setI18n($('bankid-cancel'), 'cancel');
-          $('bankid-message').textContent = '';
+          setBankIDMessage({ text: '' });
           hideQR();
           $('bankid-launch').hidden = $('bankid-restart').hidden = true;
           $('signed-in').hidden = $('signed-out').hidden = true;
@@ -737,14 +737,23 @@ enum AppScript {
         }
 
         /** The order ended without a result: says why and offers to start again. */
-        function endBankID(text) {
+        function endBankID(message) {
           forgetOrder();
           hideQR();
           $('bankid-launch').hidden = true;
-          if (text) $('bankid-message').textContent = text;
+          if (message.text || message.key) setBankIDMessage(message);
           $('bankid-restart').hidden = false;
           setI18n($('bankid-cancel'), 'close');
           $('bankid-restart').focus();
+        }
+
+        /** The panel's message: BankID's text from the server (in the language of the request that
+         *  brought it), or one of the page's own by key (redrawn when the language changes). */
+        function setBankIDMessage({ text = '', key = null }) {
+          const node = $('bankid-message');
+          if (key) return setI18n(node, key);
+          delete node.dataset.i18n;
+          node.textContent = text;
         }
 
         /** Hides the panel and shows the view it replaced. */
