@@ -1,6 +1,6 @@
 import BankIDCore
 import BankIDSimulator
-public import CryptoCore
+import CryptoCore
 import Foundation
 import Glibc
 import HTTPFront

@@ -4,7 +4,7 @@
 // mutual TLS. Prints name=value:unit pairs for Benchmarks/record.py.
 import BankIDCore
 import BankIDSimulator
-public import CryptoCore
+import CryptoCore
 import Foundation
 import Storage
 import Synchronization

@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+import Foundation
 public import SessionCore
 public import Storage
 

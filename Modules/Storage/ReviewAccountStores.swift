@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The sandboxed account an app-store reviewer signs in to. Only accounts this store lists can be
 /// reached by the reviewer login: a username in the configuration alone never is enough, so a

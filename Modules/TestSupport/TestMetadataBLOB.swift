@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+import Foundation
 
 /// FIDO MDS3 BLOBs signed here, like FIDO's: a JWS whose header carries the signing certificate
 /// (issued by a test CA) and its issuer in x5c.

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 import Glibc
 
 extension PortvaktConfiguration {

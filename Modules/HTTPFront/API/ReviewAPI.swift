@@ -1,6 +1,6 @@
 public import AuthOrchestrator
 import Foundation
-public import SessionCore
+import SessionCore
 import Storage
 
 /// POST /v1/review/login: the app-store reviewer's sign-in to the one sandboxed review account

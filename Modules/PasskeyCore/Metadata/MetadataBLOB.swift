@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import Foundation
 
 /// A FIDO Metadata Service v3 BLOB, verified: its JWS signature checks out with the first
