@@ -4,7 +4,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String
     /// The port to bind; 0 asks the system for a free one (see `HTTPServer.start()`).
     public var port: Int
-    /// Worker threads, each with its own epoll set; handlers run on these.
+    /// Worker threads, each polling its own connections; handlers run on these.
     public var threads: Int
     /// Seconds a connection may stay idle (including mid-request) before it is closed,
     /// so slow-loris clients cannot hold connections.

@@ -299,12 +299,15 @@ final class MHDDaemon: @unchecked Sendable {
         let retained = Unmanaged.passRetained(handler)
         var storage = sockaddr_storage()
         try Self.fill(&storage, host: configuration.host, port: configuration.port)
-        // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers; EPOLL with a thread pool gives
-        // each worker its own epoll set.
+        // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers. poll(), not epoll: with epoll and
+        // its own threads, MHD_quiesce_daemon races the workers removing the listening socket from
+        // their epoll sets, and the loser calls MHD_PANIC (an open libmicrohttpd defect, seen here
+        // as "Failed to remove listen FD from epoll set" aborting a graceful shutdown). The
+        // poll() side of quiescing only raises a flag and wakes the worker.
         // MHD_ALLOW_SUSPEND_RESUME: async routes (BankID start and cancel) park their connection
         // instead of a worker thread.
         let flags = UInt32(
-            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue | MHD_USE_ITC.rawValue
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue)
         let started = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
@@ -341,8 +344,8 @@ final class MHDDaemon: @unchecked Sendable {
         port = Int(cmhd_bound_port(started))
     }
 
-    /// Stops accepting: MHD drops the listening socket from its epoll sets and we close it, so
-    /// new connections are refused while open ones finish.
+    /// Stops accepting: MHD stops polling the listening socket and we close it, so new
+    /// connections are refused while open ones finish.
     func quiesce() {
         guard listenSocket == -1 else { return }
         let socket = MHD_quiesce_daemon(daemon)
