@@ -724,6 +724,8 @@ def step_bankid_without_passkeys(server, page):
         page.screenshot("no_webauthn")
         run_bankid_qr(server, page, "#bankid-login", "Anna Testsson")
         page.wait_state("signed-in")
+        page.wait_status("You are signed in.")
+        check("passkey" not in page.status(), "a passkey is suggested to a browser that cannot make one")
         check(page.find("#account-heading").text == "Signed in as Anna Testsson", "BankID signed in someone else")
         check(not page.find("#add-passkey-form").is_displayed(), "adding a passkey is offered without WebAuthn")
     finally:

@@ -780,9 +780,10 @@ enum AppScript {
         async function finishBankID(result) {
           switch (result.code) {
             case 'bankid.signed_in':
-              return showAccount(result.suggestPasskey ? 'bankidSuggestPasskey' : 'signedIn');
+              // A passkey is suggested only where this browser can make one.
+              return showAccount(result.suggestPasskey && webAuthn ? 'bankidSuggestPasskey' : 'signedIn');
             case 'bankid.account_created':
-              return showAccount('bankidAccountCreated');
+              return showAccount(webAuthn ? 'bankidAccountCreated' : 'accountCreated');
             case 'bankid.linked':
             case 'bankid.already_linked':
               await showAccount(result.code, false);
