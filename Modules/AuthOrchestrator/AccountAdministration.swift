@@ -39,6 +39,8 @@ public struct UserDetail: Sendable {
     public let recentEvents: [AuditEvent]
     /// Its linked BankID identity (the name BankID gave and when it was linked; never a number).
     public let identity: LinkedIdentity?
+    /// Whether it is the sandboxed app-store review account.
+    public let reviewAccount: Bool
 }
 
 /// What a PATCH of a user asks to change; nil members stay as they are.
@@ -63,6 +65,7 @@ public struct UserChanges: Sendable {
 public struct AccountAdministration: Sendable {
     /// The stores administration runs over: one SQLite store serves them all.
     public typealias Stores = AccountStore & AdministrationStore & AuditStore & SessionRepository
+        & ReviewAccountStore
 
     let store: any Stores
     let clock: any WallClock
@@ -159,7 +162,8 @@ public struct AccountAdministration: Sendable {
             user: user, passkeys: try store.passkeys(userID: id),
             sessions: try store.sessions(userID: id, liveAt: clock.now()),
             recentEvents: try store.auditEvents(userID: id, beforeID: nil, limit: Self.recentEventCount),
-            identity: try identities?.store.linkedIdentity(userID: id))
+            identity: try identities?.store.linkedIdentity(userID: id),
+            reviewAccount: try store.isReviewAccount(userID: id))
     }
 
     /// Renames, disables or enables a user. Disabling revokes every live session in the same

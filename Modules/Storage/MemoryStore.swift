@@ -105,6 +105,8 @@ public final class MemoryStore: Sendable {
     /// Enrollment tokens and their challenge links (MemoryAdminStores.swift); taken before `state`
     /// when both are needed, never after.
     let enrollments = Mutex(MemoryEnrollments())
+    /// The review accounts' user ids (ReviewAccountStores.swift); taken before `state`.
+    let reviewAccounts = Mutex(Set<String>())
 
     /// Creates an empty store.
     public init() {}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The sandboxed account an app-store reviewer signs in to. Only accounts this store lists can be
 /// reached by the reviewer login: a username in the configuration alone never is enough, so a
@@ -46,5 +47,30 @@ extension SQLiteStore: ReviewAccountStore {
             }
                 ?? false
         }
+    }
+}
+
+extension MemoryStore: ReviewAccountStore {
+    public func ensureReviewAccount(_ candidate: User) throws -> User {
+        guard let username = candidate.username else {
+            throw StorageError(.invalidArgument, "a review account needs a username")
+        }
+        return try reviewAccounts.withLock { listed in
+            if let existing = try user(username: username) {
+                guard listed.contains(existing.id) else {
+                    throw StorageError(
+                        .conflict, "the username belongs to an account that is not the review account")
+                }
+                return existing
+            }
+            try insertUser(candidate)
+            listed.insert(candidate.id)
+            return candidate
+        }
+    }
+
+    public func isReviewAccount(userID: String) throws -> Bool {
+        // A deleted user's row goes with them, as ON DELETE CASCADE does.
+        try reviewAccounts.withLock { $0.contains(userID) } && user(id: userID) != nil
     }
 }

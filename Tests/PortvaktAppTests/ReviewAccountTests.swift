@@ -67,6 +67,13 @@ struct ReviewAccountTests {
         let sessions = try server.server.store.sessions(userID: real.id, liveAt: server.clock.now())
         #expect(sessions.isEmpty, "the reviewer login never reaches another account")
 
+        // Administrators see which account is the sandbox.
+        let admin = [("Authorization", "Bearer \(server.adminToken)")]
+        for (id, expected) in [(account.id, true), (real.id, false)] {
+            let detail = try await request("GET", server.adminURL + "/admin/v1/users/\(id)", headers: admin)
+            #expect(try detail.jsonObject()["reviewAccount"] as? Bool == expected)
+        }
+
         let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
         #expect(events.filter { $0.action == "review.login" }.count == 2)
         #expect(events.filter { $0.action == "review.login_failed" }.count == 3)

@@ -7,7 +7,7 @@ import TestSupport
 
 /// Every store protocol at once: what both implementations provide.
 typealias AllStores = AccountStore & AuditStore & ChallengeStore & PasskeyLoginStore & SessionRepository
-    & SettingsStore
+    & SettingsStore & ReviewAccountStore
 
 /// A store under test, keeping its database file alive as long as the fixture lives.
 final class StoreFixture {

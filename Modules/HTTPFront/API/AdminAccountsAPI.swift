@@ -77,7 +77,8 @@ public struct AdminAccountsAPI: Sendable {
                     user: AdminUserView(detail.user), passkeys: detail.passkeys.map(PasskeyView.init),
                     sessions: detail.sessions.map { SessionView($0) },
                     recentEvents: detail.recentEvents.map(AuditEventView.init),
-                    bankID: detail.identity.map(LinkedIdentityView.init)))
+                    bankID: detail.identity.map(LinkedIdentityView.init), reviewAccount: detail.reviewAccount)
+            )
         }
         add(.PATCH, "/admin/v1/users/{id}", "Disable, enable or rename a user; disabling ends every session")
         {
@@ -282,8 +283,12 @@ struct UserDetailView: Encodable {
     let recentEvents: [AuditEventView]
     /// The linked BankID identity: the name BankID gave and when; null when none is linked.
     let bankID: LinkedIdentityView?
+    /// Whether this is the sandboxed app-store review account.
+    let reviewAccount: Bool
 
-    enum CodingKeys: String, CodingKey { case user, passkeys, sessions, recentEvents, bankID = "bankId" }
+    enum CodingKeys: String, CodingKey {
+        case user, passkeys, sessions, recentEvents, bankID = "bankId", reviewAccount
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -293,6 +298,7 @@ struct UserDetailView: Encodable {
         try container.encode(recentEvents, forKey: .recentEvents)
         // Present as null, so "no identity linked" is explicit in the detail.
         try container.encode(bankID, forKey: .bankID)
+        try container.encode(reviewAccount, forKey: .reviewAccount)
     }
 }
 
