@@ -8,6 +8,10 @@ public final class PortvaktProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var stdoutText = ""
     private var stderrText = ""
+    /// Signalled once per pipe when it reaches end of file (the child closed it by exiting).
+    private let drained = DispatchSemaphore(value: 0)
+    /// Set once `wait` has seen both pipes drained, so a second `wait` does not wait again.
+    private var outputComplete = false
 
     /// The path of the built binary: $PORTVAKT_BIN, else .build/debug/portvakt beside Package.swift.
     public static var binaryPath: String {
@@ -45,18 +49,25 @@ public final class PortvaktProcess: @unchecked Sendable {
         let input = Pipe()
         process.standardInput = input
         out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.stdoutText += String(decoding: data, as: UTF8.self) }
+            self?.collect(handle) { $0.stdoutText += $1 }
         }
         err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.stderrText += String(decoding: data, as: UTF8.self) }
+            self?.collect(handle) { $0.stderrText += $1 }
         }
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
+    }
+
+    /// Appends what `handle` has now; at end of file stops reading it and says it is drained.
+    private func collect(_ handle: FileHandle, into append: (PortvaktProcess, String) -> Void) {
+        let data = handle.availableData
+        guard !data.isEmpty else {
+            handle.readabilityHandler = nil
+            drained.signal()
+            return
+        }
+        lock.withLock { append(self, String(decoding: data, as: UTF8.self)) }
     }
 
     /// What the process wrote to standard output so far.
@@ -75,8 +86,12 @@ public final class PortvaktProcess: @unchecked Sendable {
     @discardableResult
     public func wait() -> Int32 {
         process.waitUntilExit()
-        // Let the readability handlers drain the pipes' last bytes.
-        Thread.sleep(forTimeInterval: 0.1)
+        // Every byte it wrote, not only what arrived by now: wait for both pipes' end of file
+        // (bounded, in case a grandchild still holds one open).
+        if !lock.withLock({ outputComplete }) {
+            for _ in 0..<2 { _ = drained.wait(timeout: .now() + 5) }
+            lock.withLock { outputComplete = true }
+        }
         return process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus
     }

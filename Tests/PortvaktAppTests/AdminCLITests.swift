@@ -136,7 +136,9 @@ struct AdminAPICLITests {
                 && wrong.stderr.contains("'--token'"))
         let readOnly = try PortvaktProcess.run(
             ["admin", "users", "disable", user.id, "--url", server.adminURL, "--token", reader.token])
-        #expect(readOnly.status == 1 && readOnly.stderr.contains("admin.forbidden"))
+        #expect(
+            readOnly.status == 1 && readOnly.stderr.contains("admin.forbidden"),
+            "status \(readOnly.status), stderr \(readOnly.stderr)")
         #expect(!readOnly.stderr.contains(reader.token))
         let badURL = try PortvaktProcess.run(["admin", "users", "list", "--url", "ftp://x", "--token", "t"])
         #expect(badURL.status == 2 && badURL.stderr.contains("'--url'"))
