@@ -48,26 +48,21 @@ public final class PortvaktProcess: @unchecked Sendable {
         process.standardError = err
         let input = Pipe()
         process.standardInput = input
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            self?.collect(handle) { $0.stdoutText += $1 }
-        }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            self?.collect(handle) { $0.stderrText += $1 }
-        }
+        // One reading thread per pipe, blocking until data or end of file: no dispatch source
+        // (clearing a readability handler from inside itself crashes libdispatch on Linux).
+        Thread { [self] in collect(out.fileHandleForReading) { $0.stdoutText += $1 } }.start()
+        Thread { [self] in collect(err.fileHandleForReading) { $0.stderrText += $1 } }.start()
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
     }
 
-    /// Appends what `handle` has now; at end of file stops reading it and says it is drained.
+    /// Appends what `handle` delivers until end of file (the child exited), then says so.
     private func collect(_ handle: FileHandle, into append: (PortvaktProcess, String) -> Void) {
-        let data = handle.availableData
-        guard !data.isEmpty else {
-            handle.readabilityHandler = nil
-            drained.signal()
-            return
+        while case let data = handle.availableData, !data.isEmpty {
+            lock.withLock { append(self, String(decoding: data, as: UTF8.self)) }
         }
-        lock.withLock { append(self, String(decoding: data, as: UTF8.self)) }
+        drained.signal()
     }
 
     /// What the process wrote to standard output so far.
@@ -94,6 +89,17 @@ public final class PortvaktProcess: @unchecked Sendable {
         }
         return process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus
+    }
+
+    /// Waits until standard output contains `text` (the two pipes are read independently, so
+    /// what it printed before a log line may arrive after it); false after `timeout` seconds.
+    public func waitForStdout(containing text: String, timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !stdout.contains(text) {
+            guard Date() < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return true
     }
 
     /// Waits until standard error has a JSON log line with "msg":"listening" for `listener`,

@@ -58,6 +58,7 @@ struct ProcessTests {
         let environment = ["PORTVAKT_DATA": directory.path]
         let first = try PortvaktProcess(["serve", "--config", config], environment: environment)
         let adminPort = try first.waitForPort(listener: "admin")
+        #expect(first.waitForStdout(containing: "pva_"), "no admin token printed: \(first.stdout)")
         let token = try #require(
             first.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
                 .first { $0.hasPrefix("pva_") })
