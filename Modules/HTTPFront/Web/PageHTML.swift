@@ -1,9 +1,23 @@
-// The text below is served byte for byte; edit it here (Docs/signin-page.md).
+// The text below is served byte for byte (with the BankID choices filled in); edit it here
+// (Docs/signin-page.md).
 
 /// The sign-in page's HTML; `{{SCRIPT}}` and `{{STYLE}}` become the asset URLs.
 ///
 /// No inline script, style or event handler: the CSP allows only the two assets.
 enum PageHTML {
+    /// The two ways to run a BankID `intent`: another device (QR code) and this device; the
+    /// page's script starts the order from the buttons' data attributes.
+    static func bankIDChoice(_ intent: String, describedBy: String) -> String {
+        """
+        <div class="actions">
+        <button type="button" data-intent="\(intent)" data-device="other" data-i18n="bankidOther"
+         aria-describedby="\(describedBy)"></button>
+        <button type="button" data-intent="\(intent)" data-device="same" data-i18n="bankidSame"
+         aria-describedby="\(describedBy)"></button>
+        </div>
+        """
+    }
+
     static let source = #"""
         <!doctype html>
         <html lang="en">
@@ -51,12 +65,7 @@ enum PageHTML {
         </form>
         <div id="bankid-login" hidden>
         <h3 id="bankid-login-heading" data-i18n="bankidLoginHeading"></h3>
-        <div class="actions">
-        <button type="button" data-intent="login" data-device="other" data-i18n="bankidOther"
-         aria-describedby="bankid-login-heading"></button>
-        <button type="button" data-intent="login" data-device="same" data-i18n="bankidSame"
-         aria-describedby="bankid-login-heading"></button>
-        </div>
+        \#(bankIDChoice("login", describedBy: "bankid-login-heading"))
         </div>
         <h2 id="signup-heading" data-i18n="signUpHeading"></h2>
         <form id="signup-form">
@@ -69,22 +78,12 @@ enum PageHTML {
         </form>
         <div id="bankid-signup" hidden>
         <h3 id="bankid-signup-heading" tabindex="-1" data-i18n="bankidSignupHeading"></h3>
-        <div class="actions">
-        <button type="button" data-intent="signup" data-device="other" data-i18n="bankidOther"
-         aria-describedby="bankid-signup-heading"></button>
-        <button type="button" data-intent="signup" data-device="same" data-i18n="bankidSame"
-         aria-describedby="bankid-signup-heading"></button>
-        </div>
+        \#(bankIDChoice("signup", describedBy: "bankid-signup-heading"))
         </div>
         <div id="bankid-recovery" hidden>
         <h2 id="recovery-heading" data-i18n="recoveryHeading"></h2>
         <p id="recovery-hint" class="hint" data-i18n="recoveryHint"></p>
-        <div class="actions">
-        <button type="button" data-intent="recovery" data-device="other" data-i18n="bankidOther"
-         aria-describedby="recovery-heading recovery-hint"></button>
-        <button type="button" data-intent="recovery" data-device="same" data-i18n="bankidSame"
-         aria-describedby="recovery-heading recovery-hint"></button>
-        </div>
+        \#(bankIDChoice("recovery", describedBy: "recovery-heading recovery-hint"))
         </div>
         </section>
         <section id="signed-in" aria-labelledby="account-heading" hidden>
@@ -108,12 +107,7 @@ enum PageHTML {
         <div id="bankid-link" hidden>
         <h4 id="bankid-link-heading" data-i18n="linkHeading"></h4>
         <p id="bankid-link-hint" class="hint" data-i18n="linkHint"></p>
-        <div class="actions">
-        <button type="button" data-intent="link" data-device="other" data-i18n="bankidOther"
-         aria-describedby="bankid-link-heading bankid-link-hint"></button>
-        <button type="button" data-intent="link" data-device="same" data-i18n="bankidSame"
-         aria-describedby="bankid-link-heading bankid-link-hint"></button>
-        </div>
+        \#(bankIDChoice("link", describedBy: "bankid-link-heading bankid-link-hint"))
         </div>
         </div>
         </section>
