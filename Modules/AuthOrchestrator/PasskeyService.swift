@@ -560,9 +560,7 @@ public struct PasskeyService: Sendable {
     private func auditEvent(
         _ action: String, userID: String?, context: ClientContext, details: [String: String]
     ) -> AuditEvent {
-        AuditEvent(
-            at: clock.now(), action: action, actor: userID.map { "user:\($0)" } ?? "anonymous",
-            userID: userID, requestID: context.requestID, ipAddress: context.ipAddress, details: details)
+        AuditEvent(action, userID: userID, context: context, details: details, at: clock.now())
     }
 }
 
