@@ -34,43 +34,53 @@ let package = Package(
             name: "CQREncode", path: "Modules/CSystem/CQREncode", pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]),
 
+        // The kernel: the vocabulary every layer shares (users, audit events, the clock,
+        // randomness, coded errors). It depends on nothing of Portvakt's.
+        .target(name: "Kernel", path: "Modules/Kernel", swiftSettings: strictSettings),
+
         // Libraries.
         .target(
-            name: "CryptoCore", dependencies: ["COpenSSL"], path: "Modules/CryptoCore",
+            name: "CryptoCore", dependencies: ["COpenSSL", "Kernel"], path: "Modules/CryptoCore",
             swiftSettings: strictSettings),
         .target(
-            name: "PasskeyCore", dependencies: ["CryptoCore"], path: "Modules/PasskeyCore",
+            name: "PasskeyCore", dependencies: ["CryptoCore", "Kernel"], path: "Modules/PasskeyCore",
             swiftSettings: strictSettings),
         .target(
-            name: "SessionCore", dependencies: ["CryptoCore"], path: "Modules/SessionCore",
+            name: "SessionCore", dependencies: ["CryptoCore", "Kernel"], path: "Modules/SessionCore",
             swiftSettings: strictSettings),
         .target(
-            name: "BankIDCore", dependencies: ["CCurl", "CQREncode", "CryptoCore"],
+            name: "BankIDCore", dependencies: ["CCurl", "CQREncode", "CryptoCore", "Kernel"],
             path: "Modules/BankIDCore",
             swiftSettings: strictSettings),
         .target(
-            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "SessionCore", "BankIDCore"],
+            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "Kernel", "SessionCore", "BankIDCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
             name: "AuthOrchestrator",
-            dependencies: ["BankIDCore", "CryptoCore", "PasskeyCore", "SessionCore", "Storage"],
+            dependencies: ["BankIDCore", "CryptoCore", "Kernel", "PasskeyCore", "SessionCore", "Storage"],
             path: "Modules/AuthOrchestrator", swiftSettings: strictSettings),
+        // The HTTP engine: libmicrohttpd, requests and responses, routing, the pipeline, rate
+        // limits, problem+json. It knows nothing of passkeys, BankID or storage.
         .target(
-            name: "HTTPFront",
+            name: "HTTPEngine", dependencies: ["CMicroHTTPD", "CryptoCore", "Kernel"],
+            path: "Modules/HTTPEngine", swiftSettings: strictSettings),
+        // The public and admin APIs and the sign-in page: HTTP translated to the use cases.
+        .target(
+            name: "PortvaktAPI",
             dependencies: [
-                "CMicroHTTPD", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "AuthOrchestrator",
-                "BankIDCore",
+                "AuthOrchestrator", "BankIDCore", "CryptoCore", "HTTPEngine", "Kernel", "PasskeyCore",
+                "SessionCore",
             ],
-            path: "Modules/HTTPFront", swiftSettings: strictSettings),
+            path: "Modules/PortvaktAPI", swiftSettings: strictSettings),
         .target(
-            name: "BankIDSimulator", dependencies: ["CMicroHTTPD", "CGnuTLS", "CryptoCore"],
+            name: "BankIDSimulator", dependencies: ["Kernel", "CMicroHTTPD", "CGnuTLS", "CryptoCore"],
             path: "Modules/BankIDSimulator", swiftSettings: strictSettings),
         .target(
             name: "PortvaktApp",
             dependencies: [
-                "BankIDSimulator", "BankIDCore", "CryptoCore", "SessionCore", "Storage", "HTTPFront",
-                "PasskeyCore",
-                "AuthOrchestrator",
+                "BankIDSimulator", "BankIDCore", "CryptoCore", "HTTPEngine", "Kernel", "SessionCore",
+                "Storage",
+                "PortvaktAPI", "PasskeyCore", "AuthOrchestrator",
             ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
         .executableTarget(
@@ -84,19 +94,22 @@ let package = Package(
 
         // Passkey assertions through the full path against raw OpenSSL verification.
         .executableTarget(
-            name: "bench-passkey", dependencies: ["COpenSSL", "CryptoCore", "PasskeyCore", "TestSupport"],
+            name: "bench-passkey",
+            dependencies: ["Kernel", "COpenSSL", "CryptoCore", "PasskeyCore", "TestSupport"],
             path: "Benchmarks/Passkey", swiftSettings: strictSettings),
 
         // Complete passkey logins over HTTP against the release server.
         .executableTarget(
             name: "bench-login",
-            dependencies: ["CSQLite", "CryptoCore", "HTTPFront", "PasskeyCore", "Storage", "TestSupport"],
+            dependencies: [
+                "CSQLite", "CryptoCore", "HTTPEngine", "Kernel", "PasskeyCore", "Storage", "TestSupport",
+            ],
             path: "Benchmarks/Login", swiftSettings: strictSettings),
 
         // BankID: QR codes per second and upstream collects per order under 50 pollers.
         .executableTarget(
             name: "bench-bankid",
-            dependencies: ["BankIDCore", "BankIDSimulator", "Storage", "TestSupport"],
+            dependencies: ["Kernel", "BankIDCore", "BankIDSimulator", "Storage", "TestSupport"],
             path: "Benchmarks/BankID", swiftSettings: strictSettings),
 
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, software
@@ -104,46 +117,56 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "CCurl", "COpenSSL", "CryptoCore", "PasskeyCore", "SessionCore", "Storage", "HTTPFront",
-                "PortvaktApp",
+                "CCurl", "COpenSSL", "CryptoCore", "HTTPEngine", "Kernel", "PasskeyCore", "SessionCore",
+                "Storage",
+                "PortvaktAPI", "PortvaktApp",
             ],
             path: "Modules/TestSupport", swiftSettings: strictSettings),
 
         .testTarget(
-            name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"],
+            name: "CryptoCoreTests", dependencies: ["Kernel", "CryptoCore", "TestSupport"],
             path: "Tests/CryptoCoreTests",
             swiftSettings: strictSettings),
         .testTarget(
-            name: "PasskeyCoreTests", dependencies: ["PasskeyCore", "CryptoCore", "TestSupport"],
+            name: "PasskeyCoreTests", dependencies: ["Kernel", "PasskeyCore", "CryptoCore", "TestSupport"],
             path: "Tests/PasskeyCoreTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "SessionCoreTests", dependencies: ["SessionCore", "Storage", "TestSupport"],
+            name: "SessionCoreTests", dependencies: ["Kernel", "SessionCore", "Storage", "TestSupport"],
             path: "Tests/SessionCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "BankIDCoreTests",
-            dependencies: ["BankIDCore", "BankIDSimulator", "CryptoCore", "Storage", "TestSupport"],
+            dependencies: [
+                "Kernel", "BankIDCore", "BankIDSimulator", "CryptoCore", "Storage", "TestSupport",
+            ],
             path: "Tests/BankIDCoreTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "StorageTests", dependencies: ["Storage", "TestSupport"], path: "Tests/StorageTests",
+            name: "StorageTests", dependencies: ["Kernel", "Storage", "TestSupport"],
+            path: "Tests/StorageTests",
             swiftSettings: strictSettings),
         .testTarget(
             name: "AuthOrchestratorTests",
             dependencies: [
+                "Kernel",
                 "AuthOrchestrator", "BankIDCore", "CryptoCore", "PasskeyCore", "SessionCore", "Storage",
                 "TestSupport",
             ],
             path: "Tests/AuthOrchestratorTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "HTTPFrontTests", dependencies: ["HTTPFront", "TestSupport"],
-            path: "Tests/HTTPFrontTests", swiftSettings: strictSettings),
+            name: "HTTPEngineTests", dependencies: ["Kernel", "HTTPEngine", "CryptoCore", "TestSupport"],
+            path: "Tests/HTTPEngineTests", swiftSettings: strictSettings),
+        .testTarget(
+            name: "PortvaktAPITests",
+            dependencies: ["PortvaktAPI", "HTTPEngine", "Kernel", "SessionCore", "Storage", "TestSupport"],
+            path: "Tests/PortvaktAPITests", swiftSettings: strictSettings),
         .testTarget(
             name: "BankIDSimulatorTests",
-            dependencies: ["BankIDSimulator", "CryptoCore", "TestSupport", "portvakt"],
+            dependencies: ["Kernel", "BankIDSimulator", "CryptoCore", "TestSupport", "portvakt"],
             path: "Tests/BankIDSimulatorTests", swiftSettings: strictSettings),
         .testTarget(
             name: "PortvaktAppTests",
             dependencies: [
-                "PortvaktApp", "BankIDCore", "HTTPFront", "AuthOrchestrator", "TestSupport", "portvakt",
+                "PortvaktApp", "BankIDCore", "HTTPEngine", "Kernel", "PortvaktAPI", "AuthOrchestrator",
+                "TestSupport", "portvakt",
             ],
             path: "Tests/PortvaktAppTests", swiftSettings: strictSettings),
     ]

@@ -1,6 +1,7 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
+import Kernel
 import Storage
 
 /// `portvakt admin token create|list|revoke`: works on the data folder directly, so an operator
@@ -27,7 +28,7 @@ enum AdminTokenCommand {
                 lifetime = seconds
             }
             let created = try withService(options["--config"], environment) {
-                try $0.create(name: name, scope: scope, lifetime: lifetime, actor: "cli")
+                try $0.create(name: name, scope: scope, lifetime: lifetime, actor: .cli)
             }
             // The one place the secret is ever shown; stdout only, never the log.
             print("Admin token '\(name)' (\(scope.rawValue)) created; shown once, store it now:")
@@ -54,7 +55,7 @@ enum AdminTokenCommand {
                 throw UsageError("admin token revoke needs a token NAME or ID")
             }
             let revoked = try withService(options["--config"], environment) {
-                try $0.revoke(target, actor: "cli")
+                try $0.revoke(target, actor: .cli)
             }
             print("revoked admin token '\(revoked.name)' (\(revoked.id))")
             return 0

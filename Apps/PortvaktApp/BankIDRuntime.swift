@@ -3,7 +3,9 @@ import BankIDSimulator
 import CryptoCore
 import Foundation
 import Glibc
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import Storage
 
 /// BankID as `portvakt serve` runs it: the client over libcurl with its collect coordinator, the

@@ -2,6 +2,7 @@ import AuthOrchestrator
 import CryptoCore
 import Dispatch
 import Foundation
+import Kernel
 import Storage
 
 /// The `portvakt` command line: parses arguments, runs one command, returns the exit status.

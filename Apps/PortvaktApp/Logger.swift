@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
-import HTTPFront
+import HTTPEngine
+import PortvaktAPI
 import Synchronization
 
 /// Severity of a log line: the configuration's `logging.level` values, in order.

@@ -2,8 +2,10 @@ public import AuthOrchestrator
 import BankIDCore
 public import CryptoCore
 public import Foundation
-public import HTTPFront
+public import HTTPEngine
+public import Kernel
 import PasskeyCore
+public import PortvaktAPI
 public import SessionCore
 public import Storage
 import Synchronization

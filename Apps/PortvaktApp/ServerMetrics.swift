@@ -1,5 +1,7 @@
 import CryptoCore
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import Storage
 import Synchronization
 

@@ -16,8 +16,10 @@ import CSQLite
 import CryptoCore
 import Foundation
 import Glibc
-import HTTPFront
+import HTTPEngine
+import Kernel
 import PasskeyCore
+import PortvaktAPI
 import Storage
 import Synchronization
 import TestSupport

@@ -1,6 +1,7 @@
 public import BankIDCore
 public import CryptoCore
 public import Foundation
+public import Kernel
 public import SessionCore
 public import Storage
 
@@ -143,14 +144,15 @@ public struct AccountAdministration: Sendable {
         }
         let displayName = try Names.displayName(shown)
         let user = User(
-            id: try randomToken(16), username: username, displayName: displayName, createdAt: clock.now(),
-            userHandle: try randomBytes(User.handleByteCount))
+            id: try random.secureToken(16), username: username, displayName: displayName,
+            createdAt: clock.now(),
+            userHandle: try random.secureBytes(User.handleByteCount))
         do {
             try store.insertUser(user)
         } catch let error as StorageError where error.code == .conflict {
             throw AuthError(.usernameTaken, "the username is taken", underlying: error)
         }
-        try record("admin.user.created", userID: user.id, by: admin, context: context)
+        try record(.adminUserCreated, userID: user.id, by: admin, context: context)
         return user
     }
 
@@ -194,7 +196,7 @@ public struct AccountAdministration: Sendable {
             } catch let error as StorageError where error.code == .notFound {
                 throw AuthError(.userNotFound, "no user has this id", underlying: error)
             }
-            try record("admin.user.renamed", userID: id, by: admin, context: context, details: details)
+            try record(.adminUserRenamed, userID: id, by: admin, context: context, details: details)
         }
         if let disabled = changes.disabled, disabled != (user.disabledAt != nil) {
             let now = clock.now()
@@ -206,7 +208,7 @@ public struct AccountAdministration: Sendable {
             }
             user.disabledAt = disabled ? now.storagePrecisionForAdmin : nil
             try record(
-                disabled ? "admin.user.disabled" : "admin.user.enabled", userID: id, by: admin,
+                disabled ? .adminUserDisabled : .adminUserEnabled, userID: id, by: admin,
                 context: context,
                 details: disabled ? ["sessionsRevoked": String(revoked)] : [:])
         }
@@ -217,7 +219,7 @@ public struct AccountAdministration: Sendable {
     /// - Throws: `admin.user_not_found`.
     public func deleteUser(id: String, by admin: AdminPrincipal, context: ClientContext) throws {
         guard try store.deleteUser(id: id) else { throw AuthError(.userNotFound, "no user has this id") }
-        try record("admin.user.deleted", userID: id, by: admin, context: context)
+        try record(.adminUserDeleted, userID: id, by: admin, context: context)
     }
 
     // MARK: Passkeys
@@ -252,7 +254,7 @@ public struct AccountAdministration: Sendable {
             try store.deletePasskey(credentialID: id, userID: userID)
         else { throw AuthError(.adminPasskeyNotFound, "no such passkey for this user") }
         try record(
-            "admin.passkey.deleted", userID: userID, by: admin, context: context,
+            .adminPasskeyDeleted, userID: userID, by: admin, context: context,
             details: ["credentialId": credentialID])
     }
 
@@ -273,7 +275,7 @@ public struct AccountAdministration: Sendable {
         _ = try requireUser(userID)
         let revoked = try store.revokeSessions(userID: userID, exceptID: nil, at: clock.now())
         try record(
-            "admin.sessions.revoked", userID: userID, by: admin, context: context,
+            .adminSessionsRevoked, userID: userID, by: admin, context: context,
             details: ["count": String(revoked)])
         return revoked
     }
@@ -291,7 +293,7 @@ public struct AccountAdministration: Sendable {
             try store.revokeSession(id: sessionID, at: clock.now())
         else { throw AuthError(.sessionNotFound, "no live session with this id for this user") }
         try record(
-            "admin.session.revoked", userID: userID, by: admin, context: context,
+            .adminSessionRevoked, userID: userID, by: admin, context: context,
             details: ["sessionId": sessionID])
     }
 
@@ -354,7 +356,7 @@ public struct AccountAdministration: Sendable {
     }
 
     private func record(
-        _ action: String, userID: String?, by admin: AdminPrincipal, context: ClientContext,
+        _ action: AuditAction, userID: String?, by admin: AdminPrincipal, context: ClientContext,
         details: [String: String] = [:]
     ) throws {
         var details = details
@@ -366,17 +368,6 @@ public struct AccountAdministration: Sendable {
                 ipAddress: context.ipAddress, details: details))
     }
 
-    private func randomToken(_ byteCount: Int) throws(AuthError) -> String {
-        Base64URL.encode(try randomBytes(byteCount))
-    }
-
-    private func randomBytes(_ count: Int) throws(AuthError) -> [UInt8] {
-        do {
-            return try random.bytes(count)
-        } catch {
-            throw AuthError(.randomFailure, "the random source failed", underlying: error)
-        }
-    }
 }
 
 /// Opaque pagination cursors: a kind letter and the last key of a page, base64url-encoded. The

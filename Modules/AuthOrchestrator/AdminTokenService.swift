@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 public import Storage
 
 /// The admin token a request was authorised with: what audit events name and what it may do.
@@ -19,7 +20,7 @@ public struct AdminPrincipal: Sendable, Equatable {
     }
 
     /// The audit trail's actor for this token: `admin:<name>`.
-    public var actor: String { "admin:\(name)" }
+    public var actor: AuditActor { .admin(tokenName: name) }
 }
 
 /// A token just created: the secret is here once and nowhere else.
@@ -111,7 +112,7 @@ public struct AdminTokenService: Sendable {
     ///   - lifetime: seconds until it expires; nil for no expiry.
     ///   - actor: who made it, for the audit trail (`cli`, or `admin:<name>`).
     /// - Throws: `admin.invalid_token_name`, `admin.token_name_taken`, `admin.invalid_expiry`.
-    public func create(name: String, scope: AdminScope, lifetime: TimeInterval?, actor: String) throws
+    public func create(name: String, scope: AdminScope, lifetime: TimeInterval?, actor: AuditActor) throws
         -> CreatedAdminToken
     {
         try Self.checkName(name)
@@ -119,9 +120,10 @@ public struct AdminTokenService: Sendable {
             throw AuthError(.invalidExpiry, "an expiry is 1 second to 10 years away")
         }
         let now = clock.now()
-        let token = Self.prefix + (try randomToken(32))
+        let token = Self.prefix + (try random.secureToken(32))
         let record = AdminTokenRecord(
-            id: "adt_" + (try randomToken(12)), name: name, scope: scope, tokenHash: Digest.sha256(token),
+            id: "adt_" + (try random.secureToken(12)), name: name, scope: scope,
+            tokenHash: Digest.sha256(token),
             createdAt: now, expiresAt: lifetime.map { now + $0 })
         do {
             try store.insertAdminToken(record)
@@ -130,7 +132,7 @@ public struct AdminTokenService: Sendable {
         }
         _ = try audit.appendAudit(
             AuditEvent(
-                at: now, action: "admin.token.created", actor: actor,
+                at: now, action: .adminTokenCreated, actor: actor,
                 details: ["tokenId": record.id, "name": name, "scope": scope.rawValue]))
         return CreatedAdminToken(record: record, token: token)
     }
@@ -143,13 +145,13 @@ public struct AdminTokenService: Sendable {
     /// Revokes the token with this id or name.
     /// - Throws: `admin.token_not_found` when none has it or it was already revoked.
     @discardableResult
-    public func revoke(_ nameOrID: String, actor: String) throws -> AdminTokenRecord {
+    public func revoke(_ nameOrID: String, actor: AuditActor) throws -> AdminTokenRecord {
         guard let record = try store.adminTokens().first(where: { $0.id == nameOrID || $0.name == nameOrID }),
             try store.revokeAdminToken(id: record.id, at: clock.now())
         else { throw AuthError(.tokenNotFound, "no live admin token has this name or id") }
         _ = try audit.appendAudit(
             AuditEvent(
-                at: clock.now(), action: "admin.token.revoked", actor: actor,
+                at: clock.now(), action: .adminTokenRevoked, actor: actor,
                 details: ["tokenId": record.id, "name": record.name]))
         return record
     }
@@ -165,7 +167,7 @@ public struct AdminTokenService: Sendable {
         let now = clock.now()
         if let legacy = try settings.setting(legacyKey), legacy.count == 32 {
             let record = AdminTokenRecord(
-                id: "adt_" + (try randomToken(12)), name: Self.bootstrapName, scope: .write,
+                id: "adt_" + (try random.secureToken(12)), name: Self.bootstrapName, scope: .write,
                 tokenHash: legacy, createdAt: now)
             do { try store.insertAdminToken(record) } catch let error as StorageError
                 where error.code == .conflict
@@ -173,7 +175,7 @@ public struct AdminTokenService: Sendable {
             return nil
         }
         do {
-            return try create(name: Self.bootstrapName, scope: .write, lifetime: nil, actor: "system").token
+            return try create(name: Self.bootstrapName, scope: .write, lifetime: nil, actor: .system).token
         } catch let error as AuthError where error.code == .tokenNameTaken {
             return nil
         }
@@ -198,11 +200,4 @@ public struct AdminTokenService: Sendable {
         }
     }
 
-    private func randomToken(_ byteCount: Int) throws(AuthError) -> String {
-        do {
-            return try random.token(byteCount: byteCount)
-        } catch {
-            throw AuthError(.randomFailure, "the random source failed", underlying: error)
-        }
-    }
 }

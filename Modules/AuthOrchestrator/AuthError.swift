@@ -1,5 +1,6 @@
 public import BankIDCore
 public import CryptoCore
+public import Kernel
 
 /// The one error AuthOrchestrator throws for its own rules — passkey and account use cases,
 /// enrollment, BankID journeys, the reviewer login and administration: a stable code, a message

@@ -1,6 +1,7 @@
 public import BankIDCore
 public import CryptoCore
 public import Foundation
+public import Kernel
 public import SessionCore
 public import Storage
 
@@ -253,11 +254,11 @@ public struct BankIDService: Sendable {
         } else {
             let offered = requester.binding.flatMap { Self.acceptableBinding($0) }
             let binding: String
-            if let offered { binding = offered } else { binding = try token(32) }
+            if let offered { binding = offered } else { binding = try random.secureToken(32) }
             if binding != requester.binding { newBinding = binding }
             bindingHash = Self.bindingHash(client: binding)
         }
-        let orderID = try token(32)
+        let orderID = try random.secureToken(32)
         // A web page on this device gets BankID's return with a nonce, and only a poll carrying
         // it receives the result: an autostart link forwarded to someone else completes on their
         // device and their browser, never for the client that started it. A native app has no
@@ -266,7 +267,7 @@ public struct BankIDService: Sendable {
         var nonceHash: String?
         var returnURL: String?
         if device == .same, clientKind == .web {
-            let value = try token(16)
+            let value = try random.secureToken(16)
             nonceHash = Self.nonceHash(value)
             returnURL = Self.appendingNonce(value, to: policy.returnURL)
         }
@@ -279,7 +280,7 @@ public struct BankIDService: Sendable {
             started = try await coordinator.start(intent == .sign ? .sign : .auth, request, intent: intent)
         } catch {
             try? record(
-                "bankid.order_failed_to_start", userID: signedIn?.1.id, context: context,
+                .bankIDOrderFailedToStart, userID: signedIn?.1.id, context: context,
                 details: ["intent": intent.rawValue, "code": error.code.rawValue])
             throw Self.flowError(error)
         }
@@ -291,7 +292,7 @@ public struct BankIDService: Sendable {
         do {
             try identities.insertBankIDFlow(flow)
             try record(
-                "bankid.order_started", userID: signedIn?.1.id, context: context,
+                .bankIDOrderStarted, userID: signedIn?.1.id, context: context,
                 details: ["intent": intent.rawValue, "device": device.rawValue])
         } catch {
             throw AuthError(
@@ -319,7 +320,7 @@ public struct BankIDService: Sendable {
         let flow = try ownedFlow(orderID, requester: requester)
         if let returnNonce, !Self.nonceMatches(returnNonce, flow.returnNonce) {
             try? record(
-                "bankid.return_mismatch", userID: flow.userID, context: context,
+                .bankIDReturnMismatch, userID: flow.userID, context: context,
                 details: ["intent": flow.intent.rawValue])
             throw AuthError(.returnMismatch, "the nonce is not this order's")
         }
@@ -346,7 +347,7 @@ public struct BankIDService: Sendable {
         } else if snapshot.status == .failed, flow.consumedAt == nil {
             // A failed login, sign-up, link or signature is audited once, by the poll that sees it.
             let event = event(
-                "bankid.order_failed", userID: flow.userID, context: context,
+                .bankIDOrderFailed, userID: flow.userID, context: context,
                 details: [
                     "intent": flow.intent.rawValue, "hintCode": snapshot.hintCode?.rawValue ?? "unknown",
                 ])
@@ -380,7 +381,7 @@ public struct BankIDService: Sendable {
             throw Self.flowError(error)
         }
         try? record(
-            "bankid.order_cancelled", userID: flow.userID, context: context,
+            .bankIDOrderCancelled, userID: flow.userID, context: context,
             details: ["intent": flow.intent.rawValue])
     }
 
@@ -405,7 +406,7 @@ public struct BankIDService: Sendable {
         if flow.sameDevice, let started = snapshot.endUserIP, started != completion.deviceIPAddress {
             events.append(
                 event(
-                    "bankid.ip_mismatch", userID: flow.userID, context: context,
+                    .bankIDIPMismatch, userID: flow.userID, context: context,
                     details: [
                         "intent": flow.intent.rawValue, "endUserIp": started,
                         "deviceIp": completion.deviceIPAddress,
@@ -425,7 +426,7 @@ public struct BankIDService: Sendable {
                 Self.riskRank(completion.risk) > Self.riskRank(ceiling)
             {
                 events.append(
-                    event("bankid.risk_refused", userID: linked?.userID, context: context, details: details))
+                    event(.bankIDRiskRefused, userID: linked?.userID, context: context, details: details))
                 return try commit(flow, outcome: "bankid.risk_refused", at: now, events: events)
             }
             switch flow.intent {
@@ -463,7 +464,7 @@ public struct BankIDService: Sendable {
         let now = clock.now()
         var events = events
         guard let linked, let user = try accounts.user(id: linked.userID) else {
-            events.append(event("bankid.login_no_account", userID: nil, context: context, details: details))
+            events.append(event(.bankIDLoginNoAccount, userID: nil, context: context, details: details))
             return try commit(flow, outcome: "bankid.no_account", at: now, events: events)
         }
         return try openSession(
@@ -481,7 +482,7 @@ public struct BankIDService: Sendable {
             guard policy.login else {
                 var events = events
                 events.append(
-                    event("bankid.signup_existing", userID: user.id, context: context, details: details))
+                    event(.bankIDSignupExisting, userID: user.id, context: context, details: details))
                 return try commit(flow, outcome: "bankid.account_exists", at: clock.now(), events: events)
             }
             return try openSession(
@@ -491,15 +492,16 @@ public struct BankIDService: Sendable {
         let now = clock.now()
         let name = String(completion.name.prefix(128))
         let user = User(
-            id: try token(16), username: nil, displayName: name.isEmpty ? "BankID user" : name, createdAt: now
-        )
+            id: try random.secureToken(16), username: nil, displayName: name.isEmpty ? "BankID user" : name,
+            createdAt: now,
+            userHandle: try random.secureBytes(User.handleByteCount))
         let issued = try sessions.prepare(
-            userID: user.id, clientKind: flow.clientKind, authMethod: "bankid", userAgent: context.userAgent,
+            userID: user.id, clientKind: flow.clientKind, authMethod: .bankid, userAgent: context.userAgent,
             ipAddress: context.ipAddress)
         var events = events
         var signupDetails = details
         signupDetails["sessionId"] = issued.session.id
-        events.append(event("bankid.signup", userID: user.id, context: context, details: signupDetails))
+        events.append(event(.bankIDSignup, userID: user.id, context: context, details: signupDetails))
         let record = BankIDCompletionRecord(
             flowIDHash: flow.idHash, outcome: "bankid.account_created", at: now, newUser: user,
             link: LinkedIdentity(userID: user.id, digest: completion.identity, name: name, linkedAt: now),
@@ -524,16 +526,16 @@ public struct BankIDService: Sendable {
                 linked.userID == userID ? "bankid.already_linked" : "bankid.identity_linked_elsewhere"
             events.append(
                 event(
-                    outcome == "bankid.already_linked" ? "bankid.link_repeated" : "bankid.link_refused",
+                    outcome == "bankid.already_linked" ? .bankIDLinkRepeated : .bankIDLinkRefused,
                     userID: userID, context: context, details: details))
             return try commit(flow, outcome: outcome, at: now, user: user, events: events)
         }
         if try identities.linkedIdentity(userID: userID) != nil {
-            events.append(event("bankid.link_refused", userID: userID, context: context, details: details))
+            events.append(event(.bankIDLinkRefused, userID: userID, context: context, details: details))
             return try commit(
                 flow, outcome: "bankid.account_has_identity", at: now, user: user, events: events)
         }
-        events.append(event("bankid.linked", userID: userID, context: context, details: details))
+        events.append(event(.bankIDLinked, userID: userID, context: context, details: details))
         let record = BankIDCompletionRecord(
             flowIDHash: flow.idHash, outcome: "bankid.linked", at: now,
             link: LinkedIdentity(
@@ -546,7 +548,7 @@ public struct BankIDService: Sendable {
             // Linked elsewhere between the check and the commit.
             return try commit(
                 flow, outcome: "bankid.identity_linked_elsewhere", at: now, user: user,
-                events: [event("bankid.link_refused", userID: userID, context: context, details: details)])
+                events: [event(.bankIDLinkRefused, userID: userID, context: context, details: details)])
         }
         return BankIDFlowResult(
             code: "bankid.linked", user: user, session: nil, clientKind: flow.clientKind,
@@ -565,7 +567,7 @@ public struct BankIDService: Sendable {
         else { return try commit(flow, outcome: "bankid.sign_in_required", at: now, events: events) }
         // A step-up proves the account's own person signed: the signer must be the linked identity.
         guard let linked, linked.userID == userID else {
-            events.append(event("bankid.sign_refused", userID: userID, context: context, details: details))
+            events.append(event(.bankIDSignRefused, userID: userID, context: context, details: details))
             return try commit(flow, outcome: "bankid.identity_mismatch", at: now, user: user, events: events)
         }
         let until = now.addingTimeInterval(policy.stepUpLifetime)
@@ -577,7 +579,7 @@ public struct BankIDService: Sendable {
             signDetails["signatureSha256"] = Hex.encode(Digest.sha256(signature))
         }
         signDetails["steppedUpUntil"] = UTCTimestamp.string(until)
-        events.append(event("bankid.step_up", userID: userID, context: context, details: signDetails))
+        events.append(event(.bankIDStepUp, userID: userID, context: context, details: signDetails))
         let record = BankIDCompletionRecord(
             flowIDHash: flow.idHash, outcome: "bankid.signed", at: now,
             stepUp: SessionStepUp(
@@ -601,16 +603,16 @@ public struct BankIDService: Sendable {
         guard user.disabledAt == nil else {
             events.append(
                 event(
-                    "bankid.login_failed", userID: user.id, context: context,
+                    .bankIDLoginFailed, userID: user.id, context: context,
                     details: details.merging(["code": "account.disabled"]) { $1 }))
             return try commit(flow, outcome: "account.disabled", at: now, events: events)
         }
         let issued = try sessions.prepare(
-            userID: user.id, clientKind: flow.clientKind, authMethod: "bankid", userAgent: context.userAgent,
+            userID: user.id, clientKind: flow.clientKind, authMethod: .bankid, userAgent: context.userAgent,
             ipAddress: context.ipAddress)
         var loginDetails = details
         loginDetails["sessionId"] = issued.session.id
-        events.append(event("bankid.login", userID: user.id, context: context, details: loginDetails))
+        events.append(event(.bankIDLogin, userID: user.id, context: context, details: loginDetails))
         let record = BankIDCompletionRecord(
             flowIDHash: flow.idHash, outcome: outcome, at: now, session: issued.session,
             replacedSessionID: flow.sessionID, events: events)
@@ -634,20 +636,20 @@ public struct BankIDService: Sendable {
         var events = events
         guard let linked, let user = try accounts.user(id: linked.userID), let recoveryTokens else {
             events.append(
-                event("bankid.recovery_no_account", userID: nil, context: context, details: details))
+                event(.bankIDRecoveryNoAccount, userID: nil, context: context, details: details))
             return try commit(flow, outcome: "bankid.no_account", at: now, events: events)
         }
         guard user.disabledAt == nil else {
             events.append(
                 event(
-                    "bankid.recovery_failed", userID: user.id, context: context,
+                    .bankIDRecoveryFailed, userID: user.id, context: context,
                     details: details.merging(["code": "account.disabled"]) { $1 }))
             return try commit(flow, outcome: "account.disabled", at: now, events: events)
         }
         // Issued before the commit: if another poll consumed the completion meanwhile, this token
         // is never delivered and simply expires unused.
         let token = try recoveryTokens(user.id, flow.bindingHash, context)
-        events.append(event("bankid.recovery_verified", userID: user.id, context: context, details: details))
+        events.append(event(.bankIDRecoveryVerified, userID: user.id, context: context, details: details))
         var result = try commit(
             flow, outcome: "bankid.recovery_verified", at: now, user: user, events: events)
         if result.code == "bankid.recovery_verified" { result.enrollmentToken = token }
@@ -774,21 +776,17 @@ public struct BankIDService: Sendable {
         }
     }
 
-    private func token(_ bytes: Int) throws(AuthError) -> String {
-        do {
-            return try random.token(byteCount: bytes)
-        } catch {
-            throw AuthError(.randomFailure, "the random source failed", underlying: error)
-        }
-    }
-
-    private func record(_ action: String, userID: String?, context: ClientContext, details: [String: String])
+    private func record(
+        _ action: AuditAction, userID: String?, context: ClientContext, details: [String: String]
+    )
         throws
     {
         _ = try audit.appendAudit(event(action, userID: userID, context: context, details: details))
     }
 
-    private func event(_ action: String, userID: String?, context: ClientContext, details: [String: String])
+    private func event(
+        _ action: AuditAction, userID: String?, context: ClientContext, details: [String: String]
+    )
         -> AuditEvent
     {
         AuditEvent(action, userID: userID, context: context, details: details, at: clock.now())

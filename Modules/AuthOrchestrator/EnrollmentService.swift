@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 public import SessionCore
 public import Storage
 
@@ -81,7 +82,8 @@ public struct EnrollmentService: Sendable {
     ///   - context: The request, for the audit trail.
     /// - Throws: `enrollment.invalid_lifetime`; `StorageError(.constraint)` for an unknown user.
     public func issue(
-        userID: String, lifetime: TimeInterval?, purpose: String, actor: String, bindingHash: [UInt8]? = nil,
+        userID: String, lifetime: TimeInterval?, purpose: String, actor: AuditActor,
+        bindingHash: [UInt8]? = nil,
         context: ClientContext
     ) throws -> IssuedEnrollment {
         let lifetime = lifetime ?? Self.defaultLifetime
@@ -89,15 +91,15 @@ public struct EnrollmentService: Sendable {
             throw AuthError(.enrollmentInvalidLifetime, "an enrollment token lives 300 seconds to 7 days")
         }
         let now = clock.now()
-        let token = Self.prefix + (try random.token(byteCount: 32))
+        let token = Self.prefix + (try random.secureToken(32))
         let record = EnrollmentTokenRecord(
-            id: "enr_" + (try random.token(byteCount: 12)), userID: userID, tokenHash: Digest.sha256(token),
-            purpose: purpose, createdBy: actor, createdAt: now, expiresAt: now + lifetime,
+            id: "enr_" + (try random.secureToken(12)), userID: userID, tokenHash: Digest.sha256(token),
+            purpose: purpose, createdBy: actor.rawValue, createdAt: now, expiresAt: now + lifetime,
             bindingHash: bindingHash)
         try store.insertEnrollmentToken(record)
         _ = try store.appendAudit(
             AuditEvent(
-                at: now, action: "enrollment.issued", actor: actor, userID: userID,
+                at: now, action: .enrollmentIssued, actor: actor, userID: userID,
                 requestID: context.requestID,
                 ipAddress: context.ipAddress,
                 details: [
@@ -114,7 +116,7 @@ public struct EnrollmentService: Sendable {
     {
         try issue(
             userID: userID, lifetime: recoveryPolicy.tokenLifetime, purpose: Self.recoveryPurpose,
-            actor: "bankid", bindingHash: bindingHash, context: context
+            actor: .bankID, bindingHash: bindingHash, context: context
         ).token
     }
 
@@ -176,7 +178,7 @@ public struct EnrollmentService: Sendable {
             throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired")
         }
         let session = try sessions.issue(
-            userID: userID, clientKind: clientKind, authMethod: "enrollment", userAgent: context.userAgent,
+            userID: userID, clientKind: clientKind, authMethod: .enrollment, userAgent: context.userAgent,
             ipAddress: context.ipAddress)
         var recovery: RecoveryOutcome?
         if try store.enrollmentToken(id: tokenID)?.purpose == Self.recoveryPurpose {
@@ -185,7 +187,7 @@ public struct EnrollmentService: Sendable {
         }
         _ = try store.appendAudit(
             AuditEvent(
-                "passkey.enrolled", userID: userID, context: context,
+                .passkeyEnrolled, userID: userID, context: context,
                 details: [
                     "tokenId": tokenID, "credentialId": Base64URL.encode(passkey.credentialID),
                     "sessionId": session.session.id,
@@ -214,7 +216,7 @@ public struct EnrollmentService: Sendable {
         }
         _ = try store.appendAudit(
             AuditEvent(
-                "account.recovered", userID: userID, context: context,
+                .accountRecovered, userID: userID, context: context,
                 details: [
                     "sessionsRevoked": String(sessionsRevoked), "passkeysRevoked": String(passkeysRevoked),
                     "credentialId": Base64URL.encode(passkey.credentialID),

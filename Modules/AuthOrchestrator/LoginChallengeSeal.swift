@@ -1,5 +1,6 @@
 public import CryptoCore
 import Foundation
+public import Kernel
 public import Storage
 
 /// Login challenges sealed into their own id: the challenge bytes, its expiry and the username a

@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 public import PasskeyCore
 public import SessionCore
 public import Storage
@@ -31,23 +32,6 @@ public struct PasskeyPolicy: Sendable {
         self.enabled = enabled
         self.signupEnabled = signupEnabled
         self.providerNames = providerNames
-    }
-}
-
-/// Who asked, for the audit trail and the sessions list.
-public struct ClientContext: Sendable {
-    /// The request id, to correlate audit events with logs.
-    public var requestID: String?
-    /// The client address.
-    public var ipAddress: String?
-    /// The User-Agent, kept on new sessions.
-    public var userAgent: String?
-
-    /// Creates a context.
-    public init(requestID: String? = nil, ipAddress: String? = nil, userAgent: String? = nil) {
-        self.requestID = requestID
-        self.ipAddress = ipAddress
-        self.userAgent = userAgent
     }
 }
 
@@ -193,7 +177,7 @@ public struct PasskeyService: Sendable {
                 displayName: displayName, userHandle: options.user.id, createdAt: now,
                 expiresAt: now + policy.challengeLifetime)
         }
-        stored.id = try randomToken(Self.challengeIDBytes)
+        stored.id = try random.secureToken(Self.challengeIDBytes)
         try challenges.insertChallenge(stored)
         return IssuedChallenge(
             challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
@@ -234,7 +218,7 @@ public struct PasskeyService: Sendable {
             response: response, challenge: challenge, userID: challenge.userID ?? "", name: chosenName,
             at: now)
         // A new account's id is drawn only once the response has been verified.
-        if challenge.userID == nil { passkey.userID = try randomToken(16) }
+        if challenge.userID == nil { passkey.userID = try random.secureToken(16) }
         let userID = passkey.userID
         let provider = passkey.providerName
 
@@ -267,7 +251,7 @@ public struct PasskeyService: Sendable {
             }
             user = newUser
             session = try sessions.issue(
-                userID: user.id, clientKind: clientKind, authMethod: "passkey", userAgent: context.userAgent,
+                userID: user.id, clientKind: clientKind, authMethod: .passkey, userAgent: context.userAgent,
                 ipAddress: context.ipAddress)
         }
         var details = [
@@ -276,7 +260,7 @@ public struct PasskeyService: Sendable {
         ]
         if let provider { details["provider"] = provider }
         if let session { details["sessionId"] = session.session.id }
-        try record("passkey.registered", userID: user.id, context: context, details: details)
+        try record(.passkeyRegistered, userID: user.id, context: context, details: details)
         return CompletedRegistration(user: user, passkey: passkey, session: session)
     }
 
@@ -368,7 +352,7 @@ public struct PasskeyService: Sendable {
             // owner; never the username that was typed.
             let code = (error as? any CodedError)?.codeName ?? "internal"
             try? record(
-                "passkey.login_failed", userID: attempt.userID, context: context, details: ["code": code])
+                .passkeyLoginFailed, userID: attempt.userID, context: context, details: ["code": code])
             throw error
         }
     }
@@ -421,7 +405,7 @@ public struct PasskeyService: Sendable {
             throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
         }
         let session = try sessions.prepare(
-            userID: user.id, clientKind: clientKind, authMethod: "passkey", userAgent: context.userAgent,
+            userID: user.id, clientKind: clientKind, authMethod: .passkey, userAgent: context.userAgent,
             ipAddress: context.ipAddress)
         var details = [
             "credentialId": Base64URL.encode(passkey.credentialID), "sessionId": session.session.id,
@@ -436,7 +420,7 @@ public struct PasskeyService: Sendable {
                 credentialID: passkey.credentialID, signCount: verified.signCount,
                 backupState: verified.backupState, session: session.session,
                 replacedSessionID: replacingSessionID,
-                event: auditEvent("passkey.login", userID: user.id, context: context, details: details),
+                event: auditEvent(.passkeyLogin, userID: user.id, context: context, details: details),
                 at: now))
         // Used up by the commit, whatever its answer.
         attempt.challenge = nil
@@ -492,7 +476,7 @@ public struct PasskeyService: Sendable {
             let renamed = try accounts.passkey(credentialID: id)
         else { throw AuthError(.passkeyNotFound, "no such passkey") }
         try record(
-            "passkey.renamed", userID: userID, context: context, details: ["credentialId": credentialID])
+            .passkeyRenamed, userID: userID, context: context, details: ["credentialId": credentialID])
         return renamed
     }
 
@@ -508,7 +492,7 @@ public struct PasskeyService: Sendable {
                 throw AuthError(.passkeyNotFound, "no such passkey")
             }
             try record(
-                "passkey.deleted", userID: userID, context: context,
+                .passkeyDeleted, userID: userID, context: context,
                 details: ["credentialId": credentialID, "bankidLinked": "true"])
             return
         }
@@ -520,7 +504,7 @@ public struct PasskeyService: Sendable {
                 .lastPasskey, "this is the account's last passkey; add another before removing it")
         }
         try record(
-            "passkey.deleted", userID: userID, context: context, details: ["credentialId": credentialID])
+            .passkeyDeleted, userID: userID, context: context, details: ["credentialId": credentialID])
     }
 
     /// Deletes expired challenges; the server's hourly maintenance calls this.
@@ -537,28 +521,22 @@ public struct PasskeyService: Sendable {
         guard policy.enabled else { throw AuthError(.passkeyDisabled, "passkeys are not enabled here") }
     }
 
-    private func randomToken(_ byteCount: Int) throws(AuthError) -> String {
-        do {
-            return try random.token(byteCount: byteCount)
-        } catch {
-            throw AuthError(.randomFailure, "the random source failed", underlying: error)
-        }
-    }
-
     private static func descriptor(_ passkey: StoredPasskey) -> CredentialDescriptor {
         CredentialDescriptor(
             id: passkey.credentialID,
             transports: passkey.transports.map(AuthenticatorTransport.init(rawValue:)))
     }
 
-    private func record(_ action: String, userID: String?, context: ClientContext, details: [String: String])
+    private func record(
+        _ action: AuditAction, userID: String?, context: ClientContext, details: [String: String]
+    )
         throws
     {
         _ = try audit.appendAudit(auditEvent(action, userID: userID, context: context, details: details))
     }
 
     private func auditEvent(
-        _ action: String, userID: String?, context: ClientContext, details: [String: String]
+        _ action: AuditAction, userID: String?, context: ClientContext, details: [String: String]
     ) -> AuditEvent {
         AuditEvent(action, userID: userID, context: context, details: details, at: clock.now())
     }

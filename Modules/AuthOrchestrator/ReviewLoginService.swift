@@ -1,5 +1,6 @@
 public import CryptoCore
 import Foundation
+public import Kernel
 public import SessionCore
 public import Storage
 
@@ -60,13 +61,13 @@ public struct ReviewLoginService: Sendable {
     public func prepare() throws -> User? {
         guard let policy else { return nil }
         let candidate = User(
-            id: try random.token(byteCount: 16), username: policy.username, displayName: policy.displayName,
-            createdAt: clock.now(), userHandle: try random.bytes(User.handleByteCount))
+            id: try random.secureToken(16), username: policy.username, displayName: policy.displayName,
+            createdAt: clock.now(), userHandle: try random.secureBytes(User.handleByteCount))
         let account = try store.ensureReviewAccount(candidate)
         if account.id == candidate.id {
             _ = try store.appendAudit(
                 AuditEvent(
-                    at: clock.now(), action: "review.account_created", actor: "system", userID: account.id,
+                    at: clock.now(), action: .reviewAccountCreated, actor: .system, userID: account.id,
                     requestID: nil, ipAddress: nil, details: [:]))
         }
         return account
@@ -91,11 +92,11 @@ public struct ReviewLoginService: Sendable {
         else { try refuse("not_review_account", userID: nil, context: context) }
         guard user.disabledAt == nil else { try refuse("disabled", userID: user.id, context: context) }
         let issued = try sessions.issue(
-            userID: user.id, clientKind: clientKind, authMethod: "review", userAgent: context.userAgent,
+            userID: user.id, clientKind: clientKind, authMethod: .review, userAgent: context.userAgent,
             ipAddress: context.ipAddress)
         _ = try store.appendAudit(
             AuditEvent(
-                "review.login", userID: user.id, context: context, details: ["sessionId": issued.session.id],
+                .reviewLogin, userID: user.id, context: context, details: ["sessionId": issued.session.id],
                 at: clock.now()))
         return (user, issued)
     }
@@ -108,7 +109,7 @@ public struct ReviewLoginService: Sendable {
     private func refuse(_ reason: String, userID: String?, context: ClientContext) throws -> Never {
         _ = try store.appendAudit(
             AuditEvent(
-                "review.login_failed", userID: userID, context: context, details: ["reason": reason],
+                .reviewLoginFailed, userID: userID, context: context, details: ["reason": reason],
                 at: clock.now()))
         throw AuthError(.reviewLoginFailed, "the reviewer login failed")
     }

@@ -1,4 +1,5 @@
 public import CryptoCore
+public import Kernel
 
 /// An error from BankIDCore: a stable code callers switch on, a message free of secrets and
 /// personal numbers, and where it arose.

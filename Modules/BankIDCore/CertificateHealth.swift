@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 import Synchronization
 
 /// The health of the RP certificate BankID knows us by: read once at start, judged against the

@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 import Synchronization
 
 /// An order as callers see it: no QR secret, no lease, no personal number.

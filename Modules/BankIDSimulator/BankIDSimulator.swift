@@ -1,5 +1,6 @@
 public import CryptoCore
 import Foundation
+public import Kernel
 
 /// A BankID RP API v6 server for development and tests: mutual TLS with a generated development
 /// PKI, the /rp/v6.0/ endpoints with BankID's rules and errors, the user's app over a loopback API,

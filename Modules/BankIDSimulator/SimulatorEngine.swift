@@ -1,6 +1,7 @@
 import CryptoCore
 import Foundation
 import Glibc
+import Kernel
 import Synchronization
 
 /// The simulator's shared state and the two APIs over it. Called from MHD's connection threads;

@@ -1,4 +1,5 @@
 public import CryptoCore
+public import Kernel
 
 /// An error from the BankID simulator: a stable code, a message without secrets, and where it arose.
 public struct SimulatorError: CodedError {

@@ -1,3 +1,5 @@
+public import Kernel
+
 /// An error from CryptoCore: a stable code, a message without secret material, and where it arose.
 public struct CryptoError: CodedError {
     /// The stable codes CryptoCore reports.

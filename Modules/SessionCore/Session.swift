@@ -1,4 +1,5 @@
 public import Foundation
+public import Kernel
 
 /// How a session's token travels: a cookie for browsers, a bearer token for native apps.
 public enum ClientKind: String, Sendable, Codable, CaseIterable {
@@ -17,7 +18,7 @@ public struct Session: Sendable, Equatable {
     /// Whether a browser cookie or a bearer token carries the session.
     public let clientKind: ClientKind
     /// How the user signed in (for example "passkey" or "bankid"), for the sessions list and audit.
-    public let authMethod: String
+    public let authMethod: AuthMethod
     /// When the session began.
     public let createdAt: Date
     /// When the session was last used, recorded at most once per touch interval.
@@ -33,7 +34,7 @@ public struct Session: Sendable, Equatable {
 
     /// Creates a session value; `SessionService.issue` is the usual way to get one.
     public init(
-        id: String, userID: String, tokenHash: [UInt8], clientKind: ClientKind, authMethod: String,
+        id: String, userID: String, tokenHash: [UInt8], clientKind: ClientKind, authMethod: AuthMethod,
         createdAt: Date, lastSeenAt: Date, expiresAt: Date, revokedAt: Date? = nil,
         userAgent: String? = nil, ipAddress: String? = nil
     ) {

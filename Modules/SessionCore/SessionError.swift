@@ -1,4 +1,5 @@
 public import CryptoCore
+public import Kernel
 
 /// Why a session could not be used. Codes are stable: the HTTP layer maps them to problems.
 public struct SessionError: CodedError {

@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 
 /// A session token handed to a client exactly once, with the stored session it opens.
 public struct IssuedSession: Sendable {
@@ -37,7 +38,7 @@ public struct SessionService: Sendable {
 
     /// Opens a session for `userID` with a fresh 256-bit token.
     public func issue(
-        userID: String, clientKind: ClientKind, authMethod: String, userAgent: String? = nil,
+        userID: String, clientKind: ClientKind, authMethod: AuthMethod, userAgent: String? = nil,
         ipAddress: String? = nil
     ) throws -> IssuedSession {
         let issued = try makeSession(
@@ -51,7 +52,7 @@ public struct SessionService: Sendable {
     /// stores it in the same transaction as the rest of a sign-in (see Storage's
     /// `PasskeyLoginStore`). Until that commit the token opens nothing.
     public func prepare(
-        userID: String, clientKind: ClientKind, authMethod: String, userAgent: String? = nil,
+        userID: String, clientKind: ClientKind, authMethod: AuthMethod, userAgent: String? = nil,
         ipAddress: String? = nil
     ) throws -> IssuedSession {
         try makeSession(
@@ -127,7 +128,7 @@ public struct SessionService: Sendable {
     }
 
     private func makeSession(
-        userID: String, clientKind: ClientKind, authMethod: String, userAgent: String?,
+        userID: String, clientKind: ClientKind, authMethod: AuthMethod, userAgent: String?,
         ipAddress: String?, expiresAt: Date? = nil
     ) throws -> IssuedSession {
         let now = clock.now()

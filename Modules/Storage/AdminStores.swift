@@ -1,4 +1,5 @@
 public import Foundation
+public import Kernel
 import Synchronization
 
 /// What an admin token may do: `read` only looks, `write` may also change.
@@ -58,15 +59,15 @@ public protocol AdminTokenStore: Sendable {
 public struct AuditQuery: Sendable, Equatable {
     /// Only events about this user.
     public var userID: String?
-    /// Only events with exactly this action (for example "admin.user.disabled").
-    public var action: String?
+    /// Only events with exactly this action (for example `.adminUserDisabled`).
+    public var action: AuditAction?
     /// Only events at or after this time.
     public var from: Date?
     /// Only events before this time.
     public var until: Date?
 
     /// Creates a query.
-    public init(userID: String? = nil, action: String? = nil, from: Date? = nil, until: Date? = nil) {
+    public init(userID: String? = nil, action: AuditAction? = nil, from: Date? = nil, until: Date? = nil) {
         self.userID = userID
         self.action = action
         self.from = from
@@ -200,7 +201,8 @@ extension SQLiteStore: AdministrationStore {
         return try database.read { connection in
             try connection.query(sql, arguments) { row in
                 AuditEvent(
-                    id: row.int64(0), at: row.date(1), action: row.string(2), actor: row.string(3),
+                    id: row.int64(0), at: row.date(1), action: AuditAction(rawValue: row.string(2)),
+                    actor: try AuditActor.stored(row.string(3)),
                     userID: row.optionalString(4), requestID: row.optionalString(5),
                     ipAddress: row.optionalString(6), details: try AuditDetails.decode(row.string(7)))
             }

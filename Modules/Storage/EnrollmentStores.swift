@@ -1,4 +1,5 @@
 public import Foundation
+public import Kernel
 
 /// A one-time passkey enrollment token as stored: never the secret, only its SHA-256.
 public struct EnrollmentTokenRecord: Sendable, Equatable {

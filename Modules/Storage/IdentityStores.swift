@@ -1,5 +1,6 @@
 public import BankIDCore
 public import Foundation
+public import Kernel
 public import SessionCore
 import Synchronization
 
@@ -287,7 +288,7 @@ extension SQLiteStore: BankIDIdentityStore {
                     """,
                     [
                         session.id, session.userID, session.tokenHash, session.clientKind.rawValue,
-                        session.authMethod, session.createdAt, session.lastSeenAt, session.expiresAt,
+                        session.authMethod.rawValue, session.createdAt, session.lastSeenAt, session.expiresAt,
                         session.revokedAt, session.userAgent, session.ipAddress,
                     ])
             }

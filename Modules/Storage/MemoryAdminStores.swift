@@ -1,4 +1,5 @@
 public import Foundation
+public import Kernel
 import Synchronization
 
 /// The enrollment tables of a `MemoryStore`.

@@ -1,4 +1,5 @@
 public import Foundation
+public import Kernel
 public import SessionCore
 import Synchronization
 

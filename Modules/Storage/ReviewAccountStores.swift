@@ -1,4 +1,5 @@
 import Foundation
+public import Kernel
 import Synchronization
 
 /// The sandboxed account an app-store reviewer signs in to. Only accounts this store lists can be

@@ -2,6 +2,7 @@ import CSQLite
 public import CryptoCore
 import Foundation
 import Glibc
+public import Kernel
 
 /// A SQLite database file in WAL mode: one writer connection, a pool of readers that run in
 /// parallel with it, and the schema migrated when it opens.

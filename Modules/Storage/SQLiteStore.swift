@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 public import SessionCore
 
 /// The stores over a `SQLiteDatabase`: every write is one transaction on the writer, every
@@ -43,9 +44,12 @@ public final class SQLiteStore: Sendable {
             // Only this code writes the column, so an unknown kind means the file was altered.
             throw StorageError(.corrupt, "a session has an unknown client kind")
         }
+        guard let method = AuthMethod(rawValue: row.string(4)) else {
+            throw StorageError(.corrupt, "a session has an unknown authentication method")
+        }
         return Session(
             id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), clientKind: kind,
-            authMethod: row.string(4), createdAt: row.date(5), lastSeenAt: row.date(6),
+            authMethod: method, createdAt: row.date(5), lastSeenAt: row.date(6),
             expiresAt: row.date(7), revokedAt: row.optionalDate(8),
             userAgent: row.optionalString(9),
             ipAddress: row.optionalString(10))
@@ -56,7 +60,7 @@ public final class SQLiteStore: Sendable {
             "INSERT INTO sessions (\(sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             [
                 session.id, session.userID, session.tokenHash, session.clientKind.rawValue,
-                session.authMethod, session.createdAt, session.lastSeenAt, session.expiresAt,
+                session.authMethod.rawValue, session.createdAt, session.lastSeenAt, session.expiresAt,
                 session.revokedAt, session.userAgent, session.ipAddress,
             ])
     }

@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 import Synchronization
 
 /// A clock that stands still until a test moves it; safe to share across threads.
@@ -31,7 +32,7 @@ public final class SeededRandom: RandomSource {
         state = Mutex((Array(seed.utf8), 0))
     }
 
-    public func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+    public func bytes(_ count: Int) throws(RandomnessError) -> [UInt8] {
         state.withLock { state in
             var out = [UInt8]()
             while out.count < count {

@@ -1,5 +1,6 @@
 public import CryptoCore
 public import Foundation
+public import Kernel
 public import PortvaktApp
 public import SessionCore
 public import Storage
@@ -64,7 +65,7 @@ public final class TestServer: Sendable {
 
     /// Opens a session for `user` through the library API; returns its token.
     public func signIn(_ user: User, as kind: ClientKind = .native) throws -> IssuedSession {
-        try server.sessions.issue(userID: user.id, clientKind: kind, authMethod: "test")
+        try server.sessions.issue(userID: user.id, clientKind: kind, authMethod: .passkey)
     }
 }
 

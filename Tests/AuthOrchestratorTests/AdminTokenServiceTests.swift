@@ -1,6 +1,7 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
+import Kernel
 import Storage
 import TestSupport
 import Testing
@@ -17,19 +18,19 @@ struct AdminTokenServiceTests {
 
     @Test("a token is pva_ + 256 bits, stored only as its SHA-256, and authorises its scope")
     func createAndAuthorise() throws {
-        let created = try service.create(name: "support", scope: .read, lifetime: nil, actor: "cli")
+        let created = try service.create(name: "support", scope: .read, lifetime: nil, actor: .cli)
         #expect(created.token.hasPrefix("pva_"))
         #expect(Base64URL.decode(created.token.dropFirst(4))?.count == 32)
         let stored = try #require(try store.adminTokens().first)
         #expect(stored.tokenHash == Digest.sha256(created.token))
         let principal = try service.authorize(bearer: created.token, scope: .read)
         #expect(principal == AdminPrincipal(tokenID: stored.id, name: "support", scope: .read))
-        #expect(principal.actor == "admin:support")
+        #expect(principal.actor.rawValue == "admin:support")
         #expect(throws: AuthError(.adminForbidden, "")) {
             try service.authorize(bearer: created.token, scope: .write)
         }
         let events = try audit.auditEvents(userID: nil, beforeID: nil, limit: 10)
-        #expect(events.map(\.action) == ["admin.token.created"])
+        #expect(events.map(\.action.rawValue) == ["admin.token.created"])
         #expect(!"\(events)".contains(created.token))
     }
 
@@ -38,10 +39,10 @@ struct AdminTokenServiceTests {
         let unauthorized = AuthError(.adminUnauthorized, "")
         #expect(throws: unauthorized) { try service.authorize(bearer: nil, scope: .read) }
         #expect(throws: unauthorized) { try service.authorize(bearer: "pva_nope", scope: .read) }
-        let revoked = try service.create(name: "old", scope: .write, lifetime: nil, actor: "cli")
-        try service.revoke("old", actor: "cli")
+        let revoked = try service.create(name: "old", scope: .write, lifetime: nil, actor: .cli)
+        try service.revoke("old", actor: .cli)
         #expect(throws: unauthorized) { try service.authorize(bearer: revoked.token, scope: .read) }
-        let expiring = try service.create(name: "temp", scope: .write, lifetime: 60, actor: "cli")
+        let expiring = try service.create(name: "temp", scope: .write, lifetime: 60, actor: .cli)
         _ = try service.authorize(bearer: expiring.token, scope: .write)
         clock.advance(by: 60)
         #expect(throws: unauthorized) { try service.authorize(bearer: expiring.token, scope: .read) }
@@ -50,18 +51,18 @@ struct AdminTokenServiceTests {
     @Test("names are checked and unique; revoking twice or an unknown token is admin.token_not_found")
     func namesAndRevocation() throws {
         #expect(throws: AuthError(.invalidTokenName, "")) {
-            try service.create(name: "has space", scope: .read, lifetime: nil, actor: "cli")
+            try service.create(name: "has space", scope: .read, lifetime: nil, actor: .cli)
         }
         #expect(throws: AuthError(.invalidExpiry, "")) {
-            try service.create(name: "forever", scope: .read, lifetime: 20 * 365 * 86_400, actor: "cli")
+            try service.create(name: "forever", scope: .read, lifetime: 20 * 365 * 86_400, actor: .cli)
         }
-        let first = try service.create(name: "ops", scope: .write, lifetime: nil, actor: "cli")
+        let first = try service.create(name: "ops", scope: .write, lifetime: nil, actor: .cli)
         #expect(throws: AuthError(.tokenNameTaken, "")) {
-            try service.create(name: "ops", scope: .read, lifetime: nil, actor: "cli")
+            try service.create(name: "ops", scope: .read, lifetime: nil, actor: .cli)
         }
-        try service.revoke(first.record.id, actor: "cli")
-        #expect(throws: AuthError(.tokenNotFound, "")) { try service.revoke("ops", actor: "cli") }
-        #expect(throws: AuthError(.tokenNotFound, "")) { try service.revoke("ghost", actor: "cli") }
+        try service.revoke(first.record.id, actor: .cli)
+        #expect(throws: AuthError(.tokenNotFound, "")) { try service.revoke("ops", actor: .cli) }
+        #expect(throws: AuthError(.tokenNotFound, "")) { try service.revoke("ghost", actor: .cli) }
     }
 
     @Test("the environment token is a write token named environment, never stored")
@@ -69,7 +70,7 @@ struct AdminTokenServiceTests {
         let secret = "pva_" + String(repeating: "e", count: 43)
         let service = AdminTokenService(
             store: store, audit: audit, clock: clock, random: SystemRandom(), environmentToken: secret)
-        #expect(try service.authorize(bearer: secret, scope: .write).actor == "admin:environment")
+        #expect(try service.authorize(bearer: secret, scope: .write).actor.rawValue == "admin:environment")
         #expect(try store.adminTokens().isEmpty)
     }
 

@@ -2,6 +2,7 @@ import AuthOrchestrator
 import CryptoCore
 import Dispatch
 import Foundation
+import Kernel
 import PasskeyCore
 import SessionCore
 import Storage
@@ -98,8 +99,8 @@ struct AdministrationServiceTests {
         let fixture = try AdminFixture(backend)
         let user = try fixture.administration.createUser(
             username: "ada", displayName: nil, by: fixture.admin, context: ClientContext(requestID: "r-1"))
-        _ = try fixture.sessions.issue(userID: user.id, clientKind: .native, authMethod: "test")
-        _ = try fixture.sessions.issue(userID: user.id, clientKind: .web, authMethod: "test")
+        _ = try fixture.sessions.issue(userID: user.id, clientKind: .native, authMethod: .passkey)
+        _ = try fixture.sessions.issue(userID: user.id, clientKind: .web, authMethod: .passkey)
         #expect(try fixture.store.liveSessionCount(at: fixture.clock.now()) == 2)
         fixture.clock.advance(by: 60)
         let disabled = try fixture.administration.updateUser(
@@ -108,12 +109,12 @@ struct AdministrationServiceTests {
         #expect(try fixture.administration.sessions(userID: user.id).isEmpty)
         #expect(try fixture.store.liveSessionCount(at: fixture.clock.now()) == 0)
         let events = try fixture.administration.auditEvents(
-            AuditQuery(userID: user.id, action: "admin.user.disabled"), cursor: nil, limit: nil)
-        #expect(events.items.map(\.actor) == ["admin:ops"])
+            AuditQuery(userID: user.id, action: .adminUserDisabled), cursor: nil, limit: nil)
+        #expect(events.items.map(\.actor.rawValue) == ["admin:ops"])
         #expect(events.items.first?.details == ["adminTokenId": "adt_1", "sessionsRevoked": "2"])
         let before = try fixture.administration.auditEvents(
             AuditQuery(userID: user.id, until: fixture.clock.now()), cursor: nil, limit: nil)
-        #expect(before.items.map(\.action) == ["admin.user.created"])
+        #expect(before.items.map(\.action.rawValue) == ["admin.user.created"])
         #expect(throws: AuthError(.userNotFound, "")) {
             try fixture.administration.updateUser(
                 id: "nobody", changes: UserChanges(disabled: true), by: fixture.admin,
@@ -156,7 +157,7 @@ struct AdministrationServiceTests {
         let user = try fixture.administration.createUser(
             username: "cyd", displayName: nil, by: fixture.admin, context: ClientContext())
         let issued = try fixture.enrollment.issue(
-            userID: user.id, lifetime: nil, purpose: "recovery", actor: "system", context: ClientContext())
+            userID: user.id, lifetime: nil, purpose: "recovery", actor: .system, context: ClientContext())
         let challenges = try (0..<6).map { _ in try fixture.enrollment.startRegistration(token: issued.token)
         }
         let successes = Atomic<Int>(0)

@@ -2,6 +2,7 @@ import AuthOrchestrator
 import BankIDCore
 import CryptoCore
 import Foundation
+import Kernel
 import Storage
 import TestSupport
 import Testing
@@ -48,7 +49,7 @@ struct LastPasskeyGuardTests {
             userID: ada.user.id, credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
         #expect(try f.store.passkeyCount(userID: ada.user.id) == 0)
         let event = try f.store.auditEvents(userID: ada.user.id, beforeID: nil, limit: 5).first
-        #expect(event?.action == "passkey.deleted" && event?.details["bankidLinked"] == "true")
+        #expect(event?.action.rawValue == "passkey.deleted" && event?.details["bankidLinked"] == "true")
 
         #expect(throws: AuthError(.lastPasskey, "")) {
             try service.deletePasskey(

@@ -1,6 +1,7 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
 import SessionCore
 import Storage
@@ -132,7 +133,7 @@ final class ServiceFixture: @unchecked Sendable {
 
     /// The audit actions recorded for `userID` (or for nobody), oldest first.
     func actions(userID: String?) throws -> [String] {
-        try store.auditEvents(userID: userID, beforeID: nil, limit: 100).reversed().map(\.action)
+        try store.auditEvents(userID: userID, beforeID: nil, limit: 100).reversed().map(\.action.rawValue)
     }
 }
 
@@ -152,7 +153,7 @@ struct PasskeyServiceTests {
         let named = try f.login(credential, username: "ADA")
         let discoverable = try f.login(credential)
         #expect(named.user.id == registered.user.id && discoverable.user.id == registered.user.id)
-        #expect(try f.sessions.authenticate(token: discoverable.session.token).authMethod == "passkey")
+        #expect(try f.sessions.authenticate(token: discoverable.session.token).authMethod == .passkey)
         let stored = try #require(try f.store.passkey(credentialID: credential.id))
         #expect(stored.lastUsedAt == f.clock.now())
         #expect(stored.signCount == discoverable.passkey.signCount)
@@ -203,7 +204,7 @@ struct PasskeyServiceTests {
         #expect(throws: AuthError(.challengeInvalid, "")) { try f.finish(issued, credential) }
         #expect(try f.store.challengeCount() == 0)
         let failure = try #require(try f.store.auditEvents(userID: nil, beforeID: nil, limit: 1).first)
-        #expect(failure.action == "passkey.login_failed")
+        #expect(failure.action.rawValue == "passkey.login_failed")
         #expect(failure.details["code"] == "passkey.challenge_invalid")
         #expect(try f.actions(userID: registered.user.id) == ["passkey.registered"])
     }
@@ -230,7 +231,7 @@ struct PasskeyServiceTests {
         #expect(throws: AuthError(.loginFailed, "")) { try f.finish(unknown, bobsKey) }
         // The failure is audited against the passkey's owner, never with the typed name.
         let events = try f.store.auditEvents(userID: bob.user.id, beforeID: nil, limit: 10)
-        #expect(events.filter { $0.action == "passkey.login_failed" }.count == 2)
+        #expect(events.filter { $0.action.rawValue == "passkey.login_failed" }.count == 2)
         #expect(events.allSatisfy { !$0.details.values.contains("nobody") })
     }
 

@@ -1,6 +1,7 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
 import SessionCore
 import Storage
@@ -73,7 +74,7 @@ struct SealedLoginChallengeTests {
             }
         }
         let failures = try f.store.auditEvents(userID: nil, beforeID: nil, limit: 20)
-            .filter { $0.action == "passkey.login_failed" }
+            .filter { $0.action.rawValue == "passkey.login_failed" }
         #expect(failures.count == 8)
         #expect(failures.allSatisfy { $0.details["code"] == "passkey.challenge_invalid" })
         #expect(try f.actions(userID: registered.user.id) == ["passkey.registered"])

@@ -1,6 +1,7 @@
 import BankIDCore
 import CryptoCore
 import Foundation
+import Kernel
 import Synchronization
 import TestSupport
 import Testing

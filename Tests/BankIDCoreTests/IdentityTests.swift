@@ -1,5 +1,7 @@
 import BankIDCore
 import CryptoCore
+import Kernel
+import TestSupport
 import Testing
 
 @Suite("Identity at rest: keyed digests of personal numbers")

@@ -1,5 +1,7 @@
 import BankIDCore
 import Foundation
+import Kernel
+import TestSupport
 import Testing
 
 @Suite("Order state machine (pure, no I/O)")

@@ -1,5 +1,6 @@
 import BankIDCore
 import Foundation
+import Kernel
 import Storage
 import Synchronization
 import TestSupport

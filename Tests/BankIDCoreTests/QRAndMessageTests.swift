@@ -1,5 +1,7 @@
 import BankIDCore
 import Foundation
+import Kernel
+import TestSupport
 import Testing
 
 @Suite("Animated QR code")

@@ -1,5 +1,7 @@
 import BankIDCore
 import Foundation
+import Kernel
+import TestSupport
 import Testing
 
 /// The QR code drawn with libqrencode, checked by reading the SVG back into modules: its size,

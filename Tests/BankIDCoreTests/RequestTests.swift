@@ -1,5 +1,7 @@
 import BankIDCore
 import Foundation
+import Kernel
+import TestSupport
 import Testing
 
 @Suite("Requests: validated before sending, encoded as BankID takes them")

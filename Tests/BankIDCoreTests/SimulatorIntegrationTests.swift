@@ -2,6 +2,7 @@ import BankIDCore
 import BankIDSimulator
 import CryptoCore
 import Foundation
+import Kernel
 import Storage
 import Synchronization
 import TestSupport

@@ -1,6 +1,8 @@
 import BankIDCore
 import Foundation
+import Kernel
 import Synchronization
+import TestSupport
 
 /// A transport that answers from a script and records every request, for tests without a network.
 final class CannedTransport: BankIDTransport {

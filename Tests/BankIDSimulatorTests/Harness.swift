@@ -1,6 +1,7 @@
 import BankIDSimulator
 import CryptoCore
 import Foundation
+import Kernel
 import TestSupport
 
 /// One simulator on ephemeral ports with its own data folder and a controllable clock, plus an

@@ -1,5 +1,7 @@
 import BankIDSimulator
 import Foundation
+import Kernel
+import TestSupport
 import Testing
 
 /// The order state machine on its own: no I/O, time passed in.

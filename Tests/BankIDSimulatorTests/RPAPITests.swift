@@ -1,6 +1,7 @@
 import BankIDSimulator
 import CryptoCore
 import Foundation
+import Kernel
 import TestSupport
 import Testing
 

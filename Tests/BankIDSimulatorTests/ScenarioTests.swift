@@ -1,5 +1,6 @@
 import BankIDSimulator
 import Foundation
+import Kernel
 import TestSupport
 import Testing
 

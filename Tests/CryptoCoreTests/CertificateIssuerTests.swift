@@ -1,5 +1,7 @@
 import CryptoCore
 import Foundation
+import Kernel
+import TestSupport
 import Testing
 
 /// CertificateIssuer, SigningKey, PEM and Base64: what the BankID simulator's PKI is made of.

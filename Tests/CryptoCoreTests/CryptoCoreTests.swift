@@ -1,4 +1,6 @@
 import CryptoCore
+import Kernel
+import TestSupport
 import Testing
 
 @Suite("CryptoCore")

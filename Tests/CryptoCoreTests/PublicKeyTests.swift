@@ -1,4 +1,6 @@
 import CryptoCore
+import Kernel
+import TestSupport
 import Testing
 
 /// Decodes a fixture constant; fixtures are generated, so bad hex is a broken test, not a failure mode.

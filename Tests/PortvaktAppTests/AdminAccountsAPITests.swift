@@ -1,8 +1,10 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
 import PasskeyCore
+import PortvaktAPI
 import PortvaktApp
 import SessionCore
 import Storage
@@ -217,7 +219,7 @@ struct AdminAccountsAPITests {
         #expect(enabled["disabled"] as? Bool == false && enabled["disabledAt"] == nil)
         #expect(try person.login(credential).status == 200)
         let events = try server.server.store.auditEvents(userID: userID, beforeID: nil, limit: 20).map(
-            \.action)
+            \.action.rawValue)
         #expect(events.contains("admin.user.disabled") && events.contains("admin.user.enabled"))
     }
 
@@ -333,9 +335,9 @@ struct AdminAccountsAPITests {
         let server = try TestServer()
         defer { server.stop() }
         let ops = try server.server.adminTokens.create(
-            name: "ops", scope: .write, lifetime: nil, actor: "test")
+            name: "ops", scope: .write, lifetime: nil, actor: .cli)
         let reader = try server.server.adminTokens.create(
-            name: "auditor", scope: .read, lifetime: nil, actor: "test")
+            name: "auditor", scope: .read, lifetime: nil, actor: .cli)
         let admin = AdminClient(server, token: ops.token)
         let user = try server.makeUser(username: "jo")
         _ = try server.signIn(user)

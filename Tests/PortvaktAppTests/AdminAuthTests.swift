@@ -1,6 +1,8 @@
 import AuthOrchestrator
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import PortvaktApp
 import Storage
 import TestSupport
@@ -16,11 +18,11 @@ struct AdminTokenSet {
     /// Creates the tokens on `server`; the expired one is made to lapse by moving the clock.
     init(_ server: TestServer) throws {
         let tokens = server.server.adminTokens
-        write = try tokens.create(name: "t-write", scope: .write, lifetime: nil, actor: "test").token
-        read = try tokens.create(name: "t-read", scope: .read, lifetime: nil, actor: "test").token
-        revoked = try tokens.create(name: "t-revoked", scope: .write, lifetime: nil, actor: "test").token
-        try tokens.revoke("t-revoked", actor: "test")
-        expired = try tokens.create(name: "t-expired", scope: .write, lifetime: 60, actor: "test").token
+        write = try tokens.create(name: "t-write", scope: .write, lifetime: nil, actor: .cli).token
+        read = try tokens.create(name: "t-read", scope: .read, lifetime: nil, actor: .cli).token
+        revoked = try tokens.create(name: "t-revoked", scope: .write, lifetime: nil, actor: .cli).token
+        try tokens.revoke("t-revoked", actor: .cli)
+        expired = try tokens.create(name: "t-expired", scope: .write, lifetime: 60, actor: .cli).token
         server.clock.advance(by: 61)
     }
 }

@@ -1,6 +1,7 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
+import Kernel
 import PortvaktApp
 import SessionCore
 import Storage
@@ -122,7 +123,7 @@ struct AdminAPICLITests {
         let server = try TestServer()
         defer { server.stop() }
         let reader = try server.server.adminTokens.create(
-            name: "ro", scope: .read, lifetime: nil, actor: "test")
+            name: "ro", scope: .read, lifetime: nil, actor: .cli)
         let user = try server.makeUser(username: "olle")
         let noToken = try PortvaktProcess.run(
             ["admin", "users", "list", "--url", server.adminURL], environment: ["PORTVAKT_ADMIN_TOKEN": ""])

@@ -3,7 +3,9 @@ import BankIDCore
 import CryptoCore
 import Dispatch
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import PortvaktApp
 import SessionCore
 import Storage
@@ -231,7 +233,7 @@ struct BankIDAPITests {
         #expect(try person.login(new).status == 200)
         #expect(try person.login(old).status == 200, "old passkeys stay under the default policy")
         let actions = try server.server.store.auditEvents(userID: userID, beforeID: nil, limit: 50).map(
-            \.action)
+            \.action.rawValue)
         #expect(actions.contains("bankid.recovery_verified") && actions.contains("account.recovered"))
     }
 
@@ -336,7 +338,7 @@ struct BankIDAPITests {
             "GET", server.publicURL + "/v1/me", headers: [("Authorization", "Bearer \(token)")])
         #expect(me.status == 200, "\(me.text)")
         let sessions = try server.server.store.sessions(userID: userID, liveAt: server.clock.now())
-        #expect(sessions.count == 1 && sessions.first?.authMethod == "bankid")
+        #expect(sessions.count == 1 && sessions.first?.authMethod == .bankid)
         #expect(try server.server.store.linkedIdentity(userID: userID)?.name == "Tolvan Tolvansson")
 
         // Polling again (a refresh, a retry) never opens a second session.
@@ -348,7 +350,7 @@ struct BankIDAPITests {
         #expect(try server.server.store.sessions(userID: userID, liveAt: server.clock.now()).count == 1)
         // Audit: every step, never the personal number.
         let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
-        #expect(Set(events.map(\.action)).isSuperset(of: ["bankid.order_started", "bankid.signup"]))
+        #expect(Set(events.map(\.action.rawValue)).isSuperset(of: ["bankid.order_started", "bankid.signup"]))
         #expect(!events.contains { $0.details.values.contains { $0.contains("198112289874") } })
     }
 
@@ -413,7 +415,8 @@ struct BankIDAPITests {
         #expect((result(done)["user"] as? [String: Any])?["id"] as? String == userID)
         #expect((result(done)["session"] as? [String: Any])?["token"] != nil)
         #expect(try server.server.store.userCount() == 1)
-        let actions = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).map(\.action)
+        let actions = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).map(
+            \.action.rawValue)
         #expect(actions.contains("bankid.login") && actions.contains("bankid.login_no_account"))
     }
 
@@ -467,7 +470,7 @@ struct BankIDAPITests {
         #expect(abs(stepUp.validUntil.timeIntervalSince(until)) < 1)
         let event = try #require(
             try server.server.store.auditEvents(userID: ada.id, beforeID: nil, limit: 20).first {
-                $0.action == "bankid.step_up"
+                $0.action.rawValue == "bankid.step_up"
             })
         #expect(event.details["signatureSha256"]?.count == 64 && event.details["textSha256"]?.count == 64)
 
@@ -562,7 +565,10 @@ struct BankIDAPITests {
         var fine = BankIDClient(server)
         #expect(result(try await fine.run("signup"))["code"] as? String == "bankid.account_created")
         let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
-        #expect(events.contains { $0.action == "bankid.risk_refused" && $0.details["risk"] == "moderate" })
+        #expect(
+            events.contains {
+                $0.action.rawValue == "bankid.risk_refused" && $0.details["risk"] == "moderate"
+            })
     }
 
     @Test("same device: the autostart token and launch link; a completing device on another IP is audited")
@@ -585,7 +591,7 @@ struct BankIDAPITests {
         #expect(result(done)["code"] as? String == "bankid.account_created")
         let mismatch = try #require(
             try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).first {
-                $0.action == "bankid.ip_mismatch"
+                $0.action.rawValue == "bankid.ip_mismatch"
             })
         #expect(mismatch.details["endUserIp"] == "192.0.2.7" && mismatch.details["deviceIp"] == "127.0.0.1")
 
@@ -596,7 +602,7 @@ struct BankIDAPITests {
         try await local.autostart(try #require(againObject["autoStartToken"] as? String))
         _ = try await local.final(try #require(againObject["orderId"] as? String))
         let mismatches = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).filter {
-            $0.action == "bankid.ip_mismatch"
+            $0.action.rawValue == "bankid.ip_mismatch"
         }
         #expect(mismatches.count == 1)
     }
@@ -657,7 +663,7 @@ struct BankIDAPITests {
             "GET", "\(url)/\(orderID)?nonce=\(nonce)", headers: [("Cookie", cookie)])
         #expect(result(try again.jsonObject())["code"] as? String == "bankid.result_delivered")
         let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
-        #expect(events.filter { $0.action == "bankid.return_mismatch" }.count == 1)
+        #expect(events.filter { $0.action.rawValue == "bankid.return_mismatch" }.count == 1)
 
         // A native app has no page to return to: no returnUrl, and the result needs no nonce.
         var native = BankIDClient(server)
@@ -758,7 +764,7 @@ struct BankIDAPITests {
         #expect((failed["message"] as? [String: Any])?["code"] as? String == "RFA6")
         _ = try await client.status(orderID)
         let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50).filter {
-            $0.action == "bankid.order_failed"
+            $0.action.rawValue == "bankid.order_failed"
         }
         #expect(events.count == 1 && events.first?.details["hintCode"] == "userCancel")
     }

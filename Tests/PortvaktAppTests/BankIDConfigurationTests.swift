@@ -1,6 +1,7 @@
 import BankIDCore
 public import CryptoCore
 import Foundation
+import Kernel
 import TestSupport
 import Testing
 

@@ -1,6 +1,8 @@
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
+import TestSupport
 import Testing
 
 @testable import PortvaktApp

@@ -3,7 +3,9 @@ import BankIDCore
 import BankIDSimulator
 import CryptoCore
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import Storage
 import TestSupport
 import Testing
@@ -43,7 +45,7 @@ struct EmbeddedBankIDTests {
         // The upstream calls show in /metrics by endpoint and outcome.
         _ = try await coordinator.start(.auth, BankIDStartRequest(endUserIP: "192.0.2.10"), intent: .login)
         let reader = try server.server.adminTokens.create(
-            name: "scraper", scope: .read, lifetime: nil, actor: "test")
+            name: "scraper", scope: .read, lifetime: nil, actor: .cli)
         let metrics = try http.send(
             .GET, server.adminURL + "/metrics", headers: ["Authorization": "Bearer \(reader.token)"]
         ).text

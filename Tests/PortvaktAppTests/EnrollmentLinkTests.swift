@@ -2,8 +2,10 @@ import AuthOrchestrator
 import CryptoCore
 import Dispatch
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
 import PasskeyCore
+import PortvaktAPI
 import PortvaktApp
 import Storage
 import Synchronization
@@ -100,9 +102,10 @@ struct EnrollmentLinkTests {
             "enrollment.invalid")
 
         let events = try server.server.store.auditEvents(userID: userID, beforeID: nil, limit: 10)
-        #expect(events.map(\.action).contains("enrollment.issued"))
-        #expect(events.first { $0.action == "enrollment.issued" }?.actor == "admin:bootstrap")
-        #expect(events.map(\.action).contains("passkey.enrolled"))
+        #expect(events.map(\.action.rawValue).contains("enrollment.issued"))
+        #expect(
+            events.first { $0.action.rawValue == "enrollment.issued" }?.actor.rawValue == "admin:bootstrap")
+        #expect(events.map(\.action.rawValue).contains("passkey.enrolled"))
         #expect(!"\(events)".contains(token))
     }
 

@@ -1,6 +1,8 @@
 import AuthOrchestrator
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import PortvaktApp
 import Storage
 import TestSupport
@@ -21,7 +23,7 @@ struct MetricsTests {
         let (credential, _, _) = try person.signUp("mia")
         #expect(try person.login(credential).status == 200)
         let reader = try server.server.adminTokens.create(
-            name: "scraper", scope: .read, lifetime: nil, actor: "test")
+            name: "scraper", scope: .read, lifetime: nil, actor: .cli)
 
         let response = try http.send(
             .GET, server.adminURL + "/metrics", headers: ["Authorization": "Bearer \(reader.token)"])

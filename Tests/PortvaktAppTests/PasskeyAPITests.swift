@@ -1,8 +1,10 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
 import PasskeyCore
+import PortvaktAPI
 import PortvaktApp
 import SessionCore
 import Storage
@@ -141,7 +143,7 @@ struct PasskeyAPITests {
         #expect(me.status == 200)
         let events = try server.server.store.auditEvents(
             userID: user["id"] as? String, beforeID: nil, limit: 10)
-        #expect(events.map(\.action) == ["passkey.registered"])
+        #expect(events.map(\.action.rawValue) == ["passkey.registered"])
     }
 
     @Test("sign-up with a native client returns a bearer token that opens GET /v1/me")
@@ -302,7 +304,7 @@ struct PasskeyAPITests {
             algorithm: .es256, rpID: "localhost", userHandle: [1, 2, 3])
         #expect(try c.login(stranger).problemCode() == "passkey.login_failed")
         let failures = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 20)
-            .filter { $0.action == "passkey.login_failed" }
+            .filter { $0.action.rawValue == "passkey.login_failed" }
         #expect(failures.count == 2)
         #expect(failures.allSatisfy { !$0.details.values.contains("nobody") })
     }
@@ -354,7 +356,8 @@ struct PasskeyAPITests {
         }
         #expect(names == ["Phone"])
         #expect(try c.login(first).problemCode() == "passkey.login_failed")
-        let actions = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 20).map(\.action)
+        let actions = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 20).map(
+            \.action.rawValue)
         #expect(actions.contains("passkey.renamed") && actions.contains("passkey.deleted"))
     }
 

@@ -1,5 +1,7 @@
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import SessionCore
 import Storage
 import TestSupport
@@ -117,8 +119,8 @@ struct ProcessTests {
         let store = SQLiteStore(database: setup)
         try store.insertUser(User(id: "u1", username: "ada", displayName: "Ada", createdAt: Date()))
         let sessions = SessionService(repository: store, policy: SessionPolicy())
-        let loggedOut = try sessions.issue(userID: "u1", clientKind: .native, authMethod: "test")
-        let kept = try sessions.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        let loggedOut = try sessions.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        let kept = try sessions.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
         setup.close()
 
         let environment = ["PORTVAKT_DATA": directory.path]

@@ -1,5 +1,7 @@
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import PortvaktApp
 import SessionCore
 import Storage
@@ -131,7 +133,7 @@ struct PublicAPITests {
         #expect(after.status == 401)
         #expect(try after.problemCode() == "session.revoked")
         let events = try server.server.store.auditEvents(userID: user.id, beforeID: nil, limit: 10)
-        #expect(events.map(\.action) == ["session.logout"])
+        #expect(events.map(\.action.rawValue) == ["session.logout"])
         #expect(events.first?.requestID?.isEmpty == false)
     }
 

@@ -1,7 +1,9 @@
 import AuthOrchestrator
 import CryptoCore
 import Foundation
-import HTTPFront
+import HTTPEngine
+import Kernel
+import PortvaktAPI
 import PortvaktApp
 import SessionCore
 import Storage
@@ -75,8 +77,8 @@ struct ReviewAccountTests {
         }
 
         let events = try server.server.store.auditEvents(userID: nil, beforeID: nil, limit: 50)
-        #expect(events.filter { $0.action == "review.login" }.count == 2)
-        #expect(events.filter { $0.action == "review.login_failed" }.count == 3)
+        #expect(events.filter { $0.action.rawValue == "review.login" }.count == 2)
+        #expect(events.filter { $0.action.rawValue == "review.login_failed" }.count == 3)
         #expect(!events.contains { $0.details.values.contains(Self.code) }, "the code is never recorded")
     }
 

@@ -1,5 +1,7 @@
 import Foundation
+import Kernel
 import SessionCore
+import TestSupport
 import Testing
 
 /// The session lifecycle as a pure function of a session and an instant.
@@ -11,7 +13,7 @@ struct SessionPolicyTests {
 
     func session(lastSeen: TimeInterval = 0, revoked: Bool = false) -> Session {
         Session(
-            id: "s", userID: "u", tokenHash: [1], clientKind: .web, authMethod: "test",
+            id: "s", userID: "u", tokenHash: [1], clientKind: .web, authMethod: .passkey,
             createdAt: start, lastSeenAt: start.addingTimeInterval(lastSeen),
             expiresAt: start.addingTimeInterval(1000), revokedAt: revoked ? start : nil)
     }

@@ -1,5 +1,6 @@
 import CryptoCore
 import Foundation
+import Kernel
 import SessionCore
 import Storage
 import TestSupport
@@ -24,7 +25,7 @@ struct SessionServiceTests {
 
     @Test("a token is 256 random bits behind a prefix, and only its hash is stored")
     func tokenShape() throws {
-        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
         #expect(issued.token.hasPrefix("pvs_"))
         #expect(Base64URL.decode(issued.token.dropFirst(4))?.count == 32)
         let stored = try #require(try store.session(id: issued.session.id))
@@ -34,7 +35,7 @@ struct SessionServiceTests {
 
     @Test("the issued token authenticates its session")
     func authenticates() throws {
-        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         #expect(try service.authenticate(token: issued.token).userID == "u1")
     }
 
@@ -47,7 +48,7 @@ struct SessionServiceTests {
 
     @Test("the absolute lifetime ends a session however active it is")
     func absoluteExpiry() throws {
-        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         for _ in 0..<12 {
             clock.advance(by: 300)
             if clock.now() < issued.session.expiresAt {
@@ -59,8 +60,8 @@ struct SessionServiceTests {
 
     @Test("an idle session expires, and activity keeps it alive")
     func idleExpiry() throws {
-        let active = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
-        let idle = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let active = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
+        let idle = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         clock.advance(by: 500)
         _ = try service.authenticate(token: active.token)
         clock.advance(by: 200)
@@ -70,14 +71,14 @@ struct SessionServiceTests {
 
     @Test("a revoked token is refused at once")
     func revoked() throws {
-        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
         try service.revoke(sessionID: issued.session.id, ofUser: "u1")
         #expect(throws: SessionError(.revoked, "")) { try service.authenticate(token: issued.token) }
     }
 
     @Test("a user cannot revoke another user's session, and learns nothing about it")
     func revokeOthers() throws {
-        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         #expect(throws: SessionError(.notFound, "")) {
             try service.revoke(sessionID: issued.session.id, ofUser: "u2")
         }
@@ -89,7 +90,7 @@ struct SessionServiceTests {
 
     @Test("rotation retires the old token and keeps the absolute expiry")
     func rotation() throws {
-        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         clock.advance(by: 120)
         let fresh = try service.rotate(token: issued.token)
         #expect(fresh.token != issued.token)
@@ -100,10 +101,10 @@ struct SessionServiceTests {
 
     @Test("revoke-all ends every session of the user but the one kept, and no one else's")
     func revokeAll() throws {
-        let keep = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
-        let a = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
-        let b = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
-        let other = try service.issue(userID: "u2", clientKind: .web, authMethod: "test")
+        let keep = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
+        let a = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        let b = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        let other = try service.issue(userID: "u2", clientKind: .web, authMethod: .passkey)
         #expect(try service.revokeAll(ofUser: "u1", keeping: keep.session.id) == 2)
         for token in [a.token, b.token] {
             #expect(throws: SessionError(.revoked, "")) { try service.authenticate(token: token) }
@@ -114,11 +115,11 @@ struct SessionServiceTests {
 
     @Test("the sessions list holds only the user's live sessions, newest first")
     func list() throws {
-        let first = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let first = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         clock.advance(by: 10)
-        let second = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
-        let gone = try service.issue(userID: "u1", clientKind: .native, authMethod: "test")
-        _ = try service.issue(userID: "u2", clientKind: .web, authMethod: "test")
+        let second = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        let gone = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        _ = try service.issue(userID: "u2", clientKind: .web, authMethod: .passkey)
         try service.revoke(sessionID: gone.session.id, ofUser: "u1")
         #expect(try service.list(userID: "u1").map(\.id) == [second.session.id, first.session.id])
         clock.advance(by: 700)
@@ -127,10 +128,10 @@ struct SessionServiceTests {
 
     @Test("purge deletes sessions that ended before the retention window")
     func purge() throws {
-        let old = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let old = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         try service.revoke(sessionID: old.session.id, ofUser: "u1")
         clock.advance(by: 4000)
-        let live = try service.issue(userID: "u1", clientKind: .web, authMethod: "test")
+        let live = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         #expect(try service.purge(retention: 60) == 1)
         #expect(try store.session(id: old.session.id) == nil)
         #expect(try store.session(id: live.session.id) != nil)

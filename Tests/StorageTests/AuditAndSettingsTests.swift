@@ -1,7 +1,9 @@
 import Foundation
+import Kernel
 import SessionCore
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 /// AuditStore and SettingsStore behaviour, identical for SQLiteStore and MemoryStore.
@@ -13,9 +15,10 @@ struct AuditAndSettingsTests {
     func appendAndRead(kind: StoreKind) throws {
         let fixture = try kind.make()
         let first = AuditEvent(
-            at: at(1), action: "user.created", actor: "admin", userID: "u1", requestID: "r-1",
+            at: at(1), action: AuditAction(rawValue: "user.created"), actor: .admin(tokenName: "ops"),
+            userID: "u1", requestID: "r-1",
             ipAddress: "192.0.2.7", details: ["method": "passkey", "note": "quote \" and / slash"])
-        let second = AuditEvent(at: at(2), action: "system.started", actor: "system")
+        let second = AuditEvent(at: at(2), action: AuditAction(rawValue: "system.started"), actor: .system)
         let firstID = try fixture.store.appendAudit(first)
         let secondID = try fixture.store.appendAudit(second)
         #expect(secondID > firstID)
@@ -38,7 +41,8 @@ struct AuditAndSettingsTests {
             ids.append(
                 try fixture.store.appendAudit(
                     AuditEvent(
-                        at: at(Double(index)), action: "session.created", actor: "system",
+                        at: at(Double(index)), action: AuditAction(rawValue: "session.created"),
+                        actor: .system,
                         userID: index.isMultiple(of: 2) ? "even" : "odd")))
         }
         let firstPage = try fixture.store.auditEvents(userID: nil, beforeID: nil, limit: 3)
@@ -58,7 +62,9 @@ struct AuditAndSettingsTests {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
         _ = try fixture.store.appendAudit(
-            AuditEvent(at: epoch, action: "user.deleted", actor: "admin", userID: "u1"))
+            AuditEvent(
+                at: epoch, action: AuditAction(rawValue: "user.deleted"), actor: .admin(tokenName: "ops"),
+                userID: "u1"))
         #expect(try fixture.store.deleteUser(id: "u1"))
         #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
     }

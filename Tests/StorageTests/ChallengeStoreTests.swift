@@ -1,6 +1,8 @@
 import Foundation
+import Kernel
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 /// ChallengeStore behaviour, identical for SQLiteStore and MemoryStore.

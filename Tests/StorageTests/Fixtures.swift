@@ -1,6 +1,7 @@
 import CryptoCore
 import Dispatch
 import Foundation
+import Kernel
 import SessionCore
 import Storage
 import TestSupport
@@ -61,7 +62,7 @@ func makeSession(
 ) -> Session {
     Session(
         id: id, userID: userID, tokenHash: Digest.sha256(token ?? "token-\(id)"), clientKind: .web,
-        authMethod: "passkey", createdAt: createdAt, lastSeenAt: createdAt, expiresAt: expiresAt,
+        authMethod: .passkey, createdAt: createdAt, lastSeenAt: createdAt, expiresAt: expiresAt,
         revokedAt: revokedAt, userAgent: "TestAgent/1.0", ipAddress: "192.0.2.1")
 }
 

@@ -1,9 +1,11 @@
 import BankIDCore
 import CryptoCore
 import Foundation
+import Kernel
 import SessionCore
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 /// The BankID identity store (links, flows, the once-only completion, step-ups), identical for
@@ -72,7 +74,7 @@ struct IdentityStoreTests {
             flowIDHash: flow.idHash, outcome: "bankid.account_created", at: at(5), newUser: user,
             link: LinkedIdentity(userID: "u1", digest: Self.digest(7), name: "Tolvan", linkedAt: at(5)),
             session: makeSession("s1", userID: "u1"),
-            events: [AuditEvent(at: at(5), action: "bankid.signup", actor: "user:u1", userID: "u1")])
+            events: [AuditEvent(at: at(5), action: .bankIDSignup, actor: .user("u1"), userID: "u1")])
         #expect(try fixture.identities.commitBankIDCompletion(record))
         #expect(try fixture.accounts.user(id: "u1") != nil)
         #expect(try fixture.accounts.session(id: "s1") != nil)

@@ -1,4 +1,6 @@
+import Kernel
 import Storage
+import TestSupport
 import Testing
 
 @Suite("Latency histogram")

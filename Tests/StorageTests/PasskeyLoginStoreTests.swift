@@ -1,7 +1,9 @@
 import Foundation
+import Kernel
 import SessionCore
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 /// PasskeyLoginStore: a verified login's writes commit together or not at all, identical for
@@ -25,7 +27,7 @@ struct PasskeyLoginStoreTests {
         PasskeyLoginRecord(
             challengeID: challenge, credentialID: credential, signCount: 9, backupState: false,
             session: makeSession(session, userID: "u1", createdAt: time), replacedSessionID: replacing,
-            event: AuditEvent(at: time, action: "passkey.login", actor: "user:u1", userID: "u1"), at: time)
+            event: AuditEvent(at: time, action: .passkeyLogin, actor: .user("u1"), userID: "u1"), at: time)
     }
 
     @Test(
@@ -56,7 +58,7 @@ struct PasskeyLoginStoreTests {
         #expect(try fixture.store.session(id: "new") != nil)
         #expect(try fixture.store.session(id: "old")?.revokedAt == at(10))
         let events = try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10)
-        #expect(events.map(\.action) == ["passkey.login"])
+        #expect(events.map(\.action.rawValue) == ["passkey.login"])
     }
 
     @Test("a used, expired or other-purpose challenge commits nothing", arguments: StoreKind.allCases)

@@ -1,6 +1,8 @@
 import Foundation
+import Kernel
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 /// PasskeyStore, AccountStore and user handles, identical for SQLiteStore and MemoryStore.

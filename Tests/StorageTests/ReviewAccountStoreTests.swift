@@ -1,5 +1,7 @@
 import Foundation
+import Kernel
 import Storage
+import TestSupport
 import Testing
 
 /// The review account's listing, identical for SQLiteStore (a real file) and MemoryStore.

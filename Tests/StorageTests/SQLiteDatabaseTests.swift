@@ -1,6 +1,7 @@
 import CryptoCore
 import Dispatch
 import Foundation
+import Kernel
 import SessionCore
 import TestSupport
 import Testing
@@ -204,7 +205,7 @@ struct SQLiteDatabaseTests {
         try old.insertSession(makeSession("s1", userID: "u1"))
         try old.insertChallenge(makeChallenge("c1"))
         _ = try old.appendAudit(
-            AuditEvent(at: at(1), action: "passkey.registered", actor: "user:u1", userID: "u1"))
+            AuditEvent(at: at(1), action: .passkeyRegistered, actor: .user("u1"), userID: "u1"))
         try old.setSetting("k", value: [1, 2])
         #expect(try beforeSealing.schemaVersion == Self.sealedChallenges - 1)
         #expect(!(try tableNames(beforeSealing).contains("used_challenges")))
@@ -220,7 +221,7 @@ struct SQLiteDatabaseTests {
         #expect(try store.session(id: "s1") != nil)
         #expect(try store.challenge(id: "c1", purpose: .login, at: at(1)) == makeChallenge("c1"))
         #expect(
-            try store.auditEvents(userID: "u1", beforeID: nil, limit: 10).map(\.action) == [
+            try store.auditEvents(userID: "u1", beforeID: nil, limit: 10).map(\.action.rawValue) == [
                 "passkey.registered"
             ])
         #expect(try store.setting("k") == [1, 2])
@@ -250,8 +251,8 @@ struct SQLiteDatabaseTests {
         var written: [AuditEvent] = []
         for index in 0..<300 {
             var event = AuditEvent(
-                at: at(Double(index)), action: index % 3 == 0 ? "passkey.login" : "passkey.renamed",
-                actor: index % 2 == 0 ? "user:u1" : "anonymous", userID: index % 2 == 0 ? "u1" : nil,
+                at: at(Double(index)), action: index % 3 == 0 ? .passkeyLogin : .passkeyRenamed,
+                actor: index % 2 == 0 ? .user("u1") : .anonymous, userID: index % 2 == 0 ? "u1" : nil,
                 requestID: "r\(index)", ipAddress: index % 5 == 0 ? nil : "192.0.2.\(index % 250)",
                 details: index % 4 == 0 ? [:] : ["n": "\(index)", "quote": "\"é\""])
             event.id = try old.appendAudit(event)
@@ -285,7 +286,7 @@ struct SQLiteDatabaseTests {
         }
         #expect(sequencedAfter.isEmpty, "no sequence row left to update on every append")
         let next = try store.appendAudit(
-            AuditEvent(at: at(400), action: "passkey.login", actor: "user:u1", userID: "u1"))
+            AuditEvent(at: at(400), action: .passkeyLogin, actor: .user("u1"), userID: "u1"))
         #expect(next == 301, "the next id follows the largest kept")
         func plan(_ sql: String) throws -> String {
             try database.read { connection in
@@ -554,7 +555,9 @@ struct SQLiteDatabaseTests {
         try store.insertSession(makeSession("s1", userID: "u1"))
         try store.setSetting("admin.token_hash", value: [1, 2, 3])
         let eventID = try store.appendAudit(
-            AuditEvent(at: epoch, action: "user.created", actor: "admin", userID: "u1"))
+            AuditEvent(
+                at: epoch, action: AuditAction(rawValue: "user.created"), actor: .admin(tokenName: "ops"),
+                userID: "u1"))
 
         let destination = directory.path("backups/portvakt-backup.sqlite")
         try database.backup(to: destination)

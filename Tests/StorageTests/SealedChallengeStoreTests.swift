@@ -1,7 +1,9 @@
 import Foundation
+import Kernel
 import SessionCore
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 /// The used set of sealed login challenges (schema 7), identical for SQLiteStore and MemoryStore:
@@ -65,7 +67,7 @@ struct SealedChallengeStoreTests {
             challenge: .sealed(challenge: challenge, expiresAt: expiresAt), credentialID: credential,
             signCount: 9, backupState: false, session: makeSession(session, userID: "u1", createdAt: time),
             replacedSessionID: "old",
-            event: AuditEvent(at: time, action: "passkey.login", actor: "user:u1", userID: "u1"), at: time)
+            event: AuditEvent(at: time, action: .passkeyLogin, actor: .user("u1"), userID: "u1"), at: time)
     }
 
     @Test(

@@ -1,5 +1,6 @@
 import CryptoCore
 import Foundation
+import Kernel
 import SessionCore
 import Storage
 import TestSupport
@@ -17,7 +18,7 @@ struct SessionRepositoryTests {
         let full = makeSession("s1", userID: "u1", createdAt: at(0.5), expiresAt: at(3600.25))
         let bare = Session(
             id: "s2", userID: "u1", tokenHash: Digest.sha256("t2"), clientKind: .native,
-            authMethod: "bankid", createdAt: at(1), lastSeenAt: at(2), expiresAt: at(3))
+            authMethod: .bankid, createdAt: at(1), lastSeenAt: at(2), expiresAt: at(3))
         try fixture.store.insertSession(full)
         try fixture.store.insertSession(bare)
         #expect(try fixture.store.session(tokenHash: full.tokenHash) == full)
@@ -214,7 +215,7 @@ struct SessionRepositoryTests {
         let service = SessionService(
             repository: AnyRepository(base: fixture.store), policy: SessionPolicy(),
             clock: FixedClock(epoch))
-        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: "passkey")
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
         #expect(try service.authenticate(token: issued.token).id == issued.session.id)
         let rotated = try service.rotate(token: issued.token)
         #expect(throws: SessionError(.revoked, "")) {

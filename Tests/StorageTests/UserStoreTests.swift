@@ -1,6 +1,8 @@
 import Foundation
+import Kernel
 import SessionCore
 import Storage
+import TestSupport
 import Testing
 
 /// UserStore behaviour, identical for SQLiteStore and MemoryStore.
@@ -55,7 +57,7 @@ struct UserStoreTests {
         try fixture.store.insertUser(original)
         var changed = User(
             id: "u1", username: "alicia", displayName: "Alicia", createdAt: at(500),
-            disabledAt: at(7))
+            disabledAt: at(7), userHandle: [UInt8](repeating: 7, count: User.handleByteCount))
         #expect(changed.userHandle != original.userHandle)
         try fixture.store.updateUser(changed)
         changed.createdAt = at(0)

@@ -1,5 +1,6 @@
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
 
 /// `portvakt webauthn inspect`: decodes whatever WebAuthn data it is given and prints every field

@@ -1,5 +1,6 @@
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
 
 /// `portvakt webauthn verify-registration` and `verify-authentication`: the PasskeyCore verifier

@@ -1,4 +1,5 @@
 public import CryptoCore
+public import Kernel
 
 /// The user account a new credential belongs to (§5.4.3, PublicKeyCredentialUserEntity).
 public struct UserEntity: Sendable, Hashable {
@@ -233,7 +234,7 @@ public struct AuthenticationOptions: Sendable, Hashable {
 
 /// Draws `count` bytes, turning a random-source failure into this module's error.
 private func randomBytes(_ count: Int, _ random: any RandomSource) throws(PasskeyError) -> [UInt8] {
-    do throws(CryptoError) {
+    do throws(RandomnessError) {
         return try random.bytes(count)
     } catch {
         throw PasskeyError(.optionsRandomFailure, "the random source failed", underlying: error)

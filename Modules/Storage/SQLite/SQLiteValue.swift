@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Kernel
 
 /// A value SQLite can store: the five storage classes, nothing more.
 enum SQLiteValue: Sendable, Equatable {
@@ -14,6 +15,22 @@ enum SQLiteValue: Sendable, Equatable {
 protocol SQLiteBindable {
     /// The value as one of SQLite's storage classes.
     var sqliteValue: SQLiteValue { get }
+}
+
+extension AuditAction: SQLiteBindable {
+    var sqliteValue: SQLiteValue { .text(rawValue) }
+}
+
+extension AuditActor: SQLiteBindable {
+    var sqliteValue: SQLiteValue { .text(rawValue) }
+
+    /// The actor stored as `text`; a value no release writes means the row was not ours.
+    static func stored(_ text: String) throws(StorageError) -> AuditActor {
+        guard let actor = AuditActor(rawValue: text) else {
+            throw StorageError(.corrupt, "an audit event's actor is not one Portvakt writes")
+        }
+        return actor
+    }
 }
 
 extension Int64: SQLiteBindable {

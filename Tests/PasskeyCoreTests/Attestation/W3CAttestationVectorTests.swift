@@ -1,6 +1,8 @@
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
+import TestSupport
 import Testing
 
 /// The W3C WebAuthn L3 §16 test vectors for the formats implemented here, through the whole §7.1

@@ -1,6 +1,8 @@
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
+import TestSupport
 import Testing
 
 /// The W3C WebAuthn L3 §16 test vectors for tpm and android-key, run through both ceremonies.

@@ -1,4 +1,6 @@
+import Kernel
 import PasskeyCore
+import TestSupport
 import Testing
 
 @Suite("Credential envelope")

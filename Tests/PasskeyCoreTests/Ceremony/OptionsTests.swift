@@ -1,12 +1,15 @@
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
 import TestSupport
 import Testing
 
 /// A random source that always fails, to prove the failure surfaces with its own code.
 private struct BrokenRandom: RandomSource {
-    func bytes(_ count: Int) throws(CryptoError) -> [UInt8] { throw CryptoError(.randomFailure, "broken") }
+    func bytes(_ count: Int) throws(RandomnessError) -> [UInt8] {
+        throw RandomnessError(.unavailable, "broken")
+    }
 }
 
 /// Parses options JSON back with Foundation, an independent parser, as a browser would.

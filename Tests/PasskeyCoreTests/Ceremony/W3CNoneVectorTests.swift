@@ -1,5 +1,7 @@
 import Foundation
+import Kernel
 import PasskeyCore
+import TestSupport
 import Testing
 
 /// The W3C WebAuthn L3 §16 vectors without attestation: the plain ES256 credential, the cross-origin

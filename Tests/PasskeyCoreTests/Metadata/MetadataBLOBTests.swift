@@ -1,5 +1,6 @@
 import CryptoCore
 import Foundation
+import Kernel
 import PasskeyCore
 import TestSupport
 import Testing

@@ -1,5 +1,7 @@
 import Foundation
+import Kernel
 import PasskeyCore
+import TestSupport
 import Testing
 
 @Suite("Provider names")

@@ -1,4 +1,6 @@
 import CryptoCore
+import Kernel
+import TestSupport
 
 /// Decodes a hex literal in a test; a typo is a broken test, so it traps.
 func hex(_ text: String) -> [UInt8] {

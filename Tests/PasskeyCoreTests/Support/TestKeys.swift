@@ -1,4 +1,5 @@
 import CryptoCore
+import Kernel
 import PasskeyCore
 import TestSupport
 

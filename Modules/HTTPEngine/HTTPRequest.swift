@@ -1,0 +1,101 @@
+import Foundation
+
+/// A request as a handler sees it: parsed, size-checked, routed, with the client resolved.
+public struct HTTPRequest: Sendable {
+    /// The request method.
+    public let method: HTTPMethod
+    /// The raw path as sent, without the query (still percent-encoded).
+    public let path: String
+    /// The query's parameters, percent-decoded; the first value wins when a name repeats.
+    public let query: [String: String]
+    /// The request header fields.
+    public let headers: HTTPHeaders
+    /// The request body (at most `maxBodyBytes`).
+    public let body: [UInt8]
+    /// The socket peer's address, normalised (IPv4-mapped IPv6 shown as IPv4).
+    public let peerAddress: String
+    /// The client's address: the peer, or the first untrusted hop when the peer is a trusted proxy.
+    public let clientIP: String
+    /// The request id echoed in `X-Request-Id`, for correlating logs.
+    public let requestID: String
+    /// Values of the route's `{name}` segments, percent-decoded.
+    public let pathParameters: [String: String]
+    /// The matched route's pattern, e.g. `/v1/me/sessions/{id}`; safe to log.
+    public let route: String
+
+    /// Creates a request; the server builds these, tests and adapters may too.
+    public init(
+        method: HTTPMethod, path: String, query: [String: String] = [:], headers: HTTPHeaders = HTTPHeaders(),
+        body: [UInt8] = [], peerAddress: String = "127.0.0.1", clientIP: String? = nil,
+        requestID: String = "test", pathParameters: [String: String] = [:], route: String? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.peerAddress = peerAddress
+        self.clientIP = clientIP ?? peerAddress
+        self.requestID = requestID
+        self.pathParameters = pathParameters
+        self.route = route ?? path
+    }
+
+    /// The value of the cookie `name` from the `Cookie` header(s), or nil.
+    public func cookie(_ name: String) -> String? {
+        for header in headers.values(for: "Cookie") {
+            for pair in header.split(separator: ";") {
+                let trimmed = pair.drop { $0 == " " }
+                guard let equals = trimmed.firstIndex(of: "=") else { continue }
+                guard trimmed[..<equals] == name else { continue }
+                var value = trimmed[trimmed.index(after: equals)...]
+                // RFC 6265 allows a cookie value in double quotes; the quotes are not part of it.
+                if value.count >= 2, value.first == "\"", value.last == "\"" {
+                    value = value.dropFirst().dropLast()
+                }
+                return String(value)
+            }
+        }
+        return nil
+    }
+
+    /// Decodes the body as JSON.
+    /// - Parameter type: the expected shape.
+    /// - Returns: the decoded value.
+    /// - Throws: `HTTPError.unsupportedMediaType()` (415) when the body is not declared
+    ///   `application/json` (or `application/*+json`); `HTTPError.malformedJSON()` (400) when the
+    ///   body is missing, not JSON, or not that shape. The decoder's message is not passed on: it
+    ///   can quote request data.
+    public func decodeJSON<T: Decodable>(_ type: T.Type) throws(HTTPError) -> T {
+        guard !body.isEmpty else { throw HTTPError.malformedJSON(detail: "A JSON body is required.") }
+        guard Self.isJSONMediaType(headers["Content-Type"]) else { throw HTTPError.unsupportedMediaType() }
+        do {
+            return try JSONCoding.decoder.decode(T.self, from: Data(body))
+        } catch {
+            throw HTTPError.malformedJSON()
+        }
+    }
+
+    /// Whether a Content-Type names JSON: `application/json` or a `+json` suffix, any parameters.
+    public static func isJSONMediaType(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let media = (contentType.split(separator: ";", maxSplits: 1).first ?? "").trimmingOWS()
+        let lowered = media.lowercased()
+        return lowered == "application/json"
+            || (lowered.hasPrefix("application/") && lowered.hasSuffix("+json"))
+    }
+}
+
+extension StringProtocol {
+    /// Without the optional whitespace HTTP allows around values (spaces and tabs, RFC 9110
+    /// §5.6.3). Byte-level, unlike Foundation's trimming, which is slow enough to show on the
+    /// request path.
+    public func trimmingOWS() -> String {
+        let isOWS: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let utf8 = Array(self.utf8)
+        guard let first = utf8.firstIndex(where: { !isOWS($0) }),
+            let last = utf8.lastIndex(where: { !isOWS($0) })
+        else { return "" }
+        return String(decoding: utf8[first...last], as: UTF8.self)
+    }
+}

@@ -1,0 +1,77 @@
+public import AuthOrchestrator
+import CryptoCore
+import Foundation
+public import HTTPEngine
+import Storage
+
+/// Checks the admin listener's bearer tokens: 401 without a working token, 403 when a read
+/// token asks to change something.
+public struct AdminAuthenticator: Sendable {
+    let tokens: AdminTokenService
+
+    /// Creates the check over the admin token service.
+    public init(tokens: AdminTokenService) {
+        self.tokens = tokens
+    }
+
+    /// The principal behind the request's token. GET and HEAD need a read token; every other
+    /// method changes something and needs a write token.
+    /// - Throws: `AuthError` (`admin.unauthorized`, `admin.forbidden`) as a problem.
+    public func authorize(_ request: HTTPRequest) throws -> AdminPrincipal {
+        let scope: AdminScope = request.method == .GET || request.method == .HEAD ? .read : .write
+        return try tokens.authorize(bearer: request.bearerToken, scope: scope)
+    }
+}
+
+/// A handler on the admin listener: it runs only after the token was checked, and gets who it
+/// was.
+public typealias AdminHandler = @Sendable (HTTPRequest, AdminPrincipal) throws -> HTTPResponse
+
+extension Router {
+    /// Registers an admin route whose handler runs only for a request with a token good for its
+    /// method. Every route on the admin listener goes through here, so none can forget the check.
+    public mutating func addAdmin(
+        _ method: HTTPMethod, _ pattern: String, authenticator: AdminAuthenticator, summary: String,
+        handler: @escaping AdminHandler
+    ) {
+        add(method, pattern, rateClass: "admin", summary: summary) { request in
+            let principal = try authenticator.authorize(request)
+            return try handler(request, principal)
+        }
+    }
+}
+
+/// The admin listener's operational routes: liveness and the effective configuration. Like
+/// every admin route, both need a token.
+public struct AdminAPI: Sendable {
+    let authenticator: AdminAuthenticator
+    let effectiveConfiguration: @Sendable () -> [UInt8]
+    let readiness: @Sendable () throws -> [String]
+
+    /// Creates the admin API. `effectiveConfiguration` renders the configuration with secrets
+    /// redacted.
+    public init(
+        authenticator: AdminAuthenticator, effectiveConfiguration: @escaping @Sendable () -> [UInt8],
+        readiness: @escaping @Sendable () throws -> [String]
+    ) {
+        self.authenticator = authenticator
+        self.effectiveConfiguration = effectiveConfiguration
+        self.readiness = readiness
+    }
+
+    /// Adds the routes to `router`.
+    public func register(on router: inout Router) {
+        router.addAdmin(
+            .GET, "/health/alive", authenticator: authenticator, summary: "Liveness of the admin listener"
+        ) { _, _ in
+            HealthResponse.alive
+        }
+        router.addAdmin(
+            .GET, "/admin/v1/config", authenticator: authenticator,
+            summary: "The effective configuration, secrets redacted"
+        ) { _, _ in
+            HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/json"], body: effectiveConfiguration())
+        }
+    }
+}

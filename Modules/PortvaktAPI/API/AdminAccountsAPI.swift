@@ -1,0 +1,338 @@
+public import AuthOrchestrator
+import BankIDCore
+import CryptoCore
+import Foundation
+public import HTTPEngine
+public import Kernel
+import SessionCore
+import Storage
+
+/// The admin routes over users, their passkeys and sessions, and the audit trail. Handlers
+/// translate HTTP to `AccountAdministration` calls and back; the rules live there.
+public struct AdminAccountsAPI: Sendable {
+    let authenticator: AdminAuthenticator
+    let administration: AccountAdministration
+    let enrollment: EnrollmentService?
+    let signInPage: String
+
+    /// Creates the routes over the administration use cases.
+    /// - Parameters:
+    ///   - enrollment: Issues enrollment tokens; without it the enrollment-links route is absent.
+    ///   - signInPage: The public sign-in page's URL; enrollment links point there.
+    public init(
+        authenticator: AdminAuthenticator, administration: AccountAdministration,
+        enrollment: EnrollmentService? = nil, signInPage: String = ""
+    ) {
+        self.authenticator = authenticator
+        self.administration = administration
+        self.enrollment = enrollment
+        self.signInPage = signInPage
+    }
+
+    /// Adds the routes to `router`.
+    public func register(on router: inout Router) {
+        let admin = administration
+        func add(
+            _ method: HTTPMethod, _ pattern: String, _ summary: String, _ handler: @escaping AdminHandler
+        ) {
+            router.addAdmin(method, pattern, authenticator: authenticator, summary: summary, handler: handler)
+        }
+
+        add(
+            .GET, "/admin/v1/users",
+            "Users by id, a page at a time; search by id, username, display name or personal number"
+        ) {
+            request, _ in
+            // A search that is a personal number finds the account its BankID identity is linked
+            // to (by keyed digest); POST /admin/v1/users/search keeps the number out of URLs.
+            if let search = request.query["search"], Self.looksLikePersonalNumber(search) {
+                let found = try admin.user(personalNumber: search)
+                return try .json(UserList(users: found.map { [AdminUserView($0)] } ?? [], nextCursor: nil))
+            }
+            let page = try admin.listUsers(
+                search: request.query["search"], cursor: request.query["cursor"],
+                limit: try Self.limit(request))
+            return try .json(UserList(users: page.items.map(AdminUserView.init), nextCursor: page.nextCursor))
+        }
+        add(
+            .POST, "/admin/v1/users/search",
+            "The user whose linked BankID identity is {\"personalNumber\"} (kept out of URLs and logs)"
+        ) {
+            request, _ in
+            let body = try request.decodeJSON(PersonalNumberSearchBody.self)
+            let found = try admin.user(personalNumber: body.personalNumber)
+            return try .json(UserList(users: found.map { [AdminUserView($0)] } ?? [], nextCursor: nil))
+        }
+        add(.POST, "/admin/v1/users", "Create a user without a passkey (to send an enrollment link)") {
+            request, principal in
+            let body = try request.decodeJSON(CreateUserBody.self)
+            let user = try admin.createUser(
+                username: body.username, displayName: body.displayName, by: principal,
+                context: request.clientContext)
+            return try .json(AdminUserView(user), status: 201)
+        }
+        add(.GET, "/admin/v1/users/{id}", "A user with passkeys, live sessions and recent audit events") {
+            request, _ in
+            let detail = try admin.userDetail(id: Self.parameter(request, "id"))
+            return try .json(
+                UserDetailView(
+                    user: AdminUserView(detail.user), passkeys: detail.passkeys.map(PasskeyView.init),
+                    sessions: detail.sessions.map { SessionView($0) },
+                    recentEvents: detail.recentEvents.map(AuditEventView.init),
+                    bankID: detail.identity.map(LinkedIdentityView.init), reviewAccount: detail.reviewAccount)
+            )
+        }
+        add(.PATCH, "/admin/v1/users/{id}", "Disable, enable or rename a user; disabling ends every session")
+        {
+            request, principal in
+            let body = try request.decodeJSON(PatchUserBody.self)
+            let user = try admin.updateUser(
+                id: Self.parameter(request, "id"),
+                changes: UserChanges(
+                    disabled: body.disabled, username: body.username, displayName: body.displayName),
+                by: principal, context: request.clientContext)
+            return try .json(AdminUserView(user))
+        }
+        add(.DELETE, "/admin/v1/users/{id}", "Delete a user with every passkey and session") {
+            request, principal in
+            try admin.deleteUser(
+                id: Self.parameter(request, "id"), by: principal, context: request.clientContext)
+            return .noContent
+        }
+        add(.GET, "/admin/v1/users/{id}/passkeys", "A user's passkeys") { request, _ in
+            try .json(
+                PasskeysList(
+                    passkeys: try admin.passkeys(userID: Self.parameter(request, "id")).map(PasskeyView.init))
+            )
+        }
+        add(.GET, "/admin/v1/users/{id}/passkeys/{pid}", "One of a user's passkeys") { request, _ in
+            try .json(
+                PasskeyView(
+                    try admin.passkey(
+                        userID: Self.parameter(request, "id"), credentialID: Self.parameter(request, "pid"))))
+        }
+        add(
+            .DELETE, "/admin/v1/users/{id}/passkeys/{pid}",
+            "Remove one of a user's passkeys (the last one too)"
+        ) {
+            request, principal in
+            try admin.deletePasskey(
+                userID: Self.parameter(request, "id"), credentialID: Self.parameter(request, "pid"),
+                by: principal,
+                context: request.clientContext)
+            return .noContent
+        }
+        add(.GET, "/admin/v1/users/{id}/sessions", "A user's live sessions") { request, _ in
+            try .json(
+                SessionsList(
+                    sessions: try admin.sessions(userID: Self.parameter(request, "id")).map(
+                        { SessionView($0) })))
+        }
+        add(.DELETE, "/admin/v1/users/{id}/sessions", "End every live session of a user") {
+            request, principal in
+            let revoked = try admin.revokeSessions(
+                userID: Self.parameter(request, "id"), by: principal, context: request.clientContext)
+            return try .json(RevokedCount(revoked: revoked))
+        }
+        add(.DELETE, "/admin/v1/users/{id}/sessions/{sid}", "End one session of a user") {
+            request, principal in
+            try admin.revokeSession(
+                userID: Self.parameter(request, "id"), sessionID: Self.parameter(request, "sid"),
+                by: principal,
+                context: request.clientContext)
+            return .noContent
+        }
+        if let enrollment {
+            let page = signInPage.hasSuffix("/") ? signInPage : signInPage + "/"
+            add(
+                .POST, "/admin/v1/users/{id}/enrollment-links",
+                "A one-time passkey enrollment link for the user (the token is shown once)"
+            ) { request, principal in
+                let body = try request.decodeOptionalJSON(EnrollmentLinkBody.self)
+                let issued = try admin.issueEnrollment(
+                    userID: Self.parameter(request, "id"),
+                    lifetime: body.expiresInSeconds.map(TimeInterval.init),
+                    using: enrollment, by: principal, context: request.clientContext)
+                // In the fragment: browsers never send it, so the token stays out of server and
+                // proxy logs when the link is opened.
+                return try .json(
+                    EnrollmentLinkView(
+                        id: issued.record.id, token: issued.token, url: page + "#enroll=" + issued.token,
+                        expiresAt: UTCTimestamp.string(issued.record.expiresAt)),
+                    status: 201)
+            }
+        }
+        add(.GET, "/admin/v1/audit", "Audit events, newest first; filter by user, type and time") {
+            request, _ in
+            let query = AuditQuery(
+                userID: request.query["user"], action: request.query["type"].map(AuditAction.init(rawValue:)),
+                from: try Self.time(request, "from"), until: try Self.time(request, "to"))
+            let page = try admin.auditEvents(
+                query, cursor: request.query["cursor"], limit: try Self.limit(request))
+            return try .json(
+                AuditList(events: page.items.map(AuditEventView.init), nextCursor: page.nextCursor))
+        }
+    }
+
+    // MARK: Request helpers
+
+    /// Twelve digits: a search meant as a personal number. Whether it is a valid one (its check
+    /// digit) is the service's check.
+    static func looksLikePersonalNumber(_ text: String) -> Bool {
+        text.utf8.count == 12 && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    private static func parameter(_ request: HTTPRequest, _ name: String) -> String {
+        request.pathParameters[name] ?? ""
+    }
+
+    private static func limit(_ request: HTTPRequest) throws(AuthError) -> Int? {
+        guard let text = request.query["limit"] else { return nil }
+        guard let value = Int(text) else {
+            throw AuthError(.invalidParameter, "limit must be a whole number")
+        }
+        return value
+    }
+
+    /// An RFC 3339 time from the query, with or without fractional seconds.
+    private static func time(_ request: HTTPRequest, _ name: String) throws(AuthError) -> Date? {
+        guard let text = request.query[name] else { return nil }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            return date
+        }
+        throw AuthError(.invalidParameter, "\(name) must be an RFC 3339 time such as 2026-01-31T12:00:00Z")
+    }
+
+}
+
+// MARK: Bodies and views
+
+struct EnrollmentLinkBody: OptionalJSONBody {
+    var expiresInSeconds: Int?
+}
+
+/// A new enrollment link: the only time its token is shown.
+struct EnrollmentLinkView: Encodable {
+    let id: String
+    let token: String
+    let url: String
+    let expiresAt: String
+}
+
+struct CreateUserBody: Decodable {
+    let username: String?
+    let displayName: String?
+}
+
+struct PatchUserBody: Decodable {
+    let disabled: Bool?
+    let username: String?
+    let displayName: String?
+}
+
+/// A user as administrators see it.
+struct AdminUserView: Encodable {
+    let id: String
+    let username: String?
+    let displayName: String
+    let createdAt: String
+    let disabled: Bool
+    let disabledAt: String?
+
+    init(_ user: User) {
+        id = user.id
+        username = user.username
+        displayName = user.displayName
+        createdAt = UTCTimestamp.string(user.createdAt)
+        disabled = user.disabledAt != nil
+        disabledAt = user.disabledAt.map(UTCTimestamp.string)
+    }
+}
+
+/// An audit event as the admin API shows it.
+struct AuditEventView: Encodable {
+    let id: Int64?
+    let at: String
+    let type: String
+    let actor: String
+    let userId: String?
+    let requestId: String?
+    let ipAddress: String?
+    let details: [String: String]
+
+    init(_ event: AuditEvent) {
+        id = event.id
+        at = UTCTimestamp.string(event.at)
+        type = event.action.rawValue
+        actor = event.actor.rawValue
+        userId = event.userID
+        requestId = event.requestID
+        ipAddress = event.ipAddress
+        details = event.details
+    }
+}
+
+struct UserList: Encodable {
+    let users: [AdminUserView]
+    let nextCursor: String?
+}
+
+struct UserDetailView: Encodable {
+    let user: AdminUserView
+    let passkeys: [PasskeyView]
+    let sessions: [SessionView]
+    let recentEvents: [AuditEventView]
+    /// The linked BankID identity: the name BankID gave and when; null when none is linked.
+    let bankID: LinkedIdentityView?
+    /// Whether this is the sandboxed app-store review account.
+    let reviewAccount: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case user, passkeys, sessions, recentEvents, bankID = "bankId", reviewAccount
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(user, forKey: .user)
+        try container.encode(passkeys, forKey: .passkeys)
+        try container.encode(sessions, forKey: .sessions)
+        try container.encode(recentEvents, forKey: .recentEvents)
+        // Present as null, so "no identity linked" is explicit in the detail.
+        try container.encode(bankID, forKey: .bankID)
+        try container.encode(reviewAccount, forKey: .reviewAccount)
+    }
+}
+
+struct LinkedIdentityView: Encodable {
+    let name: String
+    let linkedAt: String
+    let keyId: String
+
+    init(_ identity: LinkedIdentity) {
+        name = identity.name
+        linkedAt = UTCTimestamp.string(identity.linkedAt)
+        keyId = identity.digest.keyID
+    }
+}
+
+struct PersonalNumberSearchBody: Decodable {
+    let personalNumber: String
+}
+
+struct PasskeysList: Encodable {
+    let passkeys: [PasskeyView]
+}
+
+struct SessionsList: Encodable {
+    let sessions: [SessionView]
+}
+
+struct RevokedCount: Encodable {
+    let revoked: Int
+}
+
+struct AuditList: Encodable {
+    let events: [AuditEventView]
+    let nextCursor: String?
+}

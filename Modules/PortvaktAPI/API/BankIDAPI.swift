@@ -1,0 +1,222 @@
+public import AuthOrchestrator
+import BankIDCore
+import CryptoCore
+import Foundation
+public import HTTPEngine
+public import SessionCore
+public import Storage
+
+/// The BankID order routes: start (POST), status (GET), cancel (DELETE). Handlers translate HTTP
+/// to `BankIDService` calls and back.
+///
+/// Starting and cancelling wait for BankID, so they are async routes: the connection is
+/// suspended and no server thread waits. The status never waits for BankID: it answers from the
+/// store and leaves a due collect running in the background.
+///
+/// An order is bound to the client that started it: its session when signed in, otherwise a
+/// random binding value the start hands out in an HttpOnly cookie (and, for native clients, in
+/// the body, to send back in the `Portvakt-BankID-Binding` header). Another client presenting a
+/// leaked order id gets `404 bankid.order_not_found`.
+public struct BankIDAPI: Sendable {
+    let service: BankIDService
+    let sessions: SessionService
+    let users: any UserStore
+    let transport: SessionTransport
+    let qrRenderer: (@Sendable (String) -> String?)?
+    /// Told each journey's result code once, when it is delivered (for metrics).
+    let onResult: @Sendable (String) -> Void
+
+    /// The header native clients send their binding value in.
+    public static let bindingHeader = "Portvakt-BankID-Binding"
+
+    /// Creates the API.
+    /// - Parameters:
+    ///   - qrRenderer: draws QR data as SVG (`qrSvg`), when available.
+    ///   - onResult: receives each journey's result code (`bankid.signed_in`, …) once, when the
+    ///     poll that completes it delivers it.
+    public init(
+        service: BankIDService, sessions: SessionService, users: any UserStore, transport: SessionTransport,
+        qrRenderer: (@Sendable (String) -> String?)? = nil,
+        onResult: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.onResult = onResult
+        self.service = service
+        self.sessions = sessions
+        self.users = users
+        self.transport = transport
+        self.qrRenderer = qrRenderer
+    }
+
+    /// Adds the routes. Starting orders is in the `bankid` rate class (per client IP).
+    public func register(on router: inout Router) {
+        router.addAsync(
+            .POST, "/v1/bankid/orders", rateClass: "bankid",
+            summary: "Start a BankID order: intent login, signup, link or sign; device same or other"
+        ) { request in
+            let body = try request.decodeJSON(StartBody.self)
+            guard let intent = BankIDOrderIntent(rawValue: body.intent),
+                let device = BankIDDevice(rawValue: body.device ?? "other"),
+                let client = ClientKind(rawValue: body.client ?? "web")
+            else {
+                throw HTTPError.malformedJSON(
+                    detail:
+                        "Expected {\"intent\": \"login\"|\"signup\"|\"recovery\"|\"link\"|\"sign\", \"device\": \"same\"|\"other\", \"userVisibleData\"?, \"client\"?: \"web\"|\"native\"}."
+                )
+            }
+            let requester = try requester(request, signInRequired: intent == .link || intent == .sign)
+            let started = try await service.start(
+                intent: intent, device: device, userVisibleText: body.userVisibleData, clientKind: client,
+                requester: requester, context: request.clientContext)
+            var response = try HTTPResponse.json(
+                StartResponse(
+                    orderId: started.orderID, autoStartToken: started.autoStartToken,
+                    launchUrl: started.launchURL,
+                    qrData: started.qrData, qrSvg: started.qrData.flatMap { qrRenderer?($0) },
+                    clientBinding: client == .native ? started.newBinding : nil),
+                status: 201)
+            if let binding = started.newBinding {
+                response.headers.add("Set-Cookie", bindingCookieHeader(binding))
+            }
+            return response
+        }
+        router.add(
+            .GET, "/v1/bankid/orders/{orderId}",
+            summary: "A BankID order's status, message, QR code and, once complete, its result"
+        ) { request in
+            let status = try service.status(
+                orderID: request.pathParameters["orderId"] ?? "",
+                requester: try requester(request, signInRequired: false), returnNonce: request.query["nonce"],
+                context: request.clientContext)
+            let language = Self.language(request.headers["accept-language"])
+            let result = status.result.map { ResultView($0) }
+            // Later polls of a finished journey answer bankid.result_delivered: counted once.
+            if let code = status.result?.code, code != "bankid.result_delivered" { onResult(code) }
+            var response = try HTTPResponse.json(
+                StatusResponse(
+                    status: status.status.rawValue, hintCode: status.hintCode,
+                    message: status.message.map { MessageView(code: $0.code, text: $0.text(language)) },
+                    qrData: status.qrData, qrSvg: status.qrData.flatMap { qrRenderer?($0) }, result: result,
+                    awaitingReturn: status.awaitingReturn ? true : nil))
+            if let issued = status.result?.session, status.result?.clientKind == .web {
+                response.headers.add("Set-Cookie", transport.setCookie(for: issued))
+            }
+            response.headers.set("Content-Language", language.rawValue)
+            return response
+        }
+        router.addAsync(.DELETE, "/v1/bankid/orders/{orderId}", summary: "Cancel a BankID order") { request in
+            try await service.cancel(
+                orderID: request.pathParameters["orderId"] ?? "",
+                requester: try requester(request, signInRequired: false), context: request.clientContext)
+            return .noContent
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The request's session (when it presents a usable one) and binding value.
+    private func requester(_ request: HTTPRequest, signInRequired: Bool) throws -> BankIDRequester {
+        var requester = BankIDRequester(binding: request.bankIDBinding(transport))
+        guard transport.token(in: request) != nil || signInRequired else { return requester }
+        do {
+            let (auth, user) = try sessions.currentUser(request, transport: transport, users: users)
+            requester.session = auth.session
+            requester.user = user
+        } catch  where !signInRequired {
+            // A stale session cookie does not stop an anonymous login from starting.
+        }
+        return requester
+    }
+
+    private func bindingCookieHeader(_ value: String) -> String {
+        // Scoped to the order routes, half an hour (longer than any order lives).
+        var cookie = "\(transport.bankIDBindingCookie)=\(value); Path=/; Max-Age=1800; HttpOnly; SameSite=Lax"
+        if transport.cookieSecure { cookie += "; Secure" }
+        return cookie
+    }
+
+    /// Swedish or English from Accept-Language (the first of the two by weight); Swedish when
+    /// neither is asked for, as BankID's own texts are.
+    static func language(_ header: String?) -> MessageLanguage {
+        guard let header else { return .swedish }
+        var best: (MessageLanguage, Double)?
+        for part in header.split(separator: ",") {
+            let fields = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = fields.first?.lowercased() else { continue }
+            let primary = tag.split(separator: "-").first.map(String.init) ?? tag
+            guard let language = MessageLanguage(rawValue: primary) else { continue }
+            var weight = 1.0
+            for field in fields.dropFirst() where field.hasPrefix("q=") {
+                weight = Double(field.dropFirst(2)) ?? 0
+            }
+            if weight > 0, weight > (best?.1 ?? 0) { best = (language, weight) }
+        }
+        return best?.0 ?? .swedish
+    }
+}
+
+// MARK: Bodies
+
+struct StartBody: Decodable {
+    let intent: String
+    let device: String?
+    let userVisibleData: String?
+    let client: String?
+}
+
+struct StartResponse: Encodable {
+    let orderId: String
+    let autoStartToken: String?
+    let launchUrl: String?
+    let qrData: String?
+    let qrSvg: String?
+    let clientBinding: String?
+}
+
+struct MessageView: Encodable {
+    let code: String
+    let text: String
+}
+
+struct ResultView: Encodable {
+    let code: String
+    let user: UserView?
+    let session: SessionGrant?
+    let suggestPasskey: Bool?
+    let steppedUpUntil: String?
+    let signupAvailable: Bool?
+    /// Recovery: the one-time token for POST /v1/passkeys/registration/initialize.
+    let enrollmentToken: String?
+
+    init(_ result: BankIDFlowResult) {
+        enrollmentToken = result.enrollmentToken
+        code = result.code
+        user = result.user.map(UserView.init)
+        session = result.session.map { SessionGrant($0, client: result.clientKind) }
+        suggestPasskey = result.suggestPasskey ? true : nil
+        steppedUpUntil = result.steppedUpUntil.map(UTCTimestamp.string)
+        signupAvailable = result.code == "bankid.no_account" ? result.signupAvailable : nil
+    }
+}
+
+struct StatusResponse: Encodable {
+    let status: String
+    let hintCode: String?
+    let message: MessageView?
+    let qrData: String?
+    let qrSvg: String?
+    let result: ResultView?
+    /// Complete in the app; the result waits for the poll with BankID's return nonce.
+    let awaitingReturn: Bool?
+}
+
+extension SessionTransport {
+    /// The BankID binding cookie's name: `__Host-` prefixed when the session cookie is Secure.
+    var bankIDBindingCookie: String { cookieSecure ? "__Host-portvakt_bankid" : "portvakt_bankid" }
+}
+
+extension HTTPRequest {
+    /// The BankID binding value the client sent: the header (native clients), else the cookie.
+    func bankIDBinding(_ transport: SessionTransport) -> String? {
+        headers[BankIDAPI.bindingHeader] ?? cookie(transport.bankIDBindingCookie)
+    }
+}

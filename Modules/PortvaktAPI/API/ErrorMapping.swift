@@ -1,0 +1,152 @@
+public import AuthOrchestrator
+import BankIDCore
+public import HTTPEngine
+public import PasskeyCore
+public import SessionCore
+public import Storage
+
+/// Session failures as HTTP problems: 401 for every reason a token cannot be used, 404 for a
+/// session id that is not the caller's.
+extension SessionError: HTTPResponseError {
+    public var status: Int { code == .notFound ? 404 : 401 }
+
+    public var problem: ProblemDetails {
+        switch code {
+        case .notFound:
+            ProblemDetails(status: 404, code: code.rawValue, title: "Session not found", detail: message)
+        default:
+            ProblemDetails(status: 401, code: code.rawValue, title: "Not signed in", detail: message)
+        }
+    }
+
+    public var headers: [(String, String)] {
+        code == .notFound ? [] : [("WWW-Authenticate", "Bearer")]
+    }
+}
+
+/// Storage failures: a busy database is worth a retry (503); anything else is an internal error
+/// whose details stay in the log.
+extension StorageError: HTTPResponseError {
+    public var status: Int { code == .busy ? 503 : 500 }
+
+    public var problem: ProblemDetails {
+        code == .busy
+            ? ProblemDetails(
+                status: 503, code: "storage.busy", title: "Temporarily unavailable",
+                detail: "The database is busy; try again shortly.")
+            : ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+    }
+
+    public var headers: [(String, String)] { code == .busy ? [("Retry-After", "1")] : [] }
+}
+
+/// The use cases' failures as problems. 400 for malformed input, 401 for a missing or failed
+/// credential (with `WWW-Authenticate: Bearer` for admin tokens), 403 for what is switched off or
+/// not allowed, 404 for what is not the caller's, 409 for conflicts, 410 for a BankID result no
+/// longer kept, 503 when BankID fails (the detail names the RFA message to show), 500 with
+/// nothing more said for a failed random source.
+extension AuthError: HTTPResponseError {
+    public var status: Int {
+        switch code {
+        case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed,
+            .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .invalidTokenName,
+            .invalidExpiry, .invalidCursor, .invalidParameter:
+            400
+        case .reviewLoginFailed, .signInRequired, .adminUnauthorized: 401
+        case .passkeyDisabled, .signupDisabled, .accountDisabled, .methodDisabled, .returnMismatch,
+            .sandboxed,
+            .adminForbidden:
+            403
+        case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
+            .tokenNotFound:
+            404
+        case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken: 409
+        case .orderExpired: 410
+        case .randomFailure: 500
+        case .intentNotSupported: 501
+        case .bankIDUnavailable: 503
+        }
+    }
+
+    public var problem: ProblemDetails {
+        guard code != .randomFailure else {
+            return ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+        }
+        let (title, fixedDetail) = Self.texts[code] ?? ("Refused", nil)
+        return ProblemDetails(
+            status: status, code: code.rawValue, title: title, detail: fixedDetail ?? detail)
+    }
+
+    public var headers: [(String, String)] {
+        code == .adminUnauthorized ? [("WWW-Authenticate", "Bearer")] : []
+    }
+
+    /// The detail when no fixed one applies: the message, except for BankID failures, whose own
+    /// details can echo request data — the RFA code says what to show.
+    private var detail: String {
+        code == .bankIDUnavailable
+            ? "BankID could not complete the request (\((userMessage ?? .rfa22).code)); try again." : message
+    }
+
+    /// Each code's title, and a fixed detail where the message must not decide what is said
+    /// (a prober learns nothing from the wording).
+    private static let texts: [Code: (String, String?)] = [
+        .passkeyDisabled: ("Passkeys are not enabled", nil), .signupDisabled: ("Sign-up is not enabled", nil),
+        .accountDisabled: ("Account disabled", nil), .usernameTaken: ("Username taken", nil),
+        .methodDisabled: ("Method disabled", nil), .credentialExists: ("Passkey already registered", nil),
+        .lastPasskey: ("Last passkey", nil), .passkeyNotFound: ("Passkey not found", nil),
+        .invalidUsername: ("Invalid username", nil), .invalidDisplayName: ("Invalid display name", nil),
+        .invalidPasskeyName: ("Invalid passkey name", nil),
+        .challengeInvalid: (
+            "Challenge not valid",
+            "The challenge is unknown, already used, expired or for another ceremony; start again."
+        ),
+        .loginFailed: ("Sign-in failed", "This passkey cannot sign in here."),
+        .enrollmentInvalid: (
+            "Enrollment link not valid",
+            "The enrollment link is unknown, already used or expired; ask for a new one."
+        ),
+        .enrollmentInvalidLifetime: ("Invalid lifetime", nil),
+        .orderNotFound: ("Order not found", nil), .orderExpired: ("Order expired", nil),
+        .intentNotSupported: ("Not supported", nil), .bankIDInvalidRequest: ("Invalid request", nil),
+        .returnMismatch: ("Return nonce mismatch", nil), .signInRequired: ("Not signed in", nil),
+        .bankIDUnavailable: ("BankID unavailable", nil),
+        .alreadyInProgress: (
+            "BankID order already in progress",
+            "An identification or signing for this person is already started (RFA4)."
+        ),
+        .reviewLoginFailed: ("Sign-in failed", "The reviewer username or code is not right."),
+        .sandboxed: ("Not available for the review account", nil),
+        .adminUnauthorized: (
+            "Admin token required",
+            "Send Authorization: Bearer with a valid, unexpired, unrevoked admin token."
+        ),
+        .adminForbidden: (
+            "Read-only admin token", "This admin token has the read scope; changes need a write token."
+        ),
+        .invalidTokenName: ("Admin request refused", nil), .tokenNameTaken: ("Admin request refused", nil),
+        .tokenNotFound: ("Admin request refused", nil), .invalidExpiry: ("Admin request refused", nil),
+        .userNotFound: ("Admin request refused", nil), .adminPasskeyNotFound: ("Admin request refused", nil),
+        .sessionNotFound: ("Admin request refused", nil), .invalidCursor: ("Admin request refused", nil),
+        .invalidParameter: ("Admin request refused", nil),
+    ]
+}
+
+/// WebAuthn verification failures: 400 with the failing step's code (`ceremony.*`,
+/// `attestation.*`, `response.*`, `clientdata.*`, …). `options.*` and `config.*` are server faults:
+/// 500 with nothing more said.
+extension PasskeyError: HTTPResponseError {
+    public var status: Int { isServerFault ? 500 : 400 }
+
+    public var problem: ProblemDetails {
+        isServerFault
+            ? ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+            // PasskeyError messages name the broken rule and never carry key material or user data.
+            : ProblemDetails(
+                status: 400, code: code.rawValue, title: "Passkey verification failed", detail: message)
+    }
+
+    private var isServerFault: Bool {
+        code.rawValue.hasPrefix("options.") || code.rawValue.hasPrefix("config.")
+    }
+}

@@ -1,0 +1,464 @@
+public import AuthOrchestrator
+import CryptoCore
+import Foundation
+public import HTTPEngine
+public import Kernel
+import PasskeyCore
+public import SessionCore
+public import Storage
+
+/// What the /.well-known documents publish, from configuration.
+public struct WellKnownDocuments: Sendable {
+    /// One Android app: its package name and signing-certificate fingerprints.
+    public struct AndroidApp: Sendable {
+        /// The application id.
+        public var package: String
+        /// SHA-256 fingerprints, "AB:CD:…".
+        public var sha256Fingerprints: [String]
+
+        /// Creates an entry.
+        public init(package: String, sha256Fingerprints: [String]) {
+            self.package = package
+            self.sha256Fingerprints = sha256Fingerprints
+        }
+    }
+
+    /// "TEAMID.bundle.id" for apple-app-site-association webcredentials.
+    public var appleAppIDs: [String]
+    /// Apps for assetlinks.json.
+    public var androidApps: [AndroidApp]
+    /// Origins for /.well-known/webauthn (Related Origin Requests).
+    public var relatedOrigins: [String]
+
+    /// Creates the documents' content; empty lists make the documents 404.
+    public init(appleAppIDs: [String] = [], androidApps: [AndroidApp] = [], relatedOrigins: [String] = []) {
+        self.appleAppIDs = appleAppIDs
+        self.androidApps = androidApps
+        self.relatedOrigins = relatedOrigins
+    }
+}
+
+/// The passkey routes: the two ceremonies, the signed-in user's passkeys, the methods list and
+/// the well-known documents. Handlers translate HTTP to `PasskeyService` calls and back.
+public struct PasskeyAPI: Sendable {
+    let passkeys: PasskeyService
+    let sessions: SessionService
+    let users: any UserStore
+    let transport: SessionTransport
+    let wellKnown: WellKnownDocuments
+    let enrollment: EnrollmentService?
+    /// BankID's switches, reported by GET /v1/methods beside the passkey ones; nil omits them.
+    public var bankIDPolicy: BankIDPolicy?
+
+    /// Creates the API over the passkey use cases; `enrollment` serves `enrollmentToken`
+    /// registrations (refused as `enrollment.invalid` without it).
+    public init(
+        passkeys: PasskeyService, sessions: SessionService, users: any UserStore, transport: SessionTransport,
+        wellKnown: WellKnownDocuments, enrollment: EnrollmentService? = nil
+    ) {
+        self.enrollment = enrollment
+        self.passkeys = passkeys
+        self.sessions = sessions
+        self.users = users
+        self.transport = transport
+        self.wellKnown = wellKnown
+    }
+
+    /// Adds the routes to `router`. The four ceremony routes are in the `auth` rate class, so
+    /// issuing challenges is limited per client address.
+    public func register(on router: inout Router) {
+        router.add(
+            .POST, "/v1/passkeys/registration/initialize", rateClass: "auth",
+            summary: "Creation options: a new passkey for the signed-in user, or a new account"
+        ) { request in
+            let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
+            if let token = body.enrollmentToken {
+                guard let enrollment else {
+                    throw AuthError(.enrollmentInvalid, "enrollment tokens are not accepted here")
+                }
+                // A recovery's token is good only for the client its BankID order was bound to.
+                let current = optionalUser(request)
+                let client = BankIDRequester(
+                    session: current.session, user: current.user, binding: request.bankIDBinding(transport))
+                return Self.optionsResponse(try enrollment.startRegistration(token: token, client: client))
+            }
+            let subject: RegistrationSubject
+            if let username = body.username {
+                subject = .newAccount(username: username, displayName: body.displayName)
+            } else {
+                subject = .signedIn(try sessions.currentUser(request, transport: transport, users: users).1)
+            }
+            return Self.optionsResponse(try passkeys.startRegistration(subject))
+        }
+        router.add(
+            .POST, "/v1/passkeys/registration/finalize", rateClass: "auth",
+            summary: "Verify a RegistrationResponseJSON; a session when the account is new"
+        ) { request in
+            let body = try FinalizeBody(request)
+            // A challenge issued for an enrollment token: that token's account, no session needed.
+            if let enrolled = try enrollment?.finishRegistration(
+                challengeID: body.challengeID, response: body.credential, name: body.name,
+                clientKind: body.client,
+                context: request.clientContext)
+            {
+                var response = try HTTPResponse.json(
+                    RegistrationResponse(
+                        user: UserView(enrolled.user), passkey: PasskeyView(enrolled.passkey),
+                        session: enrolled.session.map { SessionGrant($0, client: body.client) },
+                        recovery: enrolled.recovery.map(RecoveryView.init)),
+                    status: 201)
+                if let session = enrolled.session, body.client == .web { setCookie(session, on: &response) }
+                return response
+            }
+            let current = optionalUser(request)
+            let completed: CompletedRegistration
+            do {
+                completed = try passkeys.finishRegistration(
+                    challengeID: body.challengeID, response: body.credential, name: body.name,
+                    signedInUser: current.user, clientKind: body.client, context: request.clientContext)
+            } catch let error as AuthError where error.code == .challengeInvalid && current.failure != nil {
+                // An add-passkey challenge with an expired or revoked session: say that, not "challenge".
+                throw current.failure!
+            }
+            var response = try HTTPResponse.json(
+                RegistrationResponse(
+                    user: UserView(completed.user), passkey: PasskeyView(completed.passkey),
+                    session: completed.session.map { SessionGrant($0, client: body.client) }),
+                status: 201)
+            if let session = completed.session, body.client == .web { setCookie(session, on: &response) }
+            return response
+        }
+        router.add(
+            .POST, "/v1/passkeys/login/initialize", rateClass: "auth",
+            summary: "Request options: {} for discoverable and autofill login, or a username"
+        ) { request in
+            let body = try request.decodeOptionalJSON(LoginInitializeBody.self)
+            return Self.optionsResponse(try passkeys.startLogin(username: body.username))
+        }
+        router.add(
+            .POST, "/v1/passkeys/login/finalize", rateClass: "auth",
+            summary: "Verify an AuthenticationResponseJSON and open a session"
+        ) { request in
+            let body = try FinalizeBody(request)
+            let completed = try passkeys.finishLogin(
+                challengeID: body.challengeID, response: body.credential, clientKind: body.client,
+                replacingSessionID: optionalUser(request).session?.id, context: request.clientContext)
+            var response = HTTPResponse.json(
+                writing: LoginResponse(
+                    user: UserView(completed.user),
+                    session: SessionGrant(completed.session, client: body.client)))
+            if body.client == .web { setCookie(completed.session, on: &response) }
+            return response
+        }
+        router.add(.GET, "/v1/me/passkeys", summary: "The signed-in user's passkeys") { request in
+            let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
+            return try .json(
+                PasskeysResponse(passkeys: try passkeys.listPasskeys(userID: user.id).map(PasskeyView.init)))
+        }
+        router.add(.PATCH, "/v1/me/passkeys/{id}", summary: "Rename one of the signed-in user's passkeys") {
+            request in
+            let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
+            let body = try request.decodeJSON(RenameBody.self)
+            let renamed = try passkeys.renamePasskey(
+                userID: user.id, credentialID: request.pathParameters["id"] ?? "", name: body.name,
+                context: request.clientContext)
+            return try .json(PasskeyView(renamed))
+        }
+        router.add(
+            .DELETE, "/v1/me/passkeys/{id}",
+            summary: "Remove one of the signed-in user's passkeys (never the last)"
+        ) { request in
+            let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
+            try passkeys.deletePasskey(
+                userID: user.id, credentialID: request.pathParameters["id"] ?? "",
+                context: request.clientContext)
+            return .noContent
+        }
+        let policy = passkeys.policy
+        let bankID = bankIDPolicy.map(MethodsResponse.BankIDSwitches.init)
+        router.add(.GET, "/v1/methods", summary: "The sign-in methods this deployment offers") { _ in
+            try .json(
+                MethodsResponse(
+                    passkey: .init(enabled: policy.enabled, signup: policy.enabled && policy.signupEnabled),
+                    bankid: bankID))
+        }
+        registerWellKnown(on: &router)
+    }
+
+    /// The well-known documents, encoded once; a document with nothing to say is a 404.
+    private func registerWellKnown(on router: inout Router) {
+        let apple =
+            wellKnown.appleAppIDs.isEmpty
+            ? nil : try? JSONCoding.encoder.encode(AppleAppSiteAssociation(apps: wellKnown.appleAppIDs))
+        let assetLinks =
+            wellKnown.androidApps.isEmpty
+            ? nil : try? JSONCoding.encoder.encode(wellKnown.androidApps.map(AssetLink.init))
+        let related =
+            wellKnown.relatedOrigins.isEmpty
+            ? nil : try? JSONCoding.encoder.encode(["origins": wellKnown.relatedOrigins])
+        for (path, document, summary) in [
+            ("/.well-known/apple-app-site-association", apple, "iOS associated domains (webcredentials)"),
+            ("/.well-known/assetlinks.json", assetLinks, "Android Digital Asset Links (get_login_creds)"),
+            ("/.well-known/webauthn", related, "WebAuthn related origins"),
+        ] {
+            let bytes = document.map { [UInt8]($0) }
+            router.add(.GET, path, summary: summary) { _ in
+                guard let bytes else { throw HTTPError.notFound() }
+                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: bytes)
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The request's session and user when it carries a usable one; the failure otherwise.
+    private func optionalUser(_ request: HTTPRequest) -> (
+        user: User?, session: Session?, failure: (any Error)?
+    ) {
+        guard transport.token(in: request) != nil else { return (nil, nil, nil) }
+        do {
+            let (auth, user) = try sessions.currentUser(request, transport: transport, users: users)
+            return (user, auth.session, nil)
+        } catch {
+            return (nil, nil, error)
+        }
+    }
+
+    private func setCookie(_ issued: IssuedSession, on response: inout HTTPResponse) {
+        response.headers.add("Set-Cookie", transport.setCookie(for: issued))
+    }
+
+    /// `{"challengeId": …, "publicKey": <options JSON>}`: the options are PasskeyCore's bytes,
+    /// passed through unchanged.
+    private static func optionsResponse(_ issued: IssuedChallenge) -> HTTPResponse {
+        let body =
+            Array(#"{"challengeId":""#.utf8) + Array(issued.challengeID.utf8) + Array(#"","publicKey":"#.utf8)
+            + issued.optionsJSON + [UInt8(ascii: "}")]
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
+    }
+}
+
+// MARK: Bodies
+
+struct RegistrationInitializeBody: OptionalJSONBody {
+    var username: String?
+    var displayName: String?
+    var enrollmentToken: String?
+}
+
+struct LoginInitializeBody: OptionalJSONBody {
+    var username: String?
+}
+
+struct RenameBody: Decodable {
+    let name: String
+}
+
+/// A finalize body: the challenge id, the credential as raw JSON for PasskeyCore's strict parser,
+/// an optional passkey name and the client kind ("web" by default).
+struct FinalizeBody {
+    let challengeID: String
+    let credential: [UInt8]
+    let name: String?
+    let client: ClientKind
+
+    init(_ request: HTTPRequest) throws(HTTPError) {
+        guard !request.body.isEmpty else { throw HTTPError.malformedJSON(detail: "A JSON body is required.") }
+        guard HTTPRequest.isJSONMediaType(request.headers["Content-Type"]) else {
+            throw HTTPError.unsupportedMediaType()
+        }
+        let envelope: CredentialEnvelope
+        do {
+            envelope = try CredentialEnvelope(json: request.body)
+        } catch {
+            throw HTTPError.malformedJSON(
+                detail: "Expected {\"challengeId\": string, \"credential\": object, \"name\"?, \"client\"?}.")
+        }
+        guard let challengeID = envelope.strings["challengeId"] else {
+            throw HTTPError.malformedJSON(detail: "\"challengeId\" is required.")
+        }
+        guard let kind = ClientKind(rawValue: envelope.strings["client"] ?? "web") else {
+            throw HTTPError.malformedJSON(detail: "\"client\" is \"web\" or \"native\".")
+        }
+        self.challengeID = challengeID
+        self.credential = envelope.credential
+        self.name = envelope.strings["name"]
+        self.client = kind
+    }
+}
+
+/// A body whose members are all optional, so that no body and `{}` mean the same: `init()`.
+protocol OptionalJSONBody: Decodable {
+    init()
+}
+
+extension HTTPRequest {
+    /// Decodes a JSON body where an empty body means `{}`.
+    ///
+    /// `{}` itself (the discoverable login's body) skips the decoder: it is the most common body
+    /// on the sign-in path.
+    func decodeOptionalJSON<T: OptionalJSONBody>(_ type: T.Type) throws(HTTPError) -> T {
+        if body.isEmpty { return T() }
+        if body.count <= 16, Self.isJSONMediaType(headers["Content-Type"]),
+            body.filter({ $0 != 0x20 && $0 != 0x09 && $0 != 0x0a && $0 != 0x0d }) == Array("{}".utf8)
+        {
+            return T()
+        }
+        return try decodeJSON(type)
+    }
+}
+
+// MARK: Views
+
+/// A passkey as its owner sees it: never the public key.
+struct PasskeyView: Encodable {
+    let id: String
+    let name: String
+    let provider: String?
+    let aaguid: String
+    let createdAt: String
+    let lastUsedAt: String?
+    let backupEligible: Bool
+    let backedUp: Bool
+    let transports: [String]
+    let attestationFormat: String
+
+    init(_ passkey: StoredPasskey) {
+        id = Base64URL.encode(passkey.credentialID)
+        name = passkey.name
+        provider = passkey.providerName
+        aaguid = passkey.aaguid
+        createdAt = UTCTimestamp.string(passkey.createdAt)
+        lastUsedAt = passkey.lastUsedAt.map(UTCTimestamp.string)
+        backupEligible = passkey.backupEligible
+        backedUp = passkey.backupState
+        transports = passkey.transports
+        attestationFormat = passkey.attestationFormat
+    }
+
+    /// Every member always present: `provider` and `lastUsedAt` are null when unknown.
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(provider, forKey: .provider)
+        try c.encode(aaguid, forKey: .aaguid)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(lastUsedAt, forKey: .lastUsedAt)
+        try c.encode(backupEligible, forKey: .backupEligible)
+        try c.encode(backedUp, forKey: .backedUp)
+        try c.encode(transports, forKey: .transports)
+        try c.encode(attestationFormat, forKey: .attestationFormat)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, provider, aaguid, createdAt, lastUsedAt, backupEligible, backedUp, transports
+        case attestationFormat
+    }
+}
+
+/// A new session as the ceremony hands it out: the token only to native clients (web clients
+/// get it in the HttpOnly cookie, out of reach of scripts).
+struct SessionGrant: JSONWritable {
+    let id: String
+    let expiresAt: String
+    let token: String?
+
+    init(_ issued: IssuedSession, client: ClientKind) {
+        id = issued.session.id
+        expiresAt = UTCTimestamp.string(issued.session.expiresAt)
+        token = client == .native ? issued.token : nil
+    }
+
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.member("id", id)
+            object.member("expiresAt", expiresAt)
+            if let token { object.member("token", token) }
+        }
+    }
+}
+
+struct RegistrationResponse: Encodable {
+    let user: UserView
+    let passkey: PasskeyView
+    let session: SessionGrant?
+    /// After a BankID recovery: what the new passkey revoked, so the user sees what happened.
+    var recovery: RecoveryView? = nil
+}
+
+struct RecoveryView: Encodable {
+    let sessionsRevoked: Int
+    let passkeysRevoked: Int
+
+    init(_ outcome: RecoveryOutcome) {
+        sessionsRevoked = outcome.sessionsRevoked
+        passkeysRevoked = outcome.passkeysRevoked
+    }
+}
+
+struct LoginResponse: JSONWritable {
+    let user: UserView
+    let session: SessionGrant
+
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.key("user")
+            user.write(to: &object)
+            object.key("session")
+            session.write(to: &object)
+        }
+    }
+}
+
+struct PasskeysResponse: Encodable {
+    let passkeys: [PasskeyView]
+}
+
+struct MethodsResponse: Encodable {
+    struct Switches: Encodable {
+        let enabled: Bool
+        let signup: Bool
+    }
+    /// BankID's journeys.
+    struct BankIDSwitches: Encodable {
+        let enabled: Bool
+        let login: Bool
+        let signup: Bool
+        let recovery: Bool
+        let link: Bool
+        let sign: Bool
+
+        init(_ policy: BankIDPolicy) {
+            login = policy.login
+            signup = policy.signup
+            recovery = policy.recovery
+            link = policy.link
+            sign = policy.sign
+            enabled = login || signup || recovery || link || sign
+        }
+    }
+    let passkey: Switches
+    let bankid: BankIDSwitches?
+}
+
+struct AppleAppSiteAssociation: Encodable {
+    struct WebCredentials: Encodable { let apps: [String] }
+    let webcredentials: WebCredentials
+
+    init(apps: [String]) { webcredentials = WebCredentials(apps: apps) }
+}
+
+struct AssetLink: Encodable {
+    struct Target: Encodable {
+        let namespace = "android_app"
+        let package_name: String
+        let sha256_cert_fingerprints: [String]
+    }
+    let relation = ["delegate_permission/common.get_login_creds"]
+    let target: Target
+
+    init(_ app: WellKnownDocuments.AndroidApp) {
+        target = Target(package_name: app.package, sha256_cert_fingerprints: app.sha256Fingerprints)
+    }
+}

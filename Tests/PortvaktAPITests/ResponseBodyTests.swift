@@ -1,0 +1,77 @@
+import CryptoCore
+import Foundation
+import HTTPEngine
+import Kernel
+import SessionCore
+import Storage
+import TestSupport
+import Testing
+
+@testable import PortvaktAPI
+
+/// Bodies written by hand on the sign-in path, and the small parsers beside them.
+@Suite("Hand-written response bodies")
+struct ResponseBodyTests {
+    /// The body Foundation's encoder gives, and the hand-written one, as parsed JSON.
+    private func bothForms(_ value: some JSONWritable) throws -> (NSDictionary, NSDictionary) {
+        var writer = JSONWriter()
+        value.write(to: &writer)
+        let written = try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? NSDictionary
+        let encoded =
+            try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(value)) as? NSDictionary
+        return (try #require(written), try #require(encoded))
+    }
+
+    private func session(client: ClientKind) throws -> IssuedSession {
+        try SessionService(repository: MemoryStore(), policy: SessionPolicy())
+            .prepare(userID: "u1", clientKind: client, authMethod: .passkey)
+    }
+
+    @Test("a user view written by hand equals the encoded one, with and without a username")
+    func userView() throws {
+        let created = Date(timeIntervalSince1970: 1_790_000_000.123)
+        for user in [
+            User(id: "u1", username: "ada", displayName: "Ada \"the\" Lovelace\\ ✓\n", createdAt: created),
+            User(id: "u2", username: nil, displayName: "", createdAt: created),
+        ] {
+            let (written, encoded) = try bothForms(UserView(user))
+            #expect(written == encoded)
+        }
+    }
+
+    @Test("a login response written by hand equals the encoded one, for web (no token) and native")
+    func loginResponse() throws {
+        let user = User(id: "u1", username: "ada", displayName: "Ada", createdAt: Date())
+        for client in [ClientKind.web, .native] {
+            let response = LoginResponse(
+                user: UserView(user), session: SessionGrant(try session(client: client), client: client))
+            let (written, encoded) = try bothForms(response)
+            #expect(written == encoded)
+            #expect(((written["session"] as? NSDictionary)?["token"] != nil) == (client == .native))
+        }
+    }
+
+    @Test("JSON media types: application/json or +json, any case, parameters and optional whitespace")
+    func mediaTypes() {
+        for accepted in [
+            "application/json", "Application/JSON", " application/json ; charset=utf-8",
+            "\tapplication/json\t",
+            "application/problem+json", "application/json;charset=UTF-8",
+        ] {
+            #expect(HTTPRequest.isJSONMediaType(accepted), "\(accepted)")
+        }
+        for refused in [
+            nil, "", "text/json", "application/jsonx", "application/x-www-form-urlencoded", "json",
+        ] {
+            #expect(!HTTPRequest.isJSONMediaType(refused), "\(refused ?? "nil")")
+        }
+    }
+
+    @Test("optional whitespace is spaces and tabs only")
+    func optionalWhitespace() {
+        #expect(" \t token \t ".trimmingOWS() == "token")
+        #expect("   ".trimmingOWS() == "")
+        #expect("\ntoken\n".trimmingOWS() == "\ntoken\n")
+        #expect("a b".trimmingOWS() == "a b")
+    }
+}
