@@ -125,16 +125,23 @@ final class BankIDRuntime: Sendable {
             return HTTPResponse(
                 status: answer.status, headers: ["Content-Type": answer.contentType], body: answer.body)
         }
-        router.add(.GET, "/sim/", summary: "BankID simulator: the test user's app (development only)") {
+        router.add(
+            .GET, "/sim/", rateClass: .standard,
+            summary: "BankID simulator: the test user's app (development only)"
+        ) {
             forward($0)
         }
         for path in ["/sim/v1/persons", "/sim/v1/control"] {
-            router.add(.GET, path, summary: "BankID simulator: user API (development only)") { forward($0) }
+            router.add(
+                .GET, path, rateClass: .standard, summary: "BankID simulator: user API (development only)"
+            ) { forward($0) }
         }
         for path in [
             "/sim/v1/scan", "/sim/v1/autostart", "/sim/v1/phone", "/sim/v1/respond", "/sim/v1/control",
         ] {
-            router.add(.POST, path, summary: "BankID simulator: user API (development only)") { forward($0) }
+            router.add(
+                .POST, path, rateClass: .standard, summary: "BankID simulator: user API (development only)"
+            ) { forward($0) }
         }
     }
 

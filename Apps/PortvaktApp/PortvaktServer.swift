@@ -387,8 +387,9 @@ public final class PortvaktServer: Sendable {
         authorize: (@Sendable (HTTPRequest) throws -> Void)? = nil
     ) {
         let box = DocumentBox()
-        router.add(.GET, "/openapi.json", rateClass: "health", summary: "This API as an OpenAPI 3.1 document")
-        { request in
+        router.add(
+            .GET, "/openapi.json", rateClass: .unlimited, summary: "This API as an OpenAPI 3.1 document"
+        ) { request in
             try authorize?(request)
             return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
         }

@@ -18,8 +18,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var trustedProxies: [String]
     /// Which browser origins may call the API.
     public var cors: CORSPolicy
-    /// Token buckets per route class; a class without an entry is not limited.
-    public var rateLimits: [String: RateLimit]
+    /// Token buckets per route class. Every class a route names must have one (`.unlimited`
+    /// excepted): the server refuses to start otherwise.
+    public var rateLimits: [RateClass: RateLimit]
     /// How many (route class, client) buckets the rate limiter keeps at most: its memory bound.
     public var maxTrackedClients: Int
     /// The `Cache-Control` added to responses whose handler did not set one.
@@ -29,7 +30,7 @@ public struct HTTPServerConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 0, threads: Int = 4, connectionTimeoutSeconds: Int = 30,
         connectionLimit: Int = 1024, maxBodyBytes: Int = 64 * 1024, trustedProxies: [String] = [],
-        cors: CORSPolicy = CORSPolicy(), rateLimits: [String: RateLimit] = [:],
+        cors: CORSPolicy = CORSPolicy(), rateLimits: [RateClass: RateLimit] = [:],
         maxTrackedClients: Int = 100_000, apiCacheControl: String = "no-store"
     ) {
         self.host = host

@@ -18,7 +18,7 @@ public enum OpenAPIDocument {
                 summary: route.summary,
                 operationId: operationID(route),
                 parameters: parameters.isEmpty ? nil : parameters,
-                rateClass: route.rateClass,
+                rateClass: route.rateClass.name,
                 responses: [
                     "2XX": Response(description: "Success", content: nil),
                     "default": Response(

@@ -14,7 +14,7 @@ final class RateLimiter: Sendable {
     }
 
     struct Key: Hashable {
-        let routeClass: String
+        let routeClass: RateClass
         let client: IPAddress
     }
 
@@ -29,16 +29,16 @@ final class RateLimiter: Sendable {
         init(capacity: Int) { buckets = Mutex(Dictionary(minimumCapacity: capacity)) }
     }
 
-    private let limits: [String: RateLimit]
+    private let limits: [RateClass: RateLimit]
     private let shards: [Shard]
     private let capacityPerShard: Int
     private let clock: any MonotonicClock
 
     /// - Parameters:
-    ///   - limits: a bucket per route class; classes without one are never limited.
+    ///   - limits: a bucket per route class; `.unlimited` (and only it) has none.
     ///   - maxTrackedClients: the most buckets kept in total.
     ///   - clock: the time source for refills.
-    init(limits: [String: RateLimit], maxTrackedClients: Int, clock: any MonotonicClock) {
+    init(limits: [RateClass: RateLimit], maxTrackedClients: Int, clock: any MonotonicClock) {
         precondition(maxTrackedClients >= 1, "maxTrackedClients must be at least 1")
         self.limits = limits
         self.clock = clock
@@ -54,7 +54,7 @@ final class RateLimiter: Sendable {
     }
 
     /// Takes a token for `client` in `routeClass`, or says how long to wait.
-    func check(routeClass: String, client: IPAddress) -> Decision {
+    func check(routeClass: RateClass, client: IPAddress) -> Decision {
         guard let limit = limits[routeClass] else { return .allowed }
         let key = Key(routeClass: routeClass, client: client)
         let shard = shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]

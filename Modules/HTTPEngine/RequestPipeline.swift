@@ -61,6 +61,15 @@ final class RequestPipeline: Sendable {
         self.configuration = configuration
         self.router = CompiledRouter(router)
         self.resolver = try ClientIPResolver(trustedProxies: configuration.trustedProxies)
+        // A class without a limit would leave its routes open to any rate: refuse to start.
+        if let route = router.routes.first(where: {
+            $0.rateClass != .unlimited && configuration.rateLimits[$0.rateClass] == nil
+        }) {
+            throw HTTPServerError(
+                .invalidConfiguration,
+                "\(route.method.rawValue) \(route.pattern) counts against rate class '\(route.rateClass)', which has no limit"
+            )
+        }
         self.limiter = RateLimiter(
             limits: configuration.rateLimits, maxTrackedClients: configuration.maxTrackedClients, clock: clock
         )

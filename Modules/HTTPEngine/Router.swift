@@ -14,7 +14,7 @@ public struct RouteDescription: Sendable, Hashable {
     /// A one-line summary for the API document.
     public let summary: String
     /// The rate-limit class requests to this route count against.
-    public let rateClass: String
+    public let rateClass: RateClass
     /// The names of the pattern's `{name}` segments, in order.
     public let parameters: [String]
 }
@@ -47,13 +47,13 @@ public struct Router: Sendable {
     /// - Parameters:
     ///   - method: the method; HEAD is served by the GET route and OPTIONS by the router.
     ///   - pattern: a path starting with `/`; a whole segment `{name}` captures one segment.
-    ///   - rateClass: the rate-limit class, `default` unless given.
+    ///   - rateClass: the rate-limit class (`.unlimited` for none).
     ///   - summary: a one-line description for the API document.
     ///   - handler: the handler.
     /// - Precondition: the pattern is well formed and the method/pattern pair is new; a bad route
     ///   table is a programming error that must stop the server from starting.
     public mutating func add(
-        _ method: HTTPMethod, _ pattern: String, rateClass: String = "default", summary: String,
+        _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
         handler: @escaping HTTPHandler
     ) {
         precondition(method != .HEAD && method != .OPTIONS, "HEAD and OPTIONS are answered by the router")
@@ -77,7 +77,7 @@ public struct Router: Sendable {
     /// (libmicrohttpd's suspend/resume) while it runs, so it holds no server thread; everything
     /// else (rate limits, CORS, headers, the access log) is as for `add`.
     public mutating func addAsync(
-        _ method: HTTPMethod, _ pattern: String, rateClass: String = "default", summary: String,
+        _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
         handler: @escaping AsyncHTTPHandler
     ) {
         add(method, pattern, rateClass: rateClass, summary: summary) { _ in

@@ -252,7 +252,7 @@ struct HTTPServerTests {
     func rateLimit() throws {
         let clock = ManualMonotonicClock()
         let configuration = HTTPServerConfiguration(
-            threads: 2, rateLimits: ["strict": RateLimit(burst: 2, perSecond: 0.5)])
+            threads: 2, rateLimits: [RateClass("strict"): RateLimit(burst: 2, perSecond: 0.5)])
         try withServer(configuration, clock: clock) { base, _, _ in
             let client = HTTPTestClient()
             #expect(try client.send(url: base + "/v1/limited").status == 200)
@@ -331,7 +331,7 @@ struct HTTPServerTests {
     func gracefulShutdown() throws {
         let started = DispatchSemaphore(value: 0)
         var router = Router()
-        router.add(.GET, "/slow", summary: "Sleeps one second") { _ in
+        router.add(.GET, "/slow", rateClass: .unlimited, summary: "Sleeps one second") { _ in
             started.signal()
             Thread.sleep(forTimeInterval: 1)
             return .text("done")
@@ -421,13 +421,28 @@ struct HTTPServerTests {
                 accessLog: { _ in })
         }
         let server = try HTTPServer(
-            configuration: HTTPServerConfiguration(threads: 1), router: testRouter(), accessLog: { _ in })
+            configuration: HTTPServerConfiguration(
+                threads: 1, rateLimits: [.strict: RateLimit(burst: 1, perSecond: 1)]),
+            router: testRouter(), accessLog: { _ in })
         let port = try server.start()
         #expect(port > 0 && port == server.port)
         #expect(throws: HTTPServerError(.invalidState, "")) { try server.start() }
         server.shutdown(grace: 0)
     }
 
+    @Test("a route whose rate class has no configured limit stops the server from being built")
+    func rateClassWithoutLimitIsRefused() throws {
+        var router = Router()
+        router.add(.GET, "/v1/open", rateClass: RateClass("forgotten"), summary: "No limit configured") { _ in
+            .noContent
+        }
+        #expect(throws: HTTPServerError(.invalidConfiguration, "")) {
+            _ = try HTTPServer(configuration: HTTPServerConfiguration(), router: router, accessLog: { _ in })
+        }
+        var limits = HTTPServerConfiguration()
+        limits.rateLimits = [RateClass("forgotten"): RateLimit(burst: 1, perSecond: 1)]
+        _ = try HTTPServer(configuration: limits, router: router, accessLog: { _ in })
+    }
     @Test("keep-alive: one client sends many requests over one connection")
     func keepAlive() throws {
         try withServer { base, _, _ in

@@ -10,17 +10,18 @@ struct UnitTests {
     func limiterTableIsBounded() {
         let clock = ManualMonotonicClock()
         let limiter = RateLimiter(
-            limits: ["default": RateLimit(burst: 5, perSecond: 1)], maxTrackedClients: 1_000, clock: clock)
+            limits: [RateClass("default"): RateLimit(burst: 5, perSecond: 1)], maxTrackedClients: 1_000,
+            clock: clock)
         for index in 0..<10_000 {
             let client = IPAddress(ipv4: 0x0A00_0000 | UInt32(index))
-            #expect(limiter.check(routeClass: "default", client: client) == .allowed)
+            #expect(limiter.check(routeClass: RateClass("default"), client: client) == .allowed)
             if index % 100 == 0 { clock.advance(seconds: 0.001) }
             if index % 1_000 == 999 { #expect(limiter.trackedCount <= 1_000) }
         }
         #expect(limiter.trackedCount <= 1_000)
         #expect(limiter.trackedCount > 0)
         // An unlimited class tracks nothing.
-        _ = limiter.check(routeClass: "unlisted", client: IPAddress(ipv4: 1))
+        _ = limiter.check(routeClass: .unlimited, client: IPAddress(ipv4: 1))
         #expect(limiter.trackedCount <= 1_000)
     }
 
@@ -28,12 +29,15 @@ struct UnitTests {
     func limiterEvictsFullBucketsFirst() {
         let clock = ManualMonotonicClock()
         let limiter = RateLimiter(
-            limits: ["default": RateLimit(burst: 1, perSecond: 0.01)], maxTrackedClients: 16, clock: clock)
+            limits: [RateClass("default"): RateLimit(burst: 1, perSecond: 0.01)], maxTrackedClients: 16,
+            clock: clock)
         let abuser = IPAddress(ipv4: 0xC000_0201)
-        #expect(limiter.check(routeClass: "default", client: abuser) == .allowed)
-        #expect(limiter.check(routeClass: "default", client: abuser) == .limited(retryAfterSeconds: 100))
+        #expect(limiter.check(routeClass: RateClass("default"), client: abuser) == .allowed)
+        #expect(
+            limiter.check(routeClass: RateClass("default"), client: abuser)
+                == .limited(retryAfterSeconds: 100))
         for index in 0..<200 {
-            _ = limiter.check(routeClass: "default", client: IPAddress(ipv4: UInt32(index + 1)))
+            _ = limiter.check(routeClass: RateClass("default"), client: IPAddress(ipv4: UInt32(index + 1)))
         }
         #expect(limiter.trackedCount <= 16)
     }
@@ -79,10 +83,10 @@ struct UnitTests {
     @Test("router: literal beats parameter, backtracks to a parameter, HEAD falls back to GET")
     func routerMatching() {
         var router = Router()
-        router.add(.GET, "/a/b/x", summary: "literal") { _ in .noContent }
-        router.add(.GET, "/a/{p}/y", summary: "param") { _ in .noContent }
-        router.add(.POST, "/a/{p}/y", summary: "param post") { _ in .noContent }
-        router.add(.GET, "/", summary: "root") { _ in .noContent }
+        router.add(.GET, "/a/b/x", rateClass: .unlimited, summary: "literal") { _ in .noContent }
+        router.add(.GET, "/a/{p}/y", rateClass: .unlimited, summary: "param") { _ in .noContent }
+        router.add(.POST, "/a/{p}/y", rateClass: .unlimited, summary: "param post") { _ in .noContent }
+        router.add(.GET, "/", rateClass: .unlimited, summary: "root") { _ in .noContent }
         let compiled = CompiledRouter(router)
         guard case .matched(let match) = compiled.route(.GET, path: "/a/b/y") else {
             Issue.record("no match for /a/b/y")

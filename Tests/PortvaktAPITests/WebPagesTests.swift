@@ -93,7 +93,9 @@ private func withServer(
     router: Router, _ body: (_ base: String, _ log: [String], _ server: HTTPServer) throws -> Void
 ) throws {
     let server = try HTTPServer(
-        configuration: HTTPServerConfiguration(threads: 2), router: router, accessLog: { _ in })
+        configuration: HTTPServerConfiguration(
+            threads: 2, rateLimits: [.standard: RateLimit(burst: 100, perSecond: 100)]),
+        router: router, accessLog: { _ in })
     let port = try server.start()
     defer { server.shutdown(grace: 1) }
     try body("http://127.0.0.1:\(port)", [], server)

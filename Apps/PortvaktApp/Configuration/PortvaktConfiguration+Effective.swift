@@ -1,4 +1,5 @@
 import PasskeyCore
+import PortvaktAPI
 
 extension PortvaktConfiguration {
     /// The configuration in force as pretty JSON with sorted keys, every key with its value.

@@ -1,5 +1,6 @@
 import CryptoCore
 import Glibc
+import PortvaktAPI
 
 extension PortvaktConfiguration {
     /// The environment variables Portvakt reads; nothing else in the environment is consulted.

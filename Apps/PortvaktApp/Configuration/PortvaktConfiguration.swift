@@ -1,4 +1,6 @@
 public import CryptoCore
+public import HTTPEngine
+public import PortvaktAPI
 
 /// Everything a Portvakt deployment is configured with: plain values, read once at start.
 ///
@@ -182,18 +184,8 @@ extension PortvaktConfiguration {
         }
     }
 
-    /// The classes of route that share a rate limit.
-    public enum RouteClass: String, Sendable, CaseIterable {
-        /// Every public route not in another class.
-        case `default`
-        /// Routes that start or finish a sign-in, sign-up or recovery.
-        case auth
-        /// The admin API.
-        case admin
-        /// Starting BankID orders (each one costs a call to BankID).
-        case bankid
-    }
-
+    /// The rate-limit classes, as the API declares them.
+    public typealias RouteClass = PortvaktAPI.RouteClass
     /// A token bucket: `burst` requests at once, refilled at `perSecond`.
     public struct RateLimit: Sendable, Equatable {
         /// The bucket's size (1 to 100000).
@@ -230,12 +222,11 @@ extension PortvaktConfiguration {
             self.admin = admin
         }
 
-        /// Each class's limit transformed, keyed by class name (`"default"`, `"auth"`, `"admin"`),
-        /// the form the HTTP front takes.
-        public func mapValues<T>(_ transform: (RateLimit) throws -> T) rethrows -> [String: T] {
-            var result: [String: T] = [:]
+        /// Each class's limit transformed, keyed by the engine's class, the form the HTTP engine takes.
+        public func mapValues<T>(_ transform: (RateLimit) throws -> T) rethrows -> [RateClass: T] {
+            var result: [RateClass: T] = [:]
             for routeClass in RouteClass.allCases {
-                result[routeClass.rawValue] = try transform(self[routeClass])
+                result[routeClass.rateClass] = try transform(self[routeClass])
             }
             return result
         }

@@ -34,7 +34,7 @@ extension Router {
         _ method: HTTPMethod, _ pattern: String, authenticator: AdminAuthenticator, summary: String,
         handler: @escaping AdminHandler
     ) {
-        add(method, pattern, rateClass: "admin", summary: summary) { request in
+        add(method, pattern, rateClass: .admin, summary: summary) { request in
             let principal = try authenticator.authorize(request)
             return try handler(request, principal)
         }

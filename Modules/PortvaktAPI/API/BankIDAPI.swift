@@ -50,7 +50,7 @@ public struct BankIDAPI: Sendable {
     /// Adds the routes. Starting orders is in the `bankid` rate class (per client IP).
     public func register(on router: inout Router) {
         router.addAsync(
-            .POST, "/v1/bankid/orders", rateClass: "bankid",
+            .POST, "/v1/bankid/orders", rateClass: .bankid,
             summary: "Start a BankID order: intent login, signup, link or sign; device same or other"
         ) { request in
             let body = try request.decodeJSON(StartBody.self)
@@ -81,6 +81,7 @@ public struct BankIDAPI: Sendable {
         }
         router.add(
             .GET, "/v1/bankid/orders/{orderId}",
+            rateClass: .standard,
             summary: "A BankID order's status, message, QR code and, once complete, its result"
         ) { request in
             let status = try service.status(
@@ -103,7 +104,9 @@ public struct BankIDAPI: Sendable {
             response.headers.set("Content-Language", language.rawValue)
             return response
         }
-        router.addAsync(.DELETE, "/v1/bankid/orders/{orderId}", summary: "Cancel a BankID order") { request in
+        router.addAsync(
+            .DELETE, "/v1/bankid/orders/{orderId}", rateClass: .standard, summary: "Cancel a BankID order"
+        ) { request in
             try await service.cancel(
                 orderID: request.pathParameters["orderId"] ?? "",
                 requester: try requester(request, signInRequired: false), context: request.clientContext)

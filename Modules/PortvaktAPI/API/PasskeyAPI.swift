@@ -68,7 +68,7 @@ public struct PasskeyAPI: Sendable {
     /// issuing challenges is limited per client address.
     public func register(on router: inout Router) {
         router.add(
-            .POST, "/v1/passkeys/registration/initialize", rateClass: "auth",
+            .POST, "/v1/passkeys/registration/initialize", rateClass: .auth,
             summary: "Creation options: a new passkey for the signed-in user, or a new account"
         ) { request in
             let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
@@ -91,7 +91,7 @@ public struct PasskeyAPI: Sendable {
             return Self.optionsResponse(try passkeys.startRegistration(subject))
         }
         router.add(
-            .POST, "/v1/passkeys/registration/finalize", rateClass: "auth",
+            .POST, "/v1/passkeys/registration/finalize", rateClass: .auth,
             summary: "Verify a RegistrationResponseJSON; a session when the account is new"
         ) { request in
             let body = try FinalizeBody(request)
@@ -129,14 +129,14 @@ public struct PasskeyAPI: Sendable {
             return response
         }
         router.add(
-            .POST, "/v1/passkeys/login/initialize", rateClass: "auth",
+            .POST, "/v1/passkeys/login/initialize", rateClass: .auth,
             summary: "Request options: {} for discoverable and autofill login, or a username"
         ) { request in
             let body = try request.decodeOptionalJSON(LoginInitializeBody.self)
             return Self.optionsResponse(try passkeys.startLogin(username: body.username))
         }
         router.add(
-            .POST, "/v1/passkeys/login/finalize", rateClass: "auth",
+            .POST, "/v1/passkeys/login/finalize", rateClass: .auth,
             summary: "Verify an AuthenticationResponseJSON and open a session"
         ) { request in
             let body = try FinalizeBody(request)
@@ -150,12 +150,16 @@ public struct PasskeyAPI: Sendable {
             if body.client == .web { setCookie(completed.session, on: &response) }
             return response
         }
-        router.add(.GET, "/v1/me/passkeys", summary: "The signed-in user's passkeys") { request in
+        router.add(.GET, "/v1/me/passkeys", rateClass: .standard, summary: "The signed-in user's passkeys") {
+            request in
             let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
             return try .json(
                 PasskeysResponse(passkeys: try passkeys.listPasskeys(userID: user.id).map(PasskeyView.init)))
         }
-        router.add(.PATCH, "/v1/me/passkeys/{id}", summary: "Rename one of the signed-in user's passkeys") {
+        router.add(
+            .PATCH, "/v1/me/passkeys/{id}", rateClass: .standard,
+            summary: "Rename one of the signed-in user's passkeys"
+        ) {
             request in
             let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
             let body = try request.decodeJSON(RenameBody.self)
@@ -166,7 +170,7 @@ public struct PasskeyAPI: Sendable {
         }
         router.add(
             .DELETE, "/v1/me/passkeys/{id}",
-            summary: "Remove one of the signed-in user's passkeys (never the last)"
+            rateClass: .standard, summary: "Remove one of the signed-in user's passkeys (never the last)"
         ) { request in
             let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
             try passkeys.deletePasskey(
@@ -176,7 +180,9 @@ public struct PasskeyAPI: Sendable {
         }
         let policy = passkeys.policy
         let bankID = bankIDPolicy.map(MethodsResponse.BankIDSwitches.init)
-        router.add(.GET, "/v1/methods", summary: "The sign-in methods this deployment offers") { _ in
+        router.add(
+            .GET, "/v1/methods", rateClass: .standard, summary: "The sign-in methods this deployment offers"
+        ) { _ in
             try .json(
                 MethodsResponse(
                     passkey: .init(enabled: policy.enabled, signup: policy.enabled && policy.signupEnabled),
@@ -202,7 +208,7 @@ public struct PasskeyAPI: Sendable {
             ("/.well-known/webauthn", related, "WebAuthn related origins"),
         ] {
             let bytes = document.map { [UInt8]($0) }
-            router.add(.GET, path, summary: summary) { _ in
+            router.add(.GET, path, rateClass: .standard, summary: summary) { _ in
                 guard let bytes else { throw HTTPError.notFound() }
                 return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: bytes)
             }

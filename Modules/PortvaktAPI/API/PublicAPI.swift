@@ -36,11 +36,11 @@ public struct PublicAPI: Sendable {
 
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
-        router.add(.GET, "/health/alive", rateClass: "health", summary: "Liveness: the process answers") {
+        router.add(.GET, "/health/alive", rateClass: .unlimited, summary: "Liveness: the process answers") {
             _ in
             HealthResponse.alive
         }
-        router.add(.GET, "/health/ready", rateClass: "health", summary: "Readiness: the database answers") {
+        router.add(.GET, "/health/ready", rateClass: .unlimited, summary: "Readiness: the database answers") {
             _ in
             let warnings: [String]
             do {
@@ -52,7 +52,9 @@ public struct PublicAPI: Sendable {
             }
             return HealthResponse.ready(warnings: warnings)
         }
-        router.add(.GET, "/v1/me", summary: "The signed-in user and the current session") { request in
+        router.add(
+            .GET, "/v1/me", rateClass: .standard, summary: "The signed-in user and the current session"
+        ) { request in
             let (auth, user) = try currentUser(request)
             // Stepped up while a BankID signature made in this session is still within its window.
             let until = try stepUps?.stepUp(sessionID: auth.session.id)?.validUntil
@@ -64,7 +66,7 @@ public struct PublicAPI: Sendable {
                     steppedUpUntil: until.flatMap { $0 > clock.now() ? UTCTimestamp.string($0) : nil },
                     bankId: bankID))
         }
-        router.add(.POST, "/v1/logout", summary: "End the current session") { request in
+        router.add(.POST, "/v1/logout", rateClass: .standard, summary: "End the current session") { request in
             let (auth, user) = try currentUser(request)
             try sessions.revoke(sessionID: auth.session.id, ofUser: user.id)
             try record(
@@ -73,14 +75,19 @@ public struct PublicAPI: Sendable {
             if auth.source == .cookie { response.headers.add("Set-Cookie", transport.clearCookie) }
             return response
         }
-        router.add(.GET, "/v1/me/sessions", summary: "The signed-in user's live sessions") { request in
+        router.add(
+            .GET, "/v1/me/sessions", rateClass: .standard, summary: "The signed-in user's live sessions"
+        ) { request in
             let (auth, user) = try currentUser(request)
             let list = try sessions.list(userID: user.id).map {
                 SessionView($0, current: $0.id == auth.session.id)
             }
             return try .json(SessionsResponse(sessions: list))
         }
-        router.add(.DELETE, "/v1/me/sessions/{id}", summary: "End one of the signed-in user's sessions") {
+        router.add(
+            .DELETE, "/v1/me/sessions/{id}", rateClass: .standard,
+            summary: "End one of the signed-in user's sessions"
+        ) {
             request in
             let (auth, user) = try currentUser(request)
             let id = request.pathParameters["id"] ?? ""

@@ -23,10 +23,10 @@ public enum WebPages {
     /// - Parameter router: the public listener's router.
     public static func register(on router: inout Router) {
         let page = page
-        router.add(.GET, "/", summary: "The built-in sign-in page") { _ in page }
+        router.add(.GET, "/", rateClass: .standard, summary: "The built-in sign-in page") { _ in page }
         for asset in [script, style] {
             let response = asset.response
-            router.add(.GET, asset.path, summary: asset.summary) { _ in response }
+            router.add(.GET, asset.path, rateClass: .standard, summary: asset.summary) { _ in response }
         }
     }
 
