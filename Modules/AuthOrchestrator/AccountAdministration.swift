@@ -198,7 +198,7 @@ public struct AccountAdministration: Sendable {
             }
             try record(.adminUserRenamed, userID: id, by: admin, context: context, details: details)
         }
-        if let disabled = changes.disabled, disabled != (user.disabledAt != nil) {
+        if let disabled = changes.disabled, disabled != user.isDisabled {
             let now = clock.now()
             let revoked: Int
             do {
@@ -309,9 +309,7 @@ public struct AccountAdministration: Sendable {
     ) throws -> IssuedEnrollment {
         let user = try requireUser(userID)
         // A link for a disabled account could only fail at its end; say so now.
-        guard user.disabledAt == nil else {
-            throw AuthError(.accountDisabled, "the account is disabled; enable it before sending a link")
-        }
+        try AccountAccess.admit(user)
         return try enrollment.issue(
             userID: userID, lifetime: lifetime, purpose: "admin", actor: admin.actor, context: context)
     }

@@ -163,9 +163,7 @@ public struct EnrollmentService: Sendable {
         guard let user = try store.user(id: userID) else {
             throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired")
         }
-        guard user.disabledAt == nil else {
-            throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
-        }
+        try AccountAccess.admit(user)
         let passkey = try passkeys.verifiedPasskey(
             response: response, challenge: challenge, userID: userID, name: chosenName, at: now)
         let redeemed: Bool
@@ -231,9 +229,7 @@ public struct EnrollmentService: Sendable {
         guard let record = try store.enrollmentToken(hash: hash), ConstantTime.equals(record.tokenHash, hash),
             record.usedAt == nil, record.expiresAt > clock.now(), let user = try store.user(id: record.userID)
         else { throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired") }
-        guard user.disabledAt == nil else {
-            throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
-        }
+        try AccountAccess.admit(user)
         return (record, user)
     }
 }

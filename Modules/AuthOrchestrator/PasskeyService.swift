@@ -401,9 +401,7 @@ public struct PasskeyService: Sendable {
         let verified = try verify(
             parsed, challenge: challenge.challenge, credential: credential,
             expectedUserHandle: challenge.usernameDigest == nil ? nil : user.userHandle)
-        guard user.disabledAt == nil else {
-            throw AuthError(.accountDisabled, "the account has been disabled by an administrator")
-        }
+        try AccountAccess.admit(user)
         let session = try sessions.prepare(
             userID: user.id, clientKind: clientKind, authMethod: .passkey, userAgent: context.userAgent,
             ipAddress: context.ipAddress)
