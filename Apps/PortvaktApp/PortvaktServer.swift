@@ -113,20 +113,18 @@ public final class PortvaktServer: Sendable {
             if writeAccessLog { logger.write(line: line.utf8) }
         }
 
-        var passkeyService = PasskeyService(
-            accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
+        passkeys = PasskeyService(
+            accounts: store, challenges: store, audit: store, logins: store, identities: store,
+            sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random,
             // Shared through the database, so any instance can finish a login another began.
             challengeKey: try PasskeyService.sharedChallengeKey(settings: store, random: random))
-        // A linked BankID identity is a way in while BankID login is on: the last passkey may
-        // then be removed. With BankID login off it would leave the account locked out.
-        if configuration.methods.bankid.login { passkeyService.identities = store }
-        passkeys = passkeyService
-        var enrollmentService = EnrollmentService(
-            store: store, passkeys: passkeys, sessions: sessions, clock: clock, random: random)
-        enrollmentService.recoveryPolicy = RecoveryPolicy(
-            revokeOtherSessions: configuration.recovery.revokeOtherSessions,
-            revokeOldPasskeys: configuration.recovery.revokeOldPasskeys)
+        let enrollmentService = EnrollmentService(
+            store: store, passkeys: passkeys, sessions: sessions,
+            recoveryPolicy: RecoveryPolicy(
+                revokeOtherSessions: configuration.recovery.revokeOtherSessions,
+                revokeOldPasskeys: configuration.recovery.revokeOldPasskeys),
+            clock: clock, random: random)
         enrollment = enrollmentService
         reviewLogin = ReviewLoginService(
             store: store, sessions: sessions, clock: clock, random: random,
@@ -161,24 +159,23 @@ public final class PortvaktServer: Sendable {
         let transport = SessionTransport(
             cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
             trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins))
-        PublicAPI(
-            sessions: sessions, users: store, audit: store, transport: transport, clock: clock,
-            readiness: readiness, stepUps: store
-        ).register(on: &publicRouter)
+        let access = AccountSessionService(
+            sessions: sessions, users: store, audit: store, bankID: bankID == nil ? nil : store, clock: clock)
+        PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
         let bankIDResults = Tally<String>()
-        var passkeyAPI = PasskeyAPI(
-            passkeys: passkeys, sessions: sessions, users: store, transport: transport,
+        PasskeyAPI(
+            registration: PasskeyRegistration(passkeys: passkeys, enrollment: enrollment), passkeys: passkeys,
+            access: access, transport: transport,
             wellKnown: WellKnownDocuments(
                 appleAppIDs: configuration.wellKnown.appleAppIDs,
                 androidApps: configuration.wellKnown.androidApps.map {
                     .init(package: $0.package, sha256Fingerprints: $0.sha256Fingerprints)
                 },
                 relatedOrigins: configuration.wellKnown.relatedOrigins),
-            enrollment: enrollment)
-        passkeyAPI.bankIDPolicy = bankIDFlows.policy
-        passkeyAPI.register(on: &publicRouter)
+            bankIDPolicy: bankIDFlows.policy
+        ).register(on: &publicRouter)
         BankIDAPI(
-            service: bankIDFlows, sessions: sessions, users: store, transport: transport,
+            service: bankIDFlows, access: access, transport: transport,
             qrRenderer: { BankIDQRCode.svg($0) },
             onResult: { [bankIDResults] code in bankIDResults.record(code) }
         ).register(on: &publicRouter)
@@ -349,7 +346,8 @@ public final class PortvaktServer: Sendable {
             relyingParty: relyingParty, attestation: settings.attestation == .direct ? .direct : .none,
             challengeLifetime: TimeInterval(settings.challengeLifetimeSeconds),
             enabled: configuration.methods.passkey.enabled,
-            signupEnabled: configuration.methods.passkey.signup)
+            signupEnabled: configuration.methods.passkey.signup,
+            bankIDLogin: configuration.methods.bankid.login)
     }
 
     /// BankID's journeys and their order settings from the configuration. Same-device orders

@@ -39,7 +39,7 @@ public struct UserDetail: Sendable {
     /// Its latest audit events, newest first.
     public let recentEvents: [AuditEvent]
     /// Its linked BankID identity (the name BankID gave and when it was linked; never a number).
-    public let identity: LinkedIdentity?
+    public let identity: BankIDLink?
     /// Whether it is the sandboxed app-store review account.
     public let reviewAccount: Bool
 }
@@ -164,7 +164,7 @@ public struct AccountAdministration: Sendable {
             user: user, passkeys: try store.passkeys(userID: id),
             sessions: try store.sessions(userID: id, liveAt: clock.now()),
             recentEvents: try store.auditEvents(userID: id, beforeID: nil, limit: Self.recentEventCount),
-            identity: try identities?.store.linkedIdentity(userID: id),
+            identity: try identities?.store.linkedIdentity(userID: id).map(BankIDLink.init),
             reviewAccount: try store.isReviewAccount(userID: id))
     }
 

@@ -10,14 +10,13 @@ public struct IssuedEnrollment: Sendable {
     public let record: EnrollmentTokenRecord
     /// The secret, `pve_` + 256 bits in base64url.
     public let token: String
+
+    /// The token's public id.
+    public var id: String { record.id }
+    /// When it stops being accepted.
+    public var expiresAt: Date { record.expiresAt }
 }
 
-/// One-time passkey enrollment tokens: an administrator's enrollment link today, BankID
-/// recovery (issue 7) later. A token adds one passkey to one account and opens a session.
-///
-/// Single use holds under races: the token is spent by the same transaction that stores the
-/// passkey (`EnrollmentTokenStore.redeemEnrollmentToken`), so two ceremonies started with one
-/// token can both get options, but only one ends with a passkey.
 /// What a recovery does to the rest of the account once the new passkey exists.
 public struct RecoveryPolicy: Sendable, Equatable {
     /// End the account's other sessions (default): whoever holds a lost device is signed out.
@@ -37,6 +36,12 @@ public struct RecoveryPolicy: Sendable, Equatable {
     }
 }
 
+/// One-time passkey enrollment tokens: an administrator's enrollment link, and BankID recovery's
+/// token. A token adds one passkey to one account and opens a session.
+///
+/// Single use holds under races: the token is spent by the same transaction that stores the
+/// passkey (`EnrollmentTokenStore.redeemEnrollmentToken`), so two ceremonies started with one
+/// token can both get options, but only one ends with a passkey.
 public struct EnrollmentService: Sendable {
     /// The stores enrollment runs over.
     public typealias Stores = EnrollmentTokenStore & AccountStore & AuditStore & ChallengeStore
@@ -47,7 +52,7 @@ public struct EnrollmentService: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     /// What a recovery enrollment revokes.
-    public var recoveryPolicy = RecoveryPolicy()
+    public let recoveryPolicy: RecoveryPolicy
 
     /// The purpose of tokens handed out by BankID recovery.
     public static let recoveryPurpose = "recovery"
@@ -61,12 +66,13 @@ public struct EnrollmentService: Sendable {
 
     /// Creates the service over its stores and the passkey use cases it shares verification with.
     public init(
-        store: any Stores, passkeys: PasskeyService, sessions: SessionService, clock: any WallClock,
-        random: any RandomSource
+        store: any Stores, passkeys: PasskeyService, sessions: SessionService,
+        recoveryPolicy: RecoveryPolicy = RecoveryPolicy(), clock: any WallClock, random: any RandomSource
     ) {
         self.store = store
         self.passkeys = passkeys
         self.sessions = sessions
+        self.recoveryPolicy = recoveryPolicy
         self.clock = clock
         self.random = random
     }

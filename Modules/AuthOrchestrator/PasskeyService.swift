@@ -17,6 +17,9 @@ public struct PasskeyPolicy: Sendable {
     public var enabled: Bool
     /// Whether a new account may be created with a passkey.
     public var signupEnabled: Bool
+    /// Whether BankID login is on: then an account with a linked identity still has a way in
+    /// without passkeys, and its last passkey may be removed.
+    public var bankIDLogin: Bool
     /// AAGUID → provider name ("iCloud Keychain"); FIDO metadata is consulted after it.
     public var providerNames: ProviderNames
 
@@ -24,13 +27,14 @@ public struct PasskeyPolicy: Sendable {
     public init(
         relyingParty: RelyingParty, attestation: AttestationConveyance = .none,
         challengeLifetime: TimeInterval = 300, enabled: Bool = true, signupEnabled: Bool = true,
-        providerNames: ProviderNames = .bundled
+        bankIDLogin: Bool = false, providerNames: ProviderNames = .bundled
     ) {
         self.relyingParty = relyingParty
         self.attestation = attestation
         self.challengeLifetime = challengeLifetime
         self.enabled = enabled
         self.signupEnabled = signupEnabled
+        self.bankIDLogin = bankIDLogin
         self.providerNames = providerNames
     }
 }
@@ -101,8 +105,8 @@ public struct PasskeyService: Sendable {
     public let policy: PasskeyPolicy
     let clock: any WallClock
     let random: any RandomSource
-    /// Linked BankID identities: an account with one still has a way in without passkeys.
-    public var identities: (any BankIDIdentityStore)?
+    /// Linked BankID identities, a way in besides passkeys while `policy.bankIDLogin` is on.
+    let identities: any BankIDIdentityStore
     /// Seals login challenges into their ids, so issuing one writes nothing.
     let loginSeal: LoginChallengeSeal
 
@@ -116,8 +120,8 @@ public struct PasskeyService: Sendable {
     ///   nil draws a key of this service's own, which suits a single process (tests, tools).
     public init(
         accounts: any AccountStore, challenges: any ChallengeStore, audit: any AuditStore,
-        logins: any PasskeyLoginStore, sessions: SessionService, policy: PasskeyPolicy, clock: any WallClock,
-        random: any RandomSource, challengeKey: [UInt8]? = nil
+        logins: any PasskeyLoginStore, identities: any BankIDIdentityStore, sessions: SessionService,
+        policy: PasskeyPolicy, clock: any WallClock, random: any RandomSource, challengeKey: [UInt8]? = nil
     ) {
         // The system's randomness rather than `random`: the key is never seen, and drawing it from
         // a seeded test source would shift every value drawn after it.
@@ -129,6 +133,7 @@ public struct PasskeyService: Sendable {
         self.challenges = challenges
         self.audit = audit
         self.logins = logins
+        self.identities = identities
         self.sessions = sessions
         self.policy = policy
         self.clock = clock
@@ -484,8 +489,9 @@ public struct PasskeyService: Sendable {
         guard let id = Base64URL.decode(credentialID) else {
             throw AuthError(.passkeyNotFound, "no such passkey")
         }
-        // A linked BankID identity is a way in too: then even the last passkey may go.
-        if let identities, try identities.linkedIdentity(userID: userID) != nil {
+        // While BankID login is on, a linked identity is a way in too: then even the last
+        // passkey may go. With it off the account would be locked out.
+        if policy.bankIDLogin, try identities.linkedIdentity(userID: userID) != nil {
             guard try accounts.deletePasskey(credentialID: id, userID: userID) else {
                 throw AuthError(.passkeyNotFound, "no such passkey")
             }

@@ -1,3 +1,5 @@
+import Kernel
+
 /// An error that knows its HTTP answer: a status, a problem body, and any extra headers.
 ///
 /// Handlers throw these; the server renders them as `application/problem+json`. Any other error
@@ -114,4 +116,22 @@ public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringCon
     public static func `internal`() -> HTTPError {
         HTTPError(status: 500, code: "internal", title: "Internal server error")
     }
+}
+
+/// How a dependency's failure is answered: a temporary one is `503` with its code and
+/// `Retry-After: 1`; any other is a `500 internal` like an unmapped error.
+struct DependencyProblem: HTTPResponseError {
+    let failure: any DependencyFailure
+
+    var status: Int { failure.isTemporary ? 503 : 500 }
+
+    var problem: ProblemDetails {
+        failure.isTemporary
+            ? ProblemDetails(
+                status: 503, code: failure.failureCode, title: "Temporarily unavailable",
+                detail: "A service the server depends on is busy or not answering; try again shortly.")
+            : ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
+    }
+
+    var headers: [(String, String)] { failure.isTemporary ? [("Retry-After", "1")] : [] }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Kernel
 import Synchronization
 
 /// A response ready for the wire, with the server's own headers still to add.
@@ -164,6 +165,8 @@ final class RequestPipeline: Sendable {
                 response = try await handler(request)
             } catch let error as any HTTPResponseError {
                 response = .error(error)
+            } catch let failure as any DependencyFailure {
+                response = .error(DependencyProblem(failure: failure))
             } catch {
                 self.accessLog(
                     "{\"ts\":\"\(Self.timestamp())\",\"level\":\"error\",\"msg\":\"unhandled error\",\"errorType\":"
@@ -226,6 +229,8 @@ final class RequestPipeline: Sendable {
             return try match.route.handler(request)
         } catch let error as any HTTPResponseError {
             return .error(error)
+        } catch let failure as any DependencyFailure {
+            return .error(DependencyProblem(failure: failure))
         } catch {
             // Only the type: an error's message can carry request data or secrets.
             accessLog(

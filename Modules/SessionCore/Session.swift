@@ -23,8 +23,9 @@ public struct Session: Sendable, Equatable {
     public let createdAt: Date
     /// When the session was last used, recorded at most once per touch interval.
     public var lastSeenAt: Date
-    /// The absolute end of the session, whatever the activity.
-    public let expiresAt: Date
+    /// The absolute end of the session, whatever the activity; brought forward to the end of the
+    /// grace when the session is rotated out.
+    public var expiresAt: Date
     /// When the session was revoked, if it was.
     public var revokedAt: Date?
     /// The User-Agent that created the session, trimmed, for the sessions list.

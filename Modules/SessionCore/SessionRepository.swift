@@ -19,6 +19,11 @@ public protocol SessionRepository: Sendable {
     func sessions(userID: String, liveAt now: Date) throws -> [Session]
     /// Revokes `oldID` and stores `replacement` in one transaction (token rotation).
     func rotateSession(oldID: String, replacement: Session, at: Date) throws
+    /// Rotation with a grace: in one transaction, brings `oldID`'s expiry forward to
+    /// `oldExpiresAt` and stores `replacement`, only when `oldID` is unrevoked and still expires
+    /// after `oldExpiresAt` (so a session is rotated once, however many requests race); false,
+    /// with nothing changed, when it is not.
+    func rotateSession(oldID: String, replacement: Session, oldExpiresAt: Date) throws -> Bool
     /// Deletes sessions that ended (expired or revoked) before `cutoff`; returns how many.
     func purgeSessions(endedBefore cutoff: Date) throws -> Int
 }

@@ -84,6 +84,30 @@ public struct SessionService: Sendable {
         }
     }
 
+    /// The live session `token` opens, rotated when it is older than the rotation interval: then
+    /// `replacement` carries a new token for the same session's user, kind, method and absolute
+    /// end, to hand to the client, and the presented token keeps working only for the policy's
+    /// grace. A rotation another request made first leaves `replacement` nil (the token is within
+    /// its grace).
+    /// - Throws: as `authenticate(token:)`.
+    public func authenticateRotating(token: String) throws -> (session: Session, replacement: IssuedSession?)
+    {
+        let session = try authenticate(token: token)
+        let now = clock.now()
+        guard case .active(_, rotationDue: true) = policy.evaluate(session, at: now) else {
+            return (session, nil)
+        }
+        let fresh = try makeSession(
+            userID: session.userID, clientKind: session.clientKind, authMethod: session.authMethod,
+            userAgent: session.userAgent, ipAddress: session.ipAddress, expiresAt: session.expiresAt)
+        let retiring = now.addingTimeInterval(policy.rotationGrace)
+        guard
+            try repository.rotateSession(
+                oldID: session.id, replacement: fresh.session, oldExpiresAt: retiring)
+        else { return (session, nil) }
+        return (session, fresh)
+    }
+
     /// Replaces the session behind `token` with a new one for the same user; the old token stops
     /// working at once. The new session keeps the old absolute expiry: rotation never extends it.
     public func rotate(token: String) throws -> IssuedSession {

@@ -2,14 +2,6 @@ public import Foundation
 public import Kernel
 import Synchronization
 
-/// What an admin token may do: `read` only looks, `write` may also change.
-public enum AdminScope: String, Sendable, Hashable, CaseIterable {
-    /// GET requests only.
-    case read
-    /// Every request.
-    case write
-}
-
 /// An admin API token as stored: never the secret, only its SHA-256.
 public struct AdminTokenRecord: Sendable, Equatable {
     /// Random, public identifier (shown in lists, usable to revoke).
@@ -53,26 +45,6 @@ public protocol AdminTokenStore: Sendable {
     func adminTokens() throws -> [AdminTokenRecord]
     /// Marks the token revoked; false when there is no such token or it already was.
     func revokeAdminToken(id: String, at: Date) throws -> Bool
-}
-
-/// What an admin search of the audit trail asks for; nil fields do not filter.
-public struct AuditQuery: Sendable, Equatable {
-    /// Only events about this user.
-    public var userID: String?
-    /// Only events with exactly this action (for example `.adminUserDisabled`).
-    public var action: AuditAction?
-    /// Only events at or after this time.
-    public var from: Date?
-    /// Only events before this time.
-    public var until: Date?
-
-    /// Creates a query.
-    public init(userID: String? = nil, action: AuditAction? = nil, from: Date? = nil, until: Date? = nil) {
-        self.userID = userID
-        self.action = action
-        self.from = from
-        self.until = until
-    }
 }
 
 /// The reads and writes only administration needs over users, sessions and the audit trail.

@@ -249,6 +249,18 @@ extension MemoryStore: SessionRepository {
         }
     }
 
+    public func rotateSession(oldID: String, replacement: Session, oldExpiresAt: Date) throws -> Bool {
+        let oldExpiresAt = oldExpiresAt.storagePrecision
+        return try state.withLock { state throws(StorageError) in
+            guard let old = state.sessions[oldID], old.revokedAt == nil, old.expiresAt > oldExpiresAt else {
+                return false
+            }
+            try state.insertSession(replacement)
+            state.sessions[oldID]?.expiresAt = oldExpiresAt
+            return true
+        }
+    }
+
     public func purgeSessions(endedBefore cutoff: Date) throws -> Int {
         let cutoff = cutoff.storagePrecision
         return state.withLock { state in

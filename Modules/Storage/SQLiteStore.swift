@@ -215,6 +215,19 @@ extension SQLiteStore: SessionRepository {
         }
     }
 
+    public func rotateSession(oldID: String, replacement: Session, oldExpiresAt: Date) throws -> Bool {
+        try database.write { connection in
+            // The condition is the once-only gate: a rotation that lost the race finds the
+            // expiry already brought forward and changes nothing.
+            try connection.execute(
+                "UPDATE sessions SET expires_at = ?2 WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
+                [oldID, oldExpiresAt])
+            guard connection.changes > 0 else { return false }
+            try Self.insert(replacement, on: connection)
+            return true
+        }
+    }
+
     public func purgeSessions(endedBefore cutoff: Date) throws -> Int {
         // A session ends at the earlier of its expiry and its revocation.
         try database.write { connection in

@@ -63,3 +63,10 @@ public struct StorageError: CodedError {
     }
 
 }
+
+/// A busy database is worth a retry (503 `storage.busy`); anything else is an internal error
+/// whose details stay in the log.
+extension StorageError: DependencyFailure {
+    public var failureCode: String { code.rawValue }
+    public var isTemporary: Bool { code == .busy }
+}

@@ -28,7 +28,8 @@ final class AdminFixture: @unchecked Sendable {
         let random = SeededRandom(seed: "administration-\(backend)")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
         let passkeys = PasskeyService(
-            accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
+            accounts: store, challenges: store, audit: store, logins: store, identities: opened.identities,
+            sessions: sessions,
             policy: PasskeyPolicy(
                 relyingParty: RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])),
             clock: clock, random: random)

@@ -10,12 +10,6 @@ import Testing
 /// The last-passkey guard counts a linked BankID identity as a way in.
 @Suite("Last passkey guard with BankID")
 struct LastPasskeyGuardTests {
-    /// The identity store beside the fixture's accounts.
-    static func identities(_ f: ServiceFixture) throws -> any BankIDIdentityStore {
-        if let memory = f.store as? MemoryStore { return MemoryIdentityStore(accounts: memory) }
-        return try #require(f.store as? SQLiteStore)
-    }
-
     /// Links a BankID identity to `userID` through a consumed link flow, as the BankID service does.
     static func link(_ userID: String, in identities: any BankIDIdentityStore, at now: Date) throws {
         let flow = BankIDFlow(
@@ -37,10 +31,9 @@ struct LastPasskeyGuardTests {
         "with a linked identity the last passkey may go (audited); without one it still may not",
         arguments: Backend.allCases)
     func linkedIdentityCounts(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
-        var service = f.service
-        let identities = try Self.identities(f)
-        service.identities = identities
+        let f = try ServiceFixture(backend, bankIDLogin: true)
+        let service = f.service
+        let identities = f.opened.identities
         let (ada, adaKey) = try f.signUp("ada")
         let (bob, bobKey) = try f.signUp("bob")
         try Self.link(ada.user.id, in: identities, at: f.clock.now())
@@ -60,5 +53,19 @@ struct LastPasskeyGuardTests {
             try service.deletePasskey(
                 userID: ada.user.id, credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
         }
+    }
+
+    @Test(
+        "with BankID login off a linked identity is no way in: the last passkey still may not go",
+        arguments: Backend.allCases)
+    func linkedIdentityNeedsBankIDLogin(backend: Backend) throws {
+        let f = try ServiceFixture(backend, bankIDLogin: false)
+        let (ada, adaKey) = try f.signUp("ada")
+        try Self.link(ada.user.id, in: f.opened.identities, at: f.clock.now())
+        #expect(throws: AuthError(.lastPasskey, "")) {
+            try f.service.deletePasskey(
+                userID: ada.user.id, credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
+        }
+        #expect(try f.store.passkeyCount(userID: ada.user.id) == 1)
     }
 }

@@ -21,13 +21,14 @@ enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
     func open(clock: FixedClock) throws -> OpenedStore {
         switch self {
         case .memory:
-            return OpenedStore(store: MemoryStore(), database: nil, directory: nil)
+            let store = MemoryStore()
+            return OpenedStore(
+                store: store, identities: MemoryIdentityStore(accounts: store), database: nil, directory: nil)
         case .sqlite:
             let directory = try TemporaryDirectory()
             let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
-            return OpenedStore(
-                store: SQLiteStore(database: database, clock: clock), database: database, directory: directory
-            )
+            let store = SQLiteStore(database: database, clock: clock)
+            return OpenedStore(store: store, identities: store, database: database, directory: directory)
         }
     }
 }
@@ -35,11 +36,17 @@ enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
 /// A store under test, keeping its database file open (and its folder) as long as it lives.
 final class OpenedStore: @unchecked Sendable {
     let store: any Backend.Stores
+    /// Linked BankID identities beside `store`'s accounts.
+    let identities: any BankIDIdentityStore
     private let database: SQLiteDatabase?
     private let directory: TemporaryDirectory?
 
-    init(store: any Backend.Stores, database: SQLiteDatabase?, directory: TemporaryDirectory?) {
+    init(
+        store: any Backend.Stores, identities: any BankIDIdentityStore, database: SQLiteDatabase?,
+        directory: TemporaryDirectory?
+    ) {
         self.store = store
+        self.identities = identities
         self.database = database
         self.directory = directory
     }
@@ -74,7 +81,8 @@ final class ServiceFixture: @unchecked Sendable {
     let origin = "https://login.example.com"
 
     init(
-        _ backend: Backend, challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true
+        _ backend: Backend, challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true,
+        bankIDLogin: Bool = false
     ) throws {
         opened = try backend.open(clock: clock)
         let store = opened.store
@@ -82,10 +90,11 @@ final class ServiceFixture: @unchecked Sendable {
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
         let relyingParty = RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])
         service = PasskeyService(
-            accounts: store, challenges: store, audit: store, logins: store, sessions: sessions,
+            accounts: store, challenges: store, audit: store, logins: store, identities: opened.identities,
+            sessions: sessions,
             policy: PasskeyPolicy(
                 relyingParty: relyingParty, challengeLifetime: challengeLifetime, enabled: enabled,
-                signupEnabled: signup),
+                signupEnabled: signup, bankIDLogin: bankIDLogin),
             clock: clock, random: random)
     }
 

@@ -16,7 +16,8 @@ struct SealedLoginChallengeTests {
     /// Another service over the fixture's store and clock, as a second instance would be.
     private func instance(of f: ServiceFixture, key: [UInt8]?) -> PasskeyService {
         PasskeyService(
-            accounts: f.store, challenges: f.store, audit: f.store, logins: f.store, sessions: f.sessions,
+            accounts: f.store, challenges: f.store, audit: f.store, logins: f.store,
+            identities: f.opened.identities, sessions: f.sessions,
             policy: f.service.policy, clock: f.clock, random: SeededRandom(seed: "other-instance"),
             challengeKey: key)
     }

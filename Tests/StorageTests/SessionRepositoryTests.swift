@@ -246,6 +246,9 @@ struct AnyRepository: SessionRepository {
     func rotateSession(oldID: String, replacement: Session, at: Date) throws {
         try base.rotateSession(oldID: oldID, replacement: replacement, at: at)
     }
+    func rotateSession(oldID: String, replacement: Session, oldExpiresAt: Date) throws -> Bool {
+        try base.rotateSession(oldID: oldID, replacement: replacement, oldExpiresAt: oldExpiresAt)
+    }
     func purgeSessions(endedBefore cutoff: Date) throws -> Int {
         try base.purgeSessions(endedBefore: cutoff)
     }

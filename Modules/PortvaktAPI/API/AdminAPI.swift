@@ -2,7 +2,7 @@ public import AuthOrchestrator
 import CryptoCore
 import Foundation
 public import HTTPEngine
-import Storage
+public import Kernel
 
 /// Checks the admin listener's bearer tokens: 401 without a working token, 403 when a read
 /// token asks to change something.

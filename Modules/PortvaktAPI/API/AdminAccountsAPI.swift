@@ -5,7 +5,6 @@ import Foundation
 public import HTTPEngine
 public import Kernel
 import SessionCore
-import Storage
 
 /// The admin routes over users, their passkeys and sessions, and the audit trail. Handlers
 /// translate HTTP to `AccountAdministration` calls and back; the rules live there.
@@ -157,8 +156,8 @@ public struct AdminAccountsAPI: Sendable {
                 // proxy logs when the link is opened.
                 return try .json(
                     EnrollmentLinkView(
-                        id: issued.record.id, token: issued.token, url: page + "#enroll=" + issued.token,
-                        expiresAt: UTCTimestamp.string(issued.record.expiresAt)),
+                        id: issued.id, token: issued.token, url: page + "#enroll=" + issued.token,
+                        expiresAt: UTCTimestamp.string(issued.expiresAt)),
                     status: 201)
             }
         }
@@ -309,10 +308,10 @@ struct LinkedIdentityView: Encodable {
     let linkedAt: String
     let keyId: String
 
-    init(_ identity: LinkedIdentity) {
+    init(_ identity: BankIDLink) {
         name = identity.name
         linkedAt = UTCTimestamp.string(identity.linkedAt)
-        keyId = identity.digest.keyID
+        keyId = identity.keyID
     }
 }
 

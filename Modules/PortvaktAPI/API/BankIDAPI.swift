@@ -4,7 +4,6 @@ import CryptoCore
 import Foundation
 public import HTTPEngine
 public import SessionCore
-public import Storage
 
 /// The BankID order routes: start (POST), status (GET), cancel (DELETE). Handlers translate HTTP
 /// to `BankIDService` calls and back.
@@ -19,8 +18,7 @@ public import Storage
 /// leaked order id gets `404 bankid.order_not_found`.
 public struct BankIDAPI: Sendable {
     let service: BankIDService
-    let sessions: SessionService
-    let users: any UserStore
+    let access: AccountSessionService
     let transport: SessionTransport
     let qrRenderer: (@Sendable (String) -> String?)?
     /// Told each journey's result code once, when it is delivered (for metrics).
@@ -35,14 +33,13 @@ public struct BankIDAPI: Sendable {
     ///   - onResult: receives each journey's result code (`bankid.signed_in`, …) once, when the
     ///     poll that completes it delivers it.
     public init(
-        service: BankIDService, sessions: SessionService, users: any UserStore, transport: SessionTransport,
+        service: BankIDService, access: AccountSessionService, transport: SessionTransport,
         qrRenderer: (@Sendable (String) -> String?)? = nil,
         onResult: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.onResult = onResult
         self.service = service
-        self.sessions = sessions
-        self.users = users
+        self.access = access
         self.transport = transport
         self.qrRenderer = qrRenderer
     }
@@ -120,10 +117,11 @@ public struct BankIDAPI: Sendable {
     private func requester(_ request: HTTPRequest, signInRequired: Bool) throws -> BankIDRequester {
         var requester = BankIDRequester(binding: request.bankIDBinding(transport))
         guard transport.token(in: request) != nil || signInRequired else { return requester }
+        // Never rotated here: the order is bound to the session the request presents.
         do {
-            let (auth, user) = try sessions.currentUser(request, transport: transport, users: users)
-            requester.session = auth.session
-            requester.user = user
+            let signedIn = try transport.signedIn(request, access: access, rotating: false).signedIn
+            requester.session = signedIn.session
+            requester.user = signedIn.user
         } catch  where !signInRequired {
             // A stale session cookie does not stop an anonymous login from starting.
         }

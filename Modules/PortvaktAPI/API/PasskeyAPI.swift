@@ -5,7 +5,6 @@ public import HTTPEngine
 public import Kernel
 import PasskeyCore
 public import SessionCore
-public import Storage
 
 /// What the /.well-known documents publish, from configuration.
 public struct WellKnownDocuments: Sendable {
@@ -39,29 +38,28 @@ public struct WellKnownDocuments: Sendable {
 }
 
 /// The passkey routes: the two ceremonies, the signed-in user's passkeys, the methods list and
-/// the well-known documents. Handlers translate HTTP to `PasskeyService` calls and back.
+/// the well-known documents. Handlers translate HTTP to the passkey use cases and back.
 public struct PasskeyAPI: Sendable {
+    let registration: PasskeyRegistration
     let passkeys: PasskeyService
-    let sessions: SessionService
-    let users: any UserStore
+    let access: AccountSessionService
     let transport: SessionTransport
     let wellKnown: WellKnownDocuments
-    let enrollment: EnrollmentService?
     /// BankID's switches, reported by GET /v1/methods beside the passkey ones; nil omits them.
-    public var bankIDPolicy: BankIDPolicy?
+    let bankIDPolicy: BankIDPolicy?
 
-    /// Creates the API over the passkey use cases; `enrollment` serves `enrollmentToken`
-    /// registrations (refused as `enrollment.invalid` without it).
+    /// Creates the API over the passkey use cases.
+    /// - Parameter bankIDPolicy: BankID's switches for GET /v1/methods; nil when BankID is off.
     public init(
-        passkeys: PasskeyService, sessions: SessionService, users: any UserStore, transport: SessionTransport,
-        wellKnown: WellKnownDocuments, enrollment: EnrollmentService? = nil
+        registration: PasskeyRegistration, passkeys: PasskeyService, access: AccountSessionService,
+        transport: SessionTransport, wellKnown: WellKnownDocuments, bankIDPolicy: BankIDPolicy?
     ) {
-        self.enrollment = enrollment
+        self.registration = registration
         self.passkeys = passkeys
-        self.sessions = sessions
-        self.users = users
+        self.access = access
         self.transport = transport
         self.wellKnown = wellKnown
+        self.bankIDPolicy = bankIDPolicy
     }
 
     /// Adds the routes to `router`. The four ceremony routes are in the `auth` rate class, so
@@ -72,58 +70,27 @@ public struct PasskeyAPI: Sendable {
             summary: "Creation options: a new passkey for the signed-in user, or a new account"
         ) { request in
             let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
-            if let token = body.enrollmentToken {
-                guard let enrollment else {
-                    throw AuthError(.enrollmentInvalid, "enrollment tokens are not accepted here")
-                }
-                // A recovery's token is good only for the client its BankID order was bound to.
-                let current = optionalUser(request)
-                let client = BankIDRequester(
-                    session: current.session, user: current.user, binding: request.bankIDBinding(transport))
-                return Self.optionsResponse(try enrollment.startRegistration(token: token, client: client))
-            }
-            let subject: RegistrationSubject
-            if let username = body.username {
-                subject = .newAccount(username: username, displayName: body.displayName)
-            } else {
-                subject = .signedIn(try sessions.currentUser(request, transport: transport, users: users).1)
-            }
-            return Self.optionsResponse(try passkeys.startRegistration(subject))
+            return Self.optionsResponse(
+                try registration.start(
+                    RegistrationRequest(
+                        username: body.username, displayName: body.displayName,
+                        enrollmentToken: body.enrollmentToken),
+                    by: registrant(request)))
         }
         router.add(
             .POST, "/v1/passkeys/registration/finalize", rateClass: .auth,
             summary: "Verify a RegistrationResponseJSON; a session when the account is new"
         ) { request in
             let body = try FinalizeBody(request)
-            // A challenge issued for an enrollment token: that token's account, no session needed.
-            if let enrolled = try enrollment?.finishRegistration(
+            let completed = try registration.finish(
                 challengeID: body.challengeID, response: body.credential, name: body.name,
                 clientKind: body.client,
-                context: request.clientContext)
-            {
-                var response = try HTTPResponse.json(
-                    RegistrationResponse(
-                        user: UserView(enrolled.user), passkey: PasskeyView(enrolled.passkey),
-                        session: enrolled.session.map { SessionGrant($0, client: body.client) },
-                        recovery: enrolled.recovery.map(RecoveryView.init)),
-                    status: 201)
-                if let session = enrolled.session, body.client == .web { setCookie(session, on: &response) }
-                return response
-            }
-            let current = optionalUser(request)
-            let completed: CompletedRegistration
-            do {
-                completed = try passkeys.finishRegistration(
-                    challengeID: body.challengeID, response: body.credential, name: body.name,
-                    signedInUser: current.user, clientKind: body.client, context: request.clientContext)
-            } catch let error as AuthError where error.code == .challengeInvalid && current.failure != nil {
-                // An add-passkey challenge with an expired or revoked session: say that, not "challenge".
-                throw current.failure!
-            }
+                by: registrant(request), context: request.clientContext)
             var response = try HTTPResponse.json(
                 RegistrationResponse(
                     user: UserView(completed.user), passkey: PasskeyView(completed.passkey),
-                    session: completed.session.map { SessionGrant($0, client: body.client) }),
+                    session: completed.session.map { SessionGrant($0, client: body.client) },
+                    recovery: completed.recovery.map(RecoveryView.init)),
                 status: 201)
             if let session = completed.session, body.client == .web { setCookie(session, on: &response) }
             return response
@@ -142,7 +109,9 @@ public struct PasskeyAPI: Sendable {
             let body = try FinalizeBody(request)
             let completed = try passkeys.finishLogin(
                 challengeID: body.challengeID, response: body.credential, clientKind: body.client,
-                replacingSessionID: optionalUser(request).session?.id, context: request.clientContext)
+                replacingSessionID: transport.optionallySignedIn(request, access: access).signedIn?.current
+                    .id,
+                context: request.clientContext)
             var response = HTTPResponse.json(
                 writing: LoginResponse(
                     user: UserView(completed.user),
@@ -150,31 +119,32 @@ public struct PasskeyAPI: Sendable {
             if body.client == .web { setCookie(completed.session, on: &response) }
             return response
         }
-        router.add(.GET, "/v1/me/passkeys", rateClass: .standard, summary: "The signed-in user's passkeys") {
-            request in
-            let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
-            return try .json(
-                PasskeysResponse(passkeys: try passkeys.listPasskeys(userID: user.id).map(PasskeyView.init)))
+        router.addSignedIn(
+            .GET, "/v1/me/passkeys", summary: "The signed-in user's passkeys", transport: transport,
+            access: access
+        ) { _, auth in
+            try .json(
+                PasskeysResponse(
+                    passkeys: try passkeys.listPasskeys(userID: auth.signedIn.user.id).map(PasskeyView.init)))
         }
-        router.add(
-            .PATCH, "/v1/me/passkeys/{id}", rateClass: .standard,
-            summary: "Rename one of the signed-in user's passkeys"
-        ) {
-            request in
-            let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
+        router.addSignedIn(
+            .PATCH, "/v1/me/passkeys/{id}", summary: "Rename one of the signed-in user's passkeys",
+            transport: transport, access: access
+        ) { request, auth in
             let body = try request.decodeJSON(RenameBody.self)
             let renamed = try passkeys.renamePasskey(
-                userID: user.id, credentialID: request.pathParameters["id"] ?? "", name: body.name,
+                userID: auth.signedIn.user.id, credentialID: request.pathParameters["id"] ?? "",
+                name: body.name,
                 context: request.clientContext)
             return try .json(PasskeyView(renamed))
         }
-        router.add(
+        router.addSignedIn(
             .DELETE, "/v1/me/passkeys/{id}",
-            rateClass: .standard, summary: "Remove one of the signed-in user's passkeys (never the last)"
-        ) { request in
-            let (_, user) = try sessions.currentUser(request, transport: transport, users: users)
+            summary: "Remove one of the signed-in user's passkeys (never the last)", transport: transport,
+            access: access
+        ) { request, auth in
             try passkeys.deletePasskey(
-                userID: user.id, credentialID: request.pathParameters["id"] ?? "",
+                userID: auth.signedIn.user.id, credentialID: request.pathParameters["id"] ?? "",
                 context: request.clientContext)
             return .noContent
         }
@@ -217,17 +187,12 @@ public struct PasskeyAPI: Sendable {
 
     // MARK: Helpers
 
-    /// The request's session and user when it carries a usable one; the failure otherwise.
-    private func optionalUser(_ request: HTTPRequest) -> (
-        user: User?, session: Session?, failure: (any Error)?
-    ) {
-        guard transport.token(in: request) != nil else { return (nil, nil, nil) }
-        do {
-            let (auth, user) = try sessions.currentUser(request, transport: transport, users: users)
-            return (user, auth.session, nil)
-        } catch {
-            return (nil, nil, error)
-        }
+    /// Who a registration request comes from: its usable session (or why its session failed)
+    /// and its BankID binding value.
+    private func registrant(_ request: HTTPRequest) -> Registrant {
+        let (signedIn, failure) = transport.optionallySignedIn(request, access: access)
+        return Registrant(
+            signedIn: signedIn, sessionFailure: failure, binding: request.bankIDBinding(transport))
     }
 
     private func setCookie(_ issued: IssuedSession, on response: inout HTTPResponse) {

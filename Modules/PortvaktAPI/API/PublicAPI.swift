@@ -1,37 +1,26 @@
+public import AuthOrchestrator
 public import CryptoCore
 import Foundation
 public import HTTPEngine
 public import Kernel
 public import SessionCore
-public import Storage
 
 /// The public listener's routes that exist independently of any login method: the signed-in
 /// user, sessions, logout and operations. Login methods add their routes beside these.
 public struct PublicAPI: Sendable {
-    let sessions: SessionService
-    let users: any UserStore
-    let audit: any AuditStore
+    let access: AccountSessionService
     let transport: SessionTransport
-    let clock: any WallClock
     let readiness: @Sendable () throws -> [String]
-    /// The session's BankID step-up (a signature) and the user's linked identity; nil without BankID.
-    let stepUps: (any BankIDIdentityStore)?
 
-    /// Creates the API over its services. `readiness` throws when the server cannot serve
-    /// (for example the database does not answer); `stepUps` lets GET /v1/me say until when the
-    /// session is stepped up and whether a BankID identity is linked.
+    /// Creates the API over the signed-in user's use cases. `readiness` throws when the server
+    /// cannot serve (for example the database does not answer).
     public init(
-        sessions: SessionService, users: any UserStore, audit: any AuditStore,
-        transport: SessionTransport, clock: any WallClock,
-        readiness: @escaping @Sendable () throws -> [String], stepUps: (any BankIDIdentityStore)? = nil
+        access: AccountSessionService, transport: SessionTransport,
+        readiness: @escaping @Sendable () throws -> [String]
     ) {
-        self.sessions = sessions
-        self.users = users
-        self.audit = audit
+        self.access = access
         self.transport = transport
-        self.clock = clock
         self.readiness = readiness
-        self.stepUps = stepUps
     }
 
     /// Adds the routes to `router`.
@@ -52,67 +41,44 @@ public struct PublicAPI: Sendable {
             }
             return HealthResponse.ready(warnings: warnings)
         }
-        router.add(
-            .GET, "/v1/me", rateClass: .standard, summary: "The signed-in user and the current session"
-        ) { request in
-            let (auth, user) = try currentUser(request)
-            // Stepped up while a BankID signature made in this session is still within its window.
-            let until = try stepUps?.stepUp(sessionID: auth.session.id)?.validUntil
-            // Whether BankID is linked (and the name BankID gave), so a client can offer linking.
-            let bankID = try stepUps.map { MeResponse.BankIDLink(try $0.linkedIdentity(userID: user.id)) }
-            return try .json(
-                MeResponse(
-                    user: UserView(user), session: SessionView(auth.session, current: true),
-                    steppedUpUntil: until.flatMap { $0 > clock.now() ? UTCTimestamp.string($0) : nil },
-                    bankId: bankID))
+        router.addSignedIn(
+            .GET, "/v1/me", summary: "The signed-in user and the current session", transport: transport,
+            access: access
+        ) { _, auth in
+            try .json(MeResponse(try access.overview(auth.signedIn)))
         }
-        router.add(.POST, "/v1/logout", rateClass: .standard, summary: "End the current session") { request in
-            let (auth, user) = try currentUser(request)
-            try sessions.revoke(sessionID: auth.session.id, ofUser: user.id)
-            try record(
-                .sessionLogout, user: user.id, request: request, details: ["sessionId": auth.session.id])
+        // Logging out never rotates: the token is about to end anyway.
+        router.addSignedIn(
+            .POST, "/v1/logout", summary: "End the current session", transport: transport, access: access,
+            rotating: false
+        ) { request, auth in
+            try access.logout(auth.signedIn, context: request.clientContext)
             var response = HTTPResponse.noContent
             if auth.source == .cookie { response.headers.add("Set-Cookie", transport.clearCookie) }
             return response
         }
-        router.add(
-            .GET, "/v1/me/sessions", rateClass: .standard, summary: "The signed-in user's live sessions"
-        ) { request in
-            let (auth, user) = try currentUser(request)
-            let list = try sessions.list(userID: user.id).map {
-                SessionView($0, current: $0.id == auth.session.id)
+        router.addSignedIn(
+            .GET, "/v1/me/sessions", summary: "The signed-in user's live sessions", transport: transport,
+            access: access
+        ) { _, auth in
+            let current = auth.signedIn.current.id
+            let list = try access.liveSessions(auth.signedIn).map {
+                SessionView($0, current: $0.id == current)
             }
             return try .json(SessionsResponse(sessions: list))
         }
-        router.add(
-            .DELETE, "/v1/me/sessions/{id}", rateClass: .standard,
-            summary: "End one of the signed-in user's sessions"
-        ) {
-            request in
-            let (auth, user) = try currentUser(request)
+        router.addSignedIn(
+            .DELETE, "/v1/me/sessions/{id}", summary: "End one of the signed-in user's sessions",
+            transport: transport, access: access
+        ) { request, auth in
             let id = request.pathParameters["id"] ?? ""
-            try sessions.revoke(sessionID: id, ofUser: user.id)
-            try record(.sessionRevokedByUser, user: user.id, request: request, details: ["sessionId": id])
+            try access.revoke(sessionID: id, of: auth.signedIn, context: request.clientContext)
             var response = HTTPResponse.noContent
-            if id == auth.session.id, auth.source == .cookie {
+            if id == auth.signedIn.current.id, auth.source == .cookie {
                 response.headers.add("Set-Cookie", transport.clearCookie)
             }
             return response
         }
-    }
-
-    /// The session and its user, refusing disabled or deleted accounts.
-    private func currentUser(_ request: HTTPRequest) throws -> (AuthenticatedSession, User) {
-        try sessions.currentUser(request, transport: transport, users: users)
-    }
-
-    private func record(_ action: AuditAction, user: String, request: HTTPRequest, details: [String: String])
-        throws
-    {
-        _ = try audit.appendAudit(
-            AuditEvent(
-                id: nil, at: clock.now(), action: action, actor: .user(user), userID: user,
-                requestID: request.requestID, ipAddress: request.clientIP, details: details))
     }
 }
 
@@ -196,16 +162,23 @@ struct MeResponse: Encodable {
     /// The user's BankID link; absent when the server has no BankID.
     let bankId: BankIDLink?
 
+    init(_ overview: AccountOverview) {
+        user = UserView(overview.user)
+        session = SessionView(overview.session, current: true)
+        steppedUpUntil = overview.steppedUpUntil.map(UTCTimestamp.string)
+        bankId = overview.bankID.map(BankIDLink.init)
+    }
+
     /// Whether a BankID identity is linked to the account: its name and link time, never a number.
     struct BankIDLink: Encodable {
         let linked: Bool
         let name: String?
         let linkedAt: String?
 
-        init(_ identity: LinkedIdentity?) {
-            linked = identity != nil
-            name = identity?.name
-            linkedAt = identity.map { UTCTimestamp.string($0.linkedAt) }
+        init(_ state: AccountOverview.BankIDLinkState) {
+            linked = state.link != nil
+            name = state.link?.name
+            linkedAt = state.link.map { UTCTimestamp.string($0.linkedAt) }
         }
     }
 }

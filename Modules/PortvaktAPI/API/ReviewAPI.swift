@@ -2,7 +2,6 @@ public import AuthOrchestrator
 import Foundation
 public import HTTPEngine
 import SessionCore
-import Storage
 
 /// POST /v1/review/login: the app-store reviewer's sign-in to the one sandboxed review account
 /// (`reviewAccount` in the configuration). Answers like a passkey login: the user and a session

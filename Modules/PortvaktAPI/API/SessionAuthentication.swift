@@ -1,8 +1,9 @@
+public import AuthOrchestrator
+import CryptoCore
 public import Foundation
 public import HTTPEngine
 public import Kernel
 public import SessionCore
-import Storage
 
 /// How the public API finds and sets session tokens: `Authorization: Bearer` for native apps,
 /// an HttpOnly cookie for browsers.
@@ -87,40 +88,86 @@ extension HTTPRequest {
     }
 }
 
-/// A request's authenticated session together with the token that opened it.
-public struct AuthenticatedSession: Sendable {
-    /// The live session.
-    public let session: Session
+/// A signed-in request: its account and session, and where its token came from.
+public struct AuthenticatedRequest: Sendable {
+    /// The account and session (and the token's replacement when it was rotated).
+    public let signedIn: SignedIn
     /// Whether the token came in a cookie (web) or a bearer header (native).
     let source: SessionTransport.Source
 }
 
-extension SessionService {
-    /// The live session behind a request, or a 401 problem.
-    func authenticate(_ request: HTTPRequest, transport: SessionTransport) throws -> AuthenticatedSession {
-        guard let (token, source) = transport.token(in: request) else {
-            throw SessionError(.missing, "no session token was presented")
+extension SessionTransport {
+    /// The header that hands a bearer client its rotated token (cookie clients get Set-Cookie).
+    public static let rotatedTokenHeader = "Portvakt-Session-Token"
+    /// The header beside it with the new token's absolute end (RFC 3339).
+    public static let rotatedExpiryHeader = "Portvakt-Session-Expires-At"
+
+    /// The request's signed-in account, through the use case that holds the rules (a live session,
+    /// an account that exists and is not disabled, rotation when due).
+    ///
+    /// A cookie-borne state change from another site is refused before the token is used, so no
+    /// cross-site request can rotate a browser's session out from under it.
+    /// - Parameter rotating: exchange a token past the rotation interval; the caller then adds
+    ///   `rotationHeaders(for:)` to its response.
+    func signedIn(_ request: HTTPRequest, access: AccountSessionService, rotating: Bool) throws
+        -> AuthenticatedRequest
+    {
+        let presented = token(in: request)
+        if presented?.source == .cookie { try checkCrossSite(request) }
+        let signedIn = try access.signedIn(token: presented?.token, rotating: rotating)
+        return AuthenticatedRequest(signedIn: signedIn, source: presented?.source ?? .bearer)
+    }
+
+    /// The request's signed-in account when it presents a usable session, else why not (nil
+    /// and nil when it presents none). Never rotates: the routes using it answer ceremonies,
+    /// where a new token could be lost.
+    func optionallySignedIn(_ request: HTTPRequest, access: AccountSessionService) -> (
+        signedIn: SignedIn?, failure: (any Error)?
+    ) {
+        guard token(in: request) != nil else { return (nil, nil) }
+        do {
+            return (try signedIn(request, access: access, rotating: false).signedIn, nil)
+        } catch {
+            return (nil, error)
         }
-        let session = try authenticate(token: token)
-        if source == .cookie { try transport.checkCrossSite(request) }
-        return AuthenticatedSession(session: session, source: source)
+    }
+
+    /// The headers that hand a rotated token to its client: a new cookie, or for a bearer
+    /// client the token and its end in `Portvakt-Session-Token` / `Portvakt-Session-Expires-At`.
+    func rotationHeaders(for authenticated: AuthenticatedRequest) -> [(String, String)] {
+        guard let rotated = authenticated.signedIn.rotated else { return [] }
+        switch authenticated.source {
+        case .cookie: return [("Set-Cookie", setCookie(for: rotated))]
+        case .bearer:
+            return [
+                (Self.rotatedTokenHeader, rotated.token),
+                (Self.rotatedExpiryHeader, UTCTimestamp.string(rotated.session.expiresAt)),
+            ]
+        }
     }
 }
 
-extension SessionService {
-    /// The live session behind a request and its user, refusing disabled or deleted accounts.
-    func currentUser(_ request: HTTPRequest, transport: SessionTransport, users: any UserStore) throws
-        -> (AuthenticatedSession, User)
-    {
-        let auth = try authenticate(request, transport: transport)
-        guard let user = try users.user(id: auth.session.userID) else {
-            throw SessionError(.unknown, "the session's account no longer exists")
+extension Router {
+    /// Registers a route for signed-in requests: the handler gets the authenticated request, and
+    /// the response (an error's too) carries the rotated token when the request's was rotated.
+    mutating func addSignedIn(
+        _ method: HTTPMethod, _ pattern: String, summary: String, transport: SessionTransport,
+        access: AccountSessionService, rotating: Bool = true,
+        handler: @escaping @Sendable (HTTPRequest, AuthenticatedRequest) throws -> HTTPResponse
+    ) {
+        add(method, pattern, rateClass: .standard, summary: summary) { request in
+            let authenticated = try transport.signedIn(request, access: access, rotating: rotating)
+            let headers = transport.rotationHeaders(for: authenticated)
+            var response: HTTPResponse
+            do {
+                response = try handler(request, authenticated)
+            } catch let error as any HTTPResponseError {
+                // The new token must reach the client even when the request fails, or its
+                // session ends with the grace.
+                response = .error(error)
+            }
+            for (name, value) in headers { response.headers.add(name, value) }
+            return response
         }
-        guard user.disabledAt == nil else {
-            throw HTTPError(
-                status: 403, code: "account.disabled", title: "Account disabled",
-                detail: "This account has been disabled by an administrator.")
-        }
-        return (auth, user)
     }
 }

@@ -1,0 +1,161 @@
+import BankIDCore
+public import Foundation
+public import Kernel
+public import SessionCore
+public import Storage
+
+/// A request's live session and the account it belongs to, once the account may get in.
+public struct SignedIn: Sendable {
+    /// The session the presented token opened.
+    public let session: Session
+    /// Its account (not disabled).
+    public let user: User
+    /// The presented token was older than the rotation interval: its replacement, to hand to the
+    /// client. The presented token keeps working only for the rotation grace.
+    public let rotated: IssuedSession?
+
+    /// The session the request acts as: the rotation's new one, or the presented one.
+    public var current: Session { rotated?.session ?? session }
+
+    /// Creates the value; `AccountSessionService.signedIn(token:rotating:)` is the usual way.
+    public init(session: Session, user: User, rotated: IssuedSession? = nil) {
+        self.session = session
+        self.user = user
+        self.rotated = rotated
+    }
+}
+
+/// A BankID identity linked to an account, as its owner or an administrator may see it: the
+/// name BankID gave and when, never the personal number or its digest.
+public struct BankIDLink: Sendable, Equatable {
+    /// The name BankID gave when the identity was linked.
+    public let name: String
+    /// When it was linked.
+    public let linkedAt: Date
+    /// The id of the identity key its digest was made with (not secret: it names a key).
+    public let keyID: String
+
+    init(_ identity: LinkedIdentity) {
+        name = identity.name
+        linkedAt = identity.linkedAt
+        keyID = identity.digest.keyID
+    }
+}
+
+/// What GET /v1/me shows: the account, the current session, its step-up and the BankID link.
+public struct AccountOverview: Sendable {
+    /// The account.
+    public let user: User
+    /// The session the request acts as.
+    public let session: Session
+    /// Until when a BankID signature made in this session steps it up; nil when none is in force.
+    public let steppedUpUntil: Date?
+    /// Whether BankID is on here, and the linked identity when there is one (nil when BankID is
+    /// off, so clients draw no BankID controls).
+    public let bankID: BankIDLinkState?
+
+    /// Whether an account has a BankID identity linked.
+    public struct BankIDLinkState: Sendable {
+        /// The link, or nil when none.
+        public let link: BankIDLink?
+    }
+}
+
+/// The signed-in user's own sessions: who is behind a token, what the account overview says,
+/// and ending sessions. The rules every signed-in request passes live here once: the token must
+/// open a live session, its account must still exist and may not be disabled, and a token older
+/// than the rotation interval is exchanged for a new one.
+public struct AccountSessionService: Sendable {
+    let sessions: SessionService
+    let users: any UserStore
+    let audit: any AuditStore
+    /// Step-ups and linked identities; nil when BankID is off.
+    let bankID: (any BankIDIdentityStore)?
+    let clock: any WallClock
+
+    /// Creates the service.
+    /// - Parameter bankID: BankID's step-ups and linked identities; nil when BankID is switched off.
+    public init(
+        sessions: SessionService, users: any UserStore, audit: any AuditStore,
+        bankID: (any BankIDIdentityStore)?, clock: any WallClock
+    ) {
+        self.sessions = sessions
+        self.users = users
+        self.audit = audit
+        self.bankID = bankID
+        self.clock = clock
+    }
+
+    /// The session `token` opens and its account.
+    /// - Parameters:
+    ///   - token: the presented token; nil when the request carried none.
+    ///   - rotating: exchange a token older than the rotation interval (routes that hand the
+    ///     response to the token's holder); false where a new token could not be delivered.
+    /// - Throws: `SessionError` (`session.missing`, `.unknown`, `.revoked`, `.expired`,
+    ///   `.idle_expired`; `.unknown` too when the account no longer exists),
+    ///   `AuthError(.accountDisabled)`.
+    public func signedIn(token: String?, rotating: Bool) throws -> SignedIn {
+        guard let token else { throw SessionError(.missing, "no session token was presented") }
+        let (session, rotated) =
+            rotating
+            ? try sessions.authenticateRotating(token: token) : (try sessions.authenticate(token: token), nil)
+        guard let user = try users.user(id: session.userID) else {
+            throw SessionError(.unknown, "the session's account no longer exists")
+        }
+        try AccountAccess.admit(user)
+        return SignedIn(session: session, user: user, rotated: rotated)
+    }
+
+    /// The account overview for `signedIn`. A step-up counts only while its window is open; one
+    /// made in the presented session carries over to its rotation's new one.
+    public func overview(_ signedIn: SignedIn) throws -> AccountOverview {
+        let now = clock.now()
+        var steppedUpUntil: Date?
+        var linkState: AccountOverview.BankIDLinkState?
+        if let bankID {
+            let windows = try [signedIn.current.id, signedIn.session.id].compactMap {
+                try bankID.stepUp(sessionID: $0)?.validUntil
+            }
+            steppedUpUntil = windows.filter { $0 > now }.max()
+            linkState = .init(link: try bankID.linkedIdentity(userID: signedIn.user.id).map(BankIDLink.init))
+        }
+        return AccountOverview(
+            user: signedIn.user, session: signedIn.current, steppedUpUntil: steppedUpUntil, bankID: linkState)
+    }
+
+    /// The account's live sessions, newest first.
+    public func liveSessions(_ signedIn: SignedIn) throws -> [Session] {
+        try sessions.list(userID: signedIn.user.id)
+    }
+
+    /// Ends the request's session (and the presented one, when this request rotated it) and
+    /// audits `session.logout`.
+    public func logout(_ signedIn: SignedIn, context: ClientContext) throws {
+        try sessions.revoke(sessionID: signedIn.current.id, ofUser: signedIn.user.id)
+        if signedIn.rotated != nil {
+            // The rotated-out token would otherwise keep working for its grace.
+            try sessions.revoke(sessionID: signedIn.session.id, ofUser: signedIn.user.id)
+        }
+        try record(.sessionLogout, signedIn, sessionID: signedIn.current.id, context: context)
+    }
+
+    /// Ends one of the account's own sessions and audits `session.revoked_by_user`.
+    /// - Throws: `SessionError(.notFound)` for an id that is not one of its live sessions.
+    public func revoke(sessionID: String, of signedIn: SignedIn, context: ClientContext) throws {
+        try sessions.revoke(sessionID: sessionID, ofUser: signedIn.user.id)
+        try record(.sessionRevokedByUser, signedIn, sessionID: sessionID, context: context)
+    }
+
+    /// A user's own act on their sessions: it must leave a trail, so a failed write fails the
+    /// request.
+    private func record(
+        _ action: AuditAction, _ signedIn: SignedIn, sessionID: String, context: ClientContext
+    )
+        throws
+    {
+        _ = try audit.appendAudit(
+            AuditEvent(
+                action, userID: signedIn.user.id, context: context, details: ["sessionId": sessionID],
+                at: clock.now()))
+    }
+}
