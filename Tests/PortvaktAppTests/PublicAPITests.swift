@@ -1,3 +1,4 @@
+import CryptoCore
 import Foundation
 import HTTPEngine
 import Kernel
@@ -84,6 +85,54 @@ struct PublicAPITests {
         let viaCookie = try client.send(
             .GET, "\(server.publicURL)/v1/me", headers: ["Cookie": "portvakt_session=\(web.token)"])
         #expect(viaCookie.status == 200)
+    }
+
+    @Test(
+        "a token older than sessions.rotationIntervalSeconds is exchanged: bearer in a header, web in the cookie; the old one ends after the grace"
+    )
+    func rotation() throws {
+        let server = try TestServer(configuration: ["sessions": ["rotationIntervalSeconds": 600]])
+        defer { server.stop() }
+        let user = try server.makeUser(username: "ada")
+        let me = "\(server.publicURL)/v1/me"
+
+        let native = try server.signIn(user, as: .native)
+        #expect(
+            try client.send(.GET, me, headers: ["Authorization": "Bearer \(native.token)"])
+                .headers["portvakt-session-token"] == nil)
+        server.clock.advance(by: 600)
+        let rotated = try client.send(.GET, me, headers: ["Authorization": "Bearer \(native.token)"])
+        #expect(rotated.status == 200)
+        let newToken = try #require(rotated.headers["portvakt-session-token"])
+        #expect(newToken.hasPrefix("pvs_") && newToken != native.token)
+        #expect(
+            rotated.headers["portvakt-session-expires-at"] == UTCTimestamp.string(native.session.expiresAt))
+        // The body describes the session the client now holds.
+        let current = try #require(try rotated.jsonObject()["session"] as? [String: Any])
+        #expect(current["id"] as? String != native.session.id)
+        let again = try client.send(.GET, me, headers: ["Authorization": "Bearer \(newToken)"])
+        #expect(again.status == 200 && again.headers["portvakt-session-token"] == nil)
+        // Within the grace the old token still works (requests in flight); after it, not.
+        server.clock.advance(by: 59)
+        #expect(try client.send(.GET, me, headers: ["Authorization": "Bearer \(native.token)"]).status == 200)
+        server.clock.advance(by: 1)
+        let late = try client.send(.GET, me, headers: ["Authorization": "Bearer \(native.token)"])
+        #expect(late.status == 401)
+        #expect(try late.problemCode() == "session.expired")
+        #expect(try client.send(.GET, me, headers: ["Authorization": "Bearer \(newToken)"]).status == 200)
+
+        let web = try server.signIn(user, as: .web)
+        server.clock.advance(by: 600)
+        let viaCookie = try client.send(.GET, me, headers: ["Cookie": "portvakt_session=\(web.token)"])
+        #expect(viaCookie.status == 200)
+        let cookie = try #require(viaCookie.headers["set-cookie"])
+        #expect(cookie.hasPrefix("portvakt_session=pvs_") && !cookie.contains(web.token))
+        #expect(cookie.contains("HttpOnly") && viaCookie.headers["portvakt-session-token"] == nil)
+        let newCookie = String(cookie.prefix { $0 != ";" })
+        #expect(try client.send(.GET, me, headers: ["Cookie": newCookie]).status == 200)
+        server.clock.advance(by: 60)
+        #expect(try client.send(.GET, me, headers: ["Cookie": "portvakt_session=\(web.token)"]).status == 401)
+        #expect(try client.send(.GET, me, headers: ["Cookie": newCookie]).status == 200)
     }
 
     @Test("a session past its absolute lifetime is refused as expired (fixed clock)")

@@ -99,6 +99,62 @@ struct SessionServiceTests {
         #expect(try service.authenticate(token: fresh.token).id == fresh.session.id)
     }
 
+    /// A service whose sessions go idle only at their absolute end, so rotation is seen alone.
+    private var rotating: SessionService {
+        SessionService(
+            repository: store,
+            policy: SessionPolicy(
+                absoluteLifetime: 3600, idleTimeout: 3600, rotationInterval: 1800, rotationGrace: 60,
+                touchInterval: 60),
+            clock: clock)
+    }
+
+    @Test("a token younger than the rotation interval is not rotated")
+    func noRotationBeforeInterval() throws {
+        let issued = try rotating.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
+        clock.advance(by: 1799)
+        let (session, replacement) = try rotating.authenticateRotating(token: issued.token)
+        #expect(session.id == issued.session.id && replacement == nil)
+    }
+
+    @Test("past the rotation interval the token is exchanged once; the old one works for the grace, then not")
+    func rotationWithGrace() throws {
+        let issued = try rotating.issue(userID: "u1", clientKind: .native, authMethod: .bankid)
+        clock.advance(by: 1800)
+        let (presented, rotated) = try rotating.authenticateRotating(token: issued.token)
+        let fresh = try #require(rotated)
+        #expect(presented.id == issued.session.id)
+        #expect(fresh.token != issued.token && fresh.session.id != issued.session.id)
+        // Same holder, same method, same absolute end: rotation never extends a session.
+        #expect(fresh.session.userID == "u1" && fresh.session.clientKind == .native)
+        #expect(fresh.session.authMethod == .bankid && fresh.session.expiresAt == issued.session.expiresAt)
+        // A request racing the rotation with the old token gets through, and rotates nothing more.
+        clock.advance(by: 59)
+        let (again, second) = try rotating.authenticateRotating(token: issued.token)
+        #expect(again.id == issued.session.id && second == nil)
+        clock.advance(by: 1)
+        #expect(throws: SessionError(.expired, "")) { try rotating.authenticate(token: issued.token) }
+        #expect(try rotating.authenticate(token: fresh.token).id == fresh.session.id)
+    }
+
+    @Test("a session within the grace of its absolute end is not rotated: there is nothing to rotate to")
+    func noRotationNearTheEnd() throws {
+        let issued = try rotating.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
+        clock.advance(by: 3600 - 60)
+        let (_, replacement) = try rotating.authenticateRotating(token: issued.token)
+        #expect(replacement == nil)
+    }
+
+    @Test("a session rotated out still ends with revoke-all, at once")
+    func rotatedOutSessionIsRevoked() throws {
+        let issued = try rotating.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
+        clock.advance(by: 1800)
+        let fresh = try #require(try rotating.authenticateRotating(token: issued.token).replacement)
+        #expect(try rotating.revokeAll(ofUser: "u1") == 2)
+        #expect(throws: SessionError(.revoked, "")) { try rotating.authenticate(token: issued.token) }
+        #expect(throws: SessionError(.revoked, "")) { try rotating.authenticate(token: fresh.token) }
+    }
+
     @Test("revoke-all ends every session of the user but the one kept, and no one else's")
     func revokeAll() throws {
         let keep = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)

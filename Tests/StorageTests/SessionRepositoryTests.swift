@@ -141,6 +141,30 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.sessions(userID: "u1", liveAt: at(31)).map(\.id) == ["new"])
     }
 
+    @Test(
+        "a rotation with a grace brings the old expiry forward and stores the replacement, once",
+        arguments: StoreKind.allCases)
+    func rotateWithGrace(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1"))
+        try fixture.store.insertSession(makeSession("old", userID: "u1", expiresAt: at(3600)))
+        let replacement = makeSession("new", userID: "u1", createdAt: at(30), expiresAt: at(3600))
+        #expect(try fixture.store.rotateSession(oldID: "old", replacement: replacement, oldExpiresAt: at(90)))
+        #expect(try fixture.store.session(id: "old")?.expiresAt == at(90))
+        #expect(try fixture.store.session(id: "old")?.revokedAt == nil)
+        #expect(try fixture.store.session(tokenHash: replacement.tokenHash) == replacement)
+        // A second rotation (another request racing with the old token) changes nothing.
+        let other = makeSession(
+            "other", userID: "u1", createdAt: at(31), expiresAt: at(3600), token: "other-token")
+        #expect(try !fixture.store.rotateSession(oldID: "old", replacement: other, oldExpiresAt: at(91)))
+        #expect(try fixture.store.session(id: "other") == nil)
+        #expect(try fixture.store.session(id: "old")?.expiresAt == at(90))
+        // Nor does rotating a revoked or missing session.
+        _ = try fixture.store.revokeSession(id: "new", at: at(40))
+        #expect(try !fixture.store.rotateSession(oldID: "new", replacement: other, oldExpiresAt: at(100)))
+        #expect(try !fixture.store.rotateSession(oldID: "missing", replacement: other, oldExpiresAt: at(100)))
+    }
+
     @Test("a rotation whose replacement is refused changes nothing", arguments: StoreKind.allCases)
     func rotationIsAtomic(kind: StoreKind) throws {
         let fixture = try kind.make()
