@@ -234,8 +234,12 @@ public final class PortvaktServer: Sendable {
         let coordinator = bankID?.coordinator
         timer.setEventHandler { [logger] in
             // Ended BankID orders past their retention, then the flows that pointed at them.
-            _ = try? coordinator?.purge()
-            _ = try? bankIDFlows.purge()
+            do {
+                _ = try coordinator?.purge()
+                _ = try bankIDFlows.purge()
+            } catch {
+                logger.log(.error, "BankID purge failed", ["error": String(describing: type(of: error))])
+            }
             do {
                 let purged = try sessions.purge()
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }

@@ -354,9 +354,10 @@ public struct PasskeyService: Sendable {
         } catch {
             burnOnFailure(attempt)
             // The audit event carries the failure's code and, when the credential was known, its
-            // owner; never the username that was typed.
+            // owner; never the username that was typed. A refusal that cannot be recorded fails
+            // with the storage error instead: repeated failures must always leave a trail.
             let code = (error as? any CodedError)?.codeName ?? "internal"
-            try? record(
+            try record(
                 .passkeyLoginFailed, userID: attempt.userID, context: context, details: ["code": code])
             throw error
         }

@@ -138,6 +138,30 @@ struct AccountSessionServiceTests {
     }
 }
 
+/// A refused passkey login that cannot be recorded fails with the storage error: repeated
+/// failures must always leave a trail.
+@Suite("PasskeyService: a failed login's audit")
+struct FailedLoginAuditTests {
+    @Test("a refused login whose audit event cannot be written fails with the storage error", arguments: Backend.allCases)
+    func unrecordedRefusal(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (_, credential) = try f.signUp("ada")
+        let failing = PasskeyService(
+            accounts: f.store, challenges: f.store, audit: FailingAuditStore(), logins: f.store,
+            identities: f.opened.identities, sessions: f.sessions, policy: f.service.policy, clock: f.clock,
+            random: SeededRandom(seed: "failing-audit"))
+        let issued = try failing.startLogin(username: nil)
+        // Signed for another origin: refused by verification, which must then be audited.
+        let assertion = f.authenticator.authenticate(
+            credential, challenge: try f.decode(issued).challenge, origin: "https://evil.example")
+        #expect(throws: StorageError(.io, "")) {
+            try failing.finishLogin(
+                challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                replacingSessionID: nil, context: ClientContext())
+        }
+    }
+}
+
 /// An audit trail that cannot be written to (a full disk).
 struct FailingAuditStore: AuditStore {
     func appendAudit(_ event: AuditEvent) throws -> Int64 { throw StorageError(.io, "disk full") }
