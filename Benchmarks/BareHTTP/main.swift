@@ -1,5 +1,5 @@
 // A bare libmicrohttpd server: the baseline the HTTP front is measured against with wrk.
-// Same daemon flags and thread pool as HTTPFront's MHDDaemon; every request gets a fixed 200
+// Same daemon flags and thread pool as HTTPEngine's MHDDaemon; every request gets a fixed 200
 // JSON body and nothing else (no routing, no headers beyond Content-Type, no logging).
 //
 // Usage: bench-bare-http [--port N] [--threads N]
@@ -22,7 +22,7 @@ enum BareServer {
                     flags, socketAddress,
                     { _, connection, _, _, _, _, uploadDataSize, requestSlot in
                         // The first call only marks the request as seen: answering on it would make
-                        // MHD close the connection and lose keep-alive (HTTPFront does the same).
+                        // MHD close the connection and lose keep-alive (HTTPEngine does the same).
                         if let requestSlot, requestSlot.pointee == nil {
                             requestSlot.pointee = UnsafeMutableRawPointer(bitPattern: 1)
                             return .YES

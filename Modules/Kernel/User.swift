@@ -18,8 +18,8 @@ public struct User: Sendable, Equatable {
     /// `updateUser` never changes it.
     public var userHandle: [UInt8]
 
-    /// Creates a user value. The handle is always given: a new account draws one from the
-    /// injected randomness (`newHandle(random:)`), a stored one is read back.
+    /// Creates a user value. The handle is always given: a new account's use case draws
+    /// `handleByteCount` bytes from its injected randomness, a stored one is read back.
     public init(
         id: String, username: String?, displayName: String, createdAt: Date, disabledAt: Date? = nil,
         userHandle: [UInt8]
@@ -37,9 +37,4 @@ public struct User: Sendable, Equatable {
 
     /// The length of a generated user handle: 32 bytes, within WebAuthn's 64-byte limit.
     public static let handleByteCount = 32
-
-    /// A fresh user handle from `random`.
-    public static func newHandle(random: any RandomSource) throws(RandomnessError) -> [UInt8] {
-        try random.bytes(handleByteCount)
-    }
 }
