@@ -99,6 +99,11 @@ public struct AccountAdministration: Sendable {
     /// username or display name contains it (case-insensitive for ASCII).
     /// - Throws: `admin.invalid_cursor`, `admin.invalid_parameter` (a limit outside 1...500).
     public func listUsers(search: String?, cursor: String?, limit: Int?) throws -> AdminPage<User> {
+        // A search that is twelve digits is a personal number: it finds the account its BankID
+        // identity is linked to (by keyed digest), never a text match on the number.
+        if let search, Self.looksLikePersonalNumber(search) {
+            return AdminPage(items: try user(personalNumber: search).map { [$0] } ?? [], nextCursor: nil)
+        }
         let limit = try Self.checkLimit(limit)
         let after = try cursor.map { try Cursor.decode($0, kind: "u") }
         // One more than asked tells whether another page exists, so the last page has no cursor.
@@ -107,6 +112,11 @@ public struct AccountAdministration: Sendable {
         return AdminPage(
             items: page,
             nextCursor: found.count > limit ? page.last.map { Cursor.encode($0.id, kind: "u") } : nil)
+    }
+
+    /// Whether a search is a personal number (twelve digits) rather than text.
+    static func looksLikePersonalNumber(_ text: String) -> Bool {
+        text.utf8.count == 12 && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// The account whose linked BankID identity is this personal number, or nil.

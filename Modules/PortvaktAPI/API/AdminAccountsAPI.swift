@@ -42,12 +42,7 @@ public struct AdminAccountsAPI: Sendable {
             "Users by id, a page at a time; search by id, username, display name or personal number"
         ) {
             request, _ in
-            // A search that is a personal number finds the account its BankID identity is linked
-            // to (by keyed digest); POST /admin/v1/users/search keeps the number out of URLs.
-            if let search = request.query["search"], Self.looksLikePersonalNumber(search) {
-                let found = try admin.user(personalNumber: search)
-                return try .json(UserList(users: found.map { [AdminUserView($0)] } ?? [], nextCursor: nil))
-            }
+            // POST /admin/v1/users/search keeps a personal number out of URLs.
             let page = try admin.listUsers(
                 search: request.query["search"], cursor: request.query["cursor"],
                 limit: try Self.limit(request))
@@ -177,10 +172,6 @@ public struct AdminAccountsAPI: Sendable {
 
     /// Twelve digits: a search meant as a personal number. Whether it is a valid one (its check
     /// digit) is the service's check.
-    static func looksLikePersonalNumber(_ text: String) -> Bool {
-        text.utf8.count == 12 && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-    }
-
     private static func parameter(_ request: HTTPRequest, _ name: String) -> String {
         request.pathParameters[name] ?? ""
     }
