@@ -326,7 +326,11 @@ public final class PortvaktServer: Sendable {
         server.cors = CORSPolicy(
             allowedOrigins: configuration.http.cors.allowedOrigins,
             allowCredentials: configuration.http.cors.allowCredentials,
-            maxAgeSeconds: configuration.http.cors.maxAgeSeconds)
+            maxAgeSeconds: configuration.http.cors.maxAgeSeconds,
+            // A browser app holding a bearer token must be able to read its rotated one.
+            exposedHeaders: CORSPolicy().exposedHeaders + [
+                SessionTransport.rotatedTokenHeader, SessionTransport.rotatedExpiryHeader,
+            ])
         server.rateLimits = configuration.rateLimits.mapValues {
             RateLimit(burst: $0.burst, perSecond: $0.perSecond)
         }
