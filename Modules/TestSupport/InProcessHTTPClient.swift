@@ -72,6 +72,23 @@ public final class InProcessEndpoint: Sendable {
     }
 }
 
+/// Serves `router` in process for `body`, with no socket: the shape of a socket test's
+/// `withServer`, for tests of routes that need no `TestServer` around them.
+/// - Parameters:
+///   - router: the routes.
+///   - configuration: limits and policies; every rate class the routes name needs a limit.
+///   - body: receives the base URL for `InProcessHTTPClient` and the server.
+/// - Throws: `HTTPServerError` when the server cannot be built, or what `body` throws.
+public func withInProcessServer(
+    router: Router, configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
+    _ body: (_ base: String, _ server: HTTPServer) throws -> Void
+) throws {
+    let server = try HTTPServer(configuration: configuration, router: router, accessLog: { _ in })
+    let endpoint = InProcessEndpoint(server)
+    defer { endpoint.close() }
+    try body(endpoint.url, server)
+}
+
 /// A client for tests that answers requests in process (HummingbirdTesting's `.router` mode):
 /// a request goes through the server's whole pipeline with no socket, and the response carries
 /// the headers a socket client would read. Interchangeable with `HTTPTestClient` (one line in a
