@@ -82,6 +82,17 @@ public final class TestServer: Sendable {
         adminToken = server.createdAdminToken ?? ""
     }
 
+    /// Builds a server that never listens: `TestServer(.inProcess, ...)`, in one argument less so
+    /// a test switching transport changes one line.
+    public static func inProcess(
+        configuration json: [String: Any] = [:], environment: [String: String] = [:],
+        clock: FixedClock = FixedClock(), certificateClock: any WallClock = SystemClock()
+    ) throws -> TestServer {
+        try TestServer(
+            .inProcess, configuration: json, environment: environment, clock: clock,
+            certificateClock: certificateClock)
+    }
+
     /// Stops the server: in process, its endpoints stop answering first, as a listener closes.
     public func stop() {
         for endpoint in endpoints { endpoint.close() }
