@@ -53,7 +53,8 @@ public struct TestResponse: Sendable {
     }
 }
 
-/// A synchronous HTTP/1.1 client over libcurl for tests against a real server.
+/// A synchronous HTTP/1.1 client over libcurl for tests against a real server (a test that
+/// needs no socket uses `InProcessHTTPClient`, which has the same interface).
 ///
 /// One client holds one curl handle and so one kept-alive connection per host; use one client
 /// per thread (curl handles are not shared between threads). Redirects are never followed.
