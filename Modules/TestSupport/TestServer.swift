@@ -16,7 +16,7 @@ public final class TestServer: Sendable {
         /// tests of connections, the browser or the `portvakt` binary need.
         case live
         /// Never listening: `InProcessHTTPClient` requests go through the listeners' pipelines in
-        /// process. What API tests need, and faster (no sockets, no MHD threads).
+        /// process. What API tests need; no ports, no MHD threads.
         case inProcess
     }
 
@@ -82,8 +82,9 @@ public final class TestServer: Sendable {
         adminToken = server.createdAdminToken ?? ""
     }
 
-    /// Builds a server that never listens: `TestServer(.inProcess, ...)`, in one argument less so
-    /// a test switching transport changes one line.
+    /// Builds a server that never listens, as `TestServer(.inProcess, ...)` does. A factory so the
+    /// configuration literal stays the only argument: swift-format then leaves it where it was, and
+    /// moving a test in process changes one line.
     public static func inProcess(
         configuration json: [String: Any] = [:], environment: [String: String] = [:],
         clock: FixedClock = FixedClock(), certificateClock: any WallClock = SystemClock()
