@@ -408,6 +408,13 @@ public final class PortvaktServer: Sendable {
     }
 }
 
+extension PortvaktServer {
+    /// The public and admin listeners' HTTP servers (admin nil when off), for answering requests
+    /// in process through the same pipelines the sockets use (`HTTPServer.respond(to:)`), whether
+    /// or not `start()` was called: tests that need no socket never start them.
+    public var httpServers: (public: HTTPServer, admin: HTTPServer?) { (publicServer, adminServer) }
+}
+
 /// Holds a document made on first use, by a source set after the route serving it was registered.
 private final class DocumentBox: Sendable {
     private let state = Mutex<(document: [UInt8]?, source: (@Sendable () -> [UInt8])?)>((nil, nil))

@@ -13,7 +13,8 @@ public final class HTTPServer: Sendable {
         case stopped
     }
 
-    private let handler: ConnectionHandler
+    /// Internal, not private: in-process answers (InProcess.swift) use its pipeline.
+    let handler: ConnectionHandler
     private let configuration: HTTPServerConfiguration
     private let phase = Mutex<Phase>(.ready)
     private let boundPort = Atomic<Int>(0)

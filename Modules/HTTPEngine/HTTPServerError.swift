@@ -11,6 +11,8 @@ public struct HTTPServerError: CodedError {
         case startFailed = "http.start_failed"
         /// `start()` was called on a server that is running or has been shut down.
         case invalidState = "http.invalid_state"
+        /// An in-process request holds what no socket could carry (see `InProcessRequest`).
+        case invalidRequest = "http.invalid_request"
     }
 
     /// The stable code.

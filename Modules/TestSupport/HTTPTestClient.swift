@@ -53,11 +53,12 @@ public struct TestResponse: Sendable {
     }
 }
 
-/// A synchronous HTTP/1.1 client over libcurl for tests against a real server.
+/// A synchronous HTTP/1.1 client over libcurl for tests against a real server (a test that
+/// needs no socket uses `InProcessHTTPClient`, which has the same interface).
 ///
 /// One client holds one curl handle and so one kept-alive connection per host; use one client
 /// per thread (curl handles are not shared between threads). Redirects are never followed.
-public final class HTTPTestClient {
+public final class HTTPTestClient: HTTPTestTransport {
     /// The curl easy handle; owned here and cleaned up in deinit.
     private let handle: UnsafeMutableRawPointer
     /// How long one exchange may take, in seconds.
@@ -199,15 +200,6 @@ public final class HTTPTestClient {
         _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
         return TestResponse(status: status, headers: sink.headers, body: sink.body, newConnections: connects)
     }
-
-    /// Sends a JSON body with `Content-Type: application/json`.
-    public func sendJSON(
-        method: String = "POST", url: String, json: String, headers: [(String, String)] = []
-    ) throws(HTTPTestClientError) -> TestResponse {
-        try send(
-            method: method, url: url, headers: [("Content-Type", "application/json")] + headers,
-            body: Array(json.utf8))
-    }
 }
 
 /// Collects one response's header lines and body from curl's callbacks.
@@ -225,15 +217,6 @@ private final class ResponseSink {
         let name = String(line[..<colon])
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
         headers.add(name, value)
-    }
-}
-
-extension HTTPTestClient {
-    /// Sends a request with headers given as a dictionary: the short form most tests use.
-    public func send(
-        _ method: HTTPMethod, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil
-    ) throws(HTTPTestClientError) -> TestResponse {
-        try send(method: method.rawValue, url: url, headers: headers.map { ($0.key, $0.value) }, body: body)
     }
 }
 

@@ -5,30 +5,52 @@ public import PortvaktApp
 public import SessionCore
 public import Storage
 
-/// A whole Portvakt server in the test process, on free ports, with its data in a fresh temporary
-/// directory and a fixed clock. Stop it with `stop()`; the directory is removed then.
+/// A whole Portvakt server in the test process, with its data in a fresh temporary directory and a
+/// fixed clock: listening on free ports (`.live`), or answering `InProcessHTTPClient` through the
+/// same pipelines without a socket (`.inProcess`). Stop it with `stop()`; the directory is removed
+/// when the value goes away.
 public final class TestServer: Sendable {
-    /// The running server (its stores and services are there for arranging test data).
+    /// How a test's requests reach the server (HummingbirdTesting's `.live` and `.router`).
+    public enum Transport: Sendable {
+        /// Listening on loopback ports, for `HTTPTestClient` (libcurl) and other processes: what
+        /// tests of connections, the browser or the `portvakt` binary need.
+        case live
+        /// Never listening: `InProcessHTTPClient` requests go through the listeners' pipelines in
+        /// process. What API tests need; no ports, no MHD threads.
+        case inProcess
+    }
+
+    /// The server (its stores and services are there for arranging test data).
     public let server: PortvaktServer
+    /// How requests reach it.
+    public let transport: Transport
     /// The fixed clock every service uses.
     public let clock: FixedClock
     /// The temporary data directory, removed when the server value goes away.
     public let directory: TemporaryDirectory
-    /// http://127.0.0.1:PORT of the public listener.
+    /// The public listener: http://127.0.0.1:PORT, or an `InProcessEndpoint`'s URL in process.
     public let publicURL: String
-    /// http://127.0.0.1:PORT of the admin listener.
+    /// The admin listener: http://127.0.0.1:PORT, or an `InProcessEndpoint`'s URL in process.
     public let adminURL: String
     /// The admin token created on start.
     public let adminToken: String
+    /// The in-process endpoints, closed by `stop()`; empty when live.
+    private let endpoints: [InProcessEndpoint]
 
-    /// Starts a server. `configure` receives a JSON object of configuration keys to merge over the
-    /// test defaults (ports 0, quiet logging).
-    /// `certificateClock` judges certificate lifetimes (the real time unless a test moves it);
-    /// `environment` adds variables (secrets such as `PORTVAKT_REVIEW_CODE`) to the data directory's.
+    /// Builds a server and, when live, starts it.
+    /// - Parameters:
+    ///   - transport: `.live` (sockets) or `.inProcess` (no socket; use `InProcessHTTPClient`).
+    ///   - json: configuration keys to merge over the test defaults (ports 0, quiet logging).
+    ///   - environment: variables (secrets such as `PORTVAKT_REVIEW_CODE`) added to the data
+    ///     directory's.
+    ///   - clock: the clock every service uses.
+    ///   - certificateClock: judges certificate lifetimes (the real time unless a test moves it).
     public init(
-        configuration json: [String: Any] = [:], environment: [String: String] = [:],
-        clock: FixedClock = FixedClock(), certificateClock: any WallClock = SystemClock()
+        _ transport: Transport = .live, configuration json: [String: Any] = [:],
+        environment: [String: String] = [:], clock: FixedClock = FixedClock(),
+        certificateClock: any WallClock = SystemClock()
     ) throws {
+        self.transport = transport
         directory = try TemporaryDirectory()
         self.clock = clock
         var object: [String: Any] = [
@@ -42,15 +64,49 @@ public final class TestServer: Sendable {
         server = try PortvaktServer(
             configuration: configuration, logger: Logger(minimum: .error), clock: clock,
             certificateClock: certificateClock)
-        let ports = try server.start()
-        publicURL = "http://127.0.0.1:\(ports.public)"
-        adminURL = "http://127.0.0.1:\(ports.admin ?? 0)"
+        switch transport {
+        case .live:
+            let ports = try server.start()
+            publicURL = "http://127.0.0.1:\(ports.public)"
+            adminURL = "http://127.0.0.1:\(ports.admin ?? 0)"
+            endpoints = []
+        case .inProcess:
+            let listeners = server.httpServers
+            let publicEndpoint = InProcessEndpoint(listeners.public)
+            let adminEndpoint = listeners.admin.map { InProcessEndpoint($0) }
+            publicURL = publicEndpoint.url
+            // With the admin listener off nothing answers there, as nothing listens on port 0.
+            adminURL = adminEndpoint?.url ?? "http://in-process-none.invalid"
+            endpoints = [publicEndpoint] + (adminEndpoint.map { [$0] } ?? [])
+        }
         adminToken = server.createdAdminToken ?? ""
     }
 
-    /// Stops the server.
+    /// Builds a server that never listens, as `TestServer(.inProcess, ...)` does. A factory so the
+    /// configuration literal stays the only argument: swift-format then leaves it where it was, and
+    /// moving a test in process changes one line.
+    public static func inProcess(
+        configuration json: [String: Any] = [:], environment: [String: String] = [:],
+        clock: FixedClock = FixedClock(), certificateClock: any WallClock = SystemClock()
+    ) throws -> TestServer {
+        try TestServer(
+            .inProcess, configuration: json, environment: environment, clock: clock,
+            certificateClock: certificateClock)
+    }
+
+    /// Stops the server: in process, its endpoints stop answering first, as a listener closes.
     public func stop() {
+        for endpoint in endpoints { endpoint.close() }
         server.shutdown(grace: 2)
+    }
+
+    /// A client that reaches this server: `HTTPTestClient` when live, `InProcessHTTPClient` in
+    /// process. For helpers shared by suites of both kinds; one per thread, as with curl.
+    public func makeClient() -> any HTTPTestTransport {
+        switch transport {
+        case .live: HTTPTestClient()
+        case .inProcess: InProcessHTTPClient()
+        }
     }
 
     /// Creates a user directly in storage, as later login methods will.

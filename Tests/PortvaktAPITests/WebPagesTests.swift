@@ -14,10 +14,14 @@ struct WebPagesTests {
         return router
     }
 
+    /// The page's routes count against the standard class.
+    private let configuration = HTTPServerConfiguration(
+        rateLimits: [.standard: RateLimit(burst: 100, perSecond: 100)])
+
     @Test("GET / is HTML under the strict CSP, no-referrer and never cached")
     func pageHeaders() throws {
-        try withServer(router: pageRouter()) { base, _, _ in
-            let page = try HTTPTestClient().send(url: base + "/")
+        try withInProcessServer(router: pageRouter(), configuration: configuration) { base, _ in
+            let page = try InProcessHTTPClient().send(url: base + "/")
             #expect(page.status == 200)
             #expect(page.headers["Content-Type"] == "text/html; charset=utf-8")
             #expect(
@@ -31,8 +35,8 @@ struct WebPagesTests {
 
     @Test("the page loads only its two assets and has no inline script, style or handler")
     func noInlineCode() throws {
-        try withServer(router: pageRouter()) { base, _, _ in
-            let html = try HTTPTestClient().send(url: base + "/").text
+        try withInProcessServer(router: pageRouter(), configuration: configuration) { base, _ in
+            let html = try InProcessHTTPClient().send(url: base + "/").text
             #expect(html.contains(#"<script src="\#(WebPages.scriptPath)" defer></script>"#))
             #expect(html.contains(#"<link rel="stylesheet" href="\#(WebPages.stylePath)">"#))
             #expect(html.components(separatedBy: "<script").count == 2)
@@ -46,8 +50,8 @@ struct WebPagesTests {
 
     @Test("assets are served under their content hash, immutable for a year, with their types")
     func assets() throws {
-        try withServer(router: pageRouter()) { base, _, _ in
-            let client = HTTPTestClient()
+        try withInProcessServer(router: pageRouter(), configuration: configuration) { base, _ in
+            let client = InProcessHTTPClient()
             for (path, type) in [
                 (WebPages.scriptPath, "text/javascript; charset=utf-8"),
                 (WebPages.stylePath, "text/css; charset=utf-8"),
@@ -66,8 +70,8 @@ struct WebPagesTests {
 
     @Test("every string key the page uses exists in both languages")
     func translations() throws {
-        try withServer(router: pageRouter()) { base, _, _ in
-            let client = HTTPTestClient()
+        try withInProcessServer(router: pageRouter(), configuration: configuration) { base, _ in
+            let client = InProcessHTTPClient()
             let html = try client.send(url: base + "/").text
             let script = try client.send(url: base + WebPages.scriptPath).text
             let english = try #require(script.firstRange(of: "  en: {")?.upperBound)
@@ -86,17 +90,4 @@ struct WebPagesTests {
                 used.subtracting(englishKeys).isEmpty, "missing strings: \(used.subtracting(englishKeys))")
         }
     }
-}
-
-/// Serves `router` on a loopback port for `body`.
-private func withServer(
-    router: Router, _ body: (_ base: String, _ log: [String], _ server: HTTPServer) throws -> Void
-) throws {
-    let server = try HTTPServer(
-        configuration: HTTPServerConfiguration(
-            threads: 2, rateLimits: [.standard: RateLimit(burst: 100, perSecond: 100)]),
-        router: router, accessLog: { _ in })
-    let port = try server.start()
-    defer { server.shutdown(grace: 1) }
-    try body("http://127.0.0.1:\(port)", [], server)
 }

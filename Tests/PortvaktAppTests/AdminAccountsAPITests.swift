@@ -14,11 +14,13 @@ import Testing
 /// An admin API client for one test server, with a write token.
 struct AdminClient {
     let server: TestServer
-    let http = HTTPTestClient()
+    /// The client that reaches `server`, in process or over its socket.
+    let http: any HTTPTestTransport
     let token: String
 
     init(_ server: TestServer, token: String? = nil) {
         self.server = server
+        http = server.makeClient()
         self.token = token ?? server.adminToken
     }
 
@@ -41,9 +43,15 @@ struct AdminClient {
 /// Passkey sign-up and login over the public listener with the software authenticator.
 struct PasskeyUser {
     let server: TestServer
-    let http = HTTPTestClient()
+    /// The client that reaches `server`: suites on sockets (the CLI's) use this too.
+    let http: any HTTPTestTransport
     let authenticator = SoftwareAuthenticator()
     let origin = "http://localhost:8080"
+
+    init(server: TestServer) {
+        self.server = server
+        http = server.makeClient()
+    }
 
     func post(_ path: String, _ body: String) throws -> TestResponse {
         try http.sendJSON(url: server.publicURL + path, json: body)
@@ -106,7 +114,7 @@ struct PasskeyUser {
 struct AdminAccountsAPITests {
     @Test("POST /admin/v1/users creates a user without a passkey, with sign-up's name rules")
     func createUser() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let created = try admin.object(
@@ -130,7 +138,7 @@ struct AdminAccountsAPITests {
 
     @Test("GET /admin/v1/users searches by id, username or display name")
     func search() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let ada = try server.makeUser(username: "ada", displayName: "Ada Lovelace")
@@ -152,7 +160,7 @@ struct AdminAccountsAPITests {
 
     @Test("pagination across 3000 users: every user once, in id order, with a stable opaque cursor")
     func pagination() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         var expected: [String] = []
@@ -198,7 +206,7 @@ struct AdminAccountsAPITests {
         "disabling revokes the user's sessions at once and passkey logins get account.disabled; enabling lets them in"
     )
     func disableEndToEnd() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let person = PasskeyUser(server: server)
@@ -225,7 +233,7 @@ struct AdminAccountsAPITests {
 
     @Test("PATCH renames with sign-up's normalisation and uniqueness; unknown users are 404")
     func rename() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let user = try server.makeUser(username: "old")
@@ -248,7 +256,7 @@ struct AdminAccountsAPITests {
         "GET a user shows passkeys, live sessions and recent audit events; DELETE removes passkeys and sessions"
     )
     func detailAndDelete() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let person = PasskeyUser(server: server)
@@ -277,7 +285,7 @@ struct AdminAccountsAPITests {
 
     @Test("passkeys: list, get and delete (the last one too), 404 for another user's")
     func passkeys() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let person = PasskeyUser(server: server)
@@ -300,7 +308,7 @@ struct AdminAccountsAPITests {
 
     @Test("sessions: list, end one (404 for another user's), end all")
     func sessions() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let user = try server.makeUser(username: "hal")
@@ -332,7 +340,7 @@ struct AdminAccountsAPITests {
         "every admin change is an audit event naming the token; GET /admin/v1/audit filters by user, type and time, a page at a time"
     )
     func audit() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let ops = try server.server.adminTokens.create(
             name: "ops", scope: .write, lifetime: nil, actor: .cli)

@@ -27,10 +27,11 @@ struct AdminTokenSet {
     }
 }
 
-/// Every route on the admin listener behind its bearer token, over real HTTP.
+/// Every route on the admin listener behind its bearer token, through the listener's pipeline in
+/// process.
 @Suite("Admin API authentication", .serialized)
 struct AdminAuthTests {
-    let client = HTTPTestClient()
+    let client = InProcessHTTPClient()
 
     /// A concrete path for a route pattern: every `{name}` becomes a harmless value.
     static func path(_ pattern: String) -> String {
@@ -50,7 +51,7 @@ struct AdminAuthTests {
     @Test("every admin route refuses missing, invalid, revoked and expired tokens; read tokens cannot write")
     func everyRouteNeedsAToken() throws {
         // Seven requests per route would run into the admin listener's default burst of 50.
-        let server = try TestServer(configuration: [
+        let server = try TestServer.inProcess(configuration: [
             "rateLimits": ["admin": ["burst": 10_000, "perSecond": 10_000]]
         ])
         defer { server.stop() }
@@ -83,7 +84,7 @@ struct AdminAuthTests {
 
     @Test("the public listener answers 404 for every admin path")
     func publicListenerHasNoAdminRoutes() throws {
-        let server = try TestServer(configuration: [
+        let server = try TestServer.inProcess(configuration: [
             "rateLimits": ["default": ["burst": 10_000, "perSecond": 10_000]]
         ])
         defer { server.stop() }
@@ -103,7 +104,7 @@ struct AdminAuthTests {
 
     @Test("the first-start token is the write token 'bootstrap' and is the only token created")
     func bootstrapToken() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         #expect(server.adminToken.hasPrefix("pva_"))
         let listed = try server.server.adminTokens.list()

@@ -59,14 +59,15 @@ struct AdminCLITests {
     }
 }
 
-/// `portvakt admin users|passkeys|sessions|enrollment-link` against a real server.
+/// `portvakt admin users|passkeys|sessions|enrollment-link` against a real server: on a socket,
+/// since the `portvakt` binary, another process, is the client.
 @Suite("portvakt admin over the API", .serialized)
 struct AdminAPICLITests {
     @Test(
         "users list/show/disable/enable/delete, passkeys and sessions revoke, enrollment-link: tables and --json"
     )
     func commands() throws {
-        let server = try TestServer()
+        let server = try TestServer(.live)
         defer { server.stop() }
         let environment = ["PORTVAKT_ADMIN_URL": server.adminURL, "PORTVAKT_ADMIN_TOKEN": server.adminToken]
         func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
@@ -120,7 +121,7 @@ struct AdminAPICLITests {
 
     @Test("clear errors naming the flag: no token, a wrong or read-only token, a bad or unreachable URL")
     func errors() throws {
-        let server = try TestServer()
+        let server = try TestServer(.live)
         defer { server.stop() }
         let reader = try server.server.adminTokens.create(
             name: "ro", scope: .read, lifetime: nil, actor: .cli)

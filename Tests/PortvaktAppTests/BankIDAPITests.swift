@@ -21,14 +21,16 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     }
 }
 
-/// One request off the cooperative pool.
+/// One request off the cooperative pool, in process when an in-process server answers at `url`,
+/// else over the socket.
 func request(
     _ method: String, _ url: String, json: String? = nil, headers: [(String, String)] = []
 ) async throws -> TestResponse {
     try await offPool {
-        let http = HTTPTestClient()
+        let http: any HTTPTestTransport =
+            InProcessHTTPClient.reaches(url) ? InProcessHTTPClient() : HTTPTestClient()
         if let json { return try http.sendJSON(method: method, url: url, json: json, headers: headers) }
-        return try http.send(method: method, url: url, headers: headers)
+        return try http.send(method: method, url: url, headers: headers, body: nil)
     }
 }
 
@@ -126,6 +128,9 @@ private struct BankIDClient {
 
 private func result(_ status: [String: Any]) -> [String: Any] { status["result"] as? [String: Any] ?? [:] }
 
+/// The BankID journeys through the public and admin pipelines in process, against the embedded
+/// simulator over mutual TLS (its RP API is a real socket). Two tests use a listening server:
+/// they are about MHD's threads and its suspended connections.
 @Suite("BankID orders over HTTP", .serialized)
 struct BankIDAPITests {
     @Test(
@@ -137,7 +142,7 @@ struct BankIDAPITests {
         for (name, key) in [("old", oldKey), ("new", try SystemRandom().bytes(32))] {
             try Data(Base64URL.encode(key).utf8).write(to: URL(fileURLWithPath: folder.path(name)))
         }
-        let server = try TestServer(configuration: [
+        let server = try TestServer.inProcess(configuration: [
             "bankid": [
                 "identityKeys": ["old": ["file": folder.path("old")], "new": ["file": folder.path("new")]],
                 "currentIdentityKey": "new",
@@ -222,7 +227,7 @@ struct BankIDAPITests {
         "recovery: BankID re-identification, a one-time enrollment token, a new passkey and a session; other sessions end, old passkeys stay by default"
     )
     func recoveryDefaultPolicy() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let (old, new, oldToken, enrolled, userID) = try await recoverAccount(server)
         #expect((enrolled["session"] as? [String: Any])?["token"] != nil)
@@ -241,7 +246,7 @@ struct BankIDAPITests {
         "recovery with revokeOldPasskeys removes the older passkeys; an account without a linked identity gets no token"
     )
     func recoveryRevokingPasskeys() async throws {
-        let server = try TestServer(configuration: ["recovery": ["revokeOldPasskeys": true]])
+        let server = try TestServer.inProcess(configuration: ["recovery": ["revokeOldPasskeys": true]])
         defer { server.stop() }
         let (old, new, _, enrolled, _) = try await recoverAccount(server)
         #expect((enrolled["recovery"] as? [String: Int])?["passkeysRevoked"] == 1)
@@ -249,7 +254,7 @@ struct BankIDAPITests {
         #expect(try person.login(new).status == 200)
         #expect(try person.login(old).problemCode() == "passkey.login_failed")
 
-        let other = try TestServer()
+        let other = try TestServer.inProcess()
         defer { other.stop() }
         var stranger = BankIDClient(other)
         let refused = result(try await stranger.run("recovery"))
@@ -260,7 +265,7 @@ struct BankIDAPITests {
         "admin search by personal number finds the account its BankID identity is linked to; the detail shows the identity, never the number"
     )
     func adminPersonalNumberSearch() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var client = BankIDClient(server)
         let created = result(try await client.run("signup"))
@@ -306,7 +311,7 @@ struct BankIDAPITests {
         "sign-up creates an identity-verified account with a BankID session; a second poll gets no second session"
     )
     func signupThenDoublePoll() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var client = BankIDClient(server)
         let started = try await client.start("signup")
@@ -356,7 +361,7 @@ struct BankIDAPITests {
 
     @Test("concurrent polls of a completed sign-up: exactly one gets the session")
     func racingPolls() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var client = BankIDClient(server)
         let started = try await client.start("signup")
@@ -378,7 +383,7 @@ struct BankIDAPITests {
             let group = DispatchGroup()
             for _ in 0..<8 {
                 DispatchQueue.global().async(group: group) {
-                    let http = HTTPTestClient()
+                    let http = InProcessHTTPClient()
                     guard
                         let response = try? http.send(
                             method: "GET", url: url, headers: [(BankIDAPI.bindingHeader, binding)])
@@ -397,7 +402,7 @@ struct BankIDAPITests {
         "login falls back to the linked account; a person with no account gets bankid.no_account and nothing is created"
     )
     func loginAndNoAccount() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var newcomer = BankIDClient(server)
         let none = try await newcomer.run("login", as: "199001012385")
@@ -422,7 +427,7 @@ struct BankIDAPITests {
 
     @Test("link: a signed-in user links their identity; the same identity is refused for another account")
     func linkAndRefuseElsewhere() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let adaToken = try server.signIn(ada).token
@@ -456,7 +461,7 @@ struct BankIDAPITests {
         "step-up: the linked person signs the text; the signature is kept with the session, audited, and the session stepped up for 600 s"
     )
     func stepUp() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let issued = try server.signIn(ada)
@@ -492,7 +497,7 @@ struct BankIDAPITests {
 
     @Test("a leaked orderId gets another client nothing: status and cancel answer order_not_found")
     func leakedOrderID() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var owner = BankIDClient(server)
         let orderID = try #require(try await owner.start("login").jsonObject()["orderId"] as? String)
@@ -518,7 +523,9 @@ struct BankIDAPITests {
 
     @Test("switched-off journeys answer method_disabled, and GET /v1/methods reports every switch")
     func disabledMethods() async throws {
-        let server = try TestServer(configuration: ["methods": ["bankid": ["signup": false, "sign": false]]])
+        let server = try TestServer.inProcess(configuration: [
+            "methods": ["bankid": ["signup": false, "sign": false]]
+        ])
         defer { server.stop() }
         var client = BankIDClient(server)
         let refused = try await client.start("signup")
@@ -533,7 +540,7 @@ struct BankIDAPITests {
             ])
         #expect((methods["passkey"] as? [String: Bool]) == ["enabled": true, "signup": true])
 
-        let off = try TestServer(configuration: ["methods": ["bankid": ["enabled": false]]])
+        let off = try TestServer.inProcess(configuration: ["methods": ["bankid": ["enabled": false]]])
         defer { off.stop() }
         var offClient = BankIDClient(off)
         #expect(try await offClient.start("login").problemCode() == "method_disabled")
@@ -541,7 +548,7 @@ struct BankIDAPITests {
 
     @Test("starting orders is rate-limited per client IP in the bankid class")
     func rateLimited() async throws {
-        let server = try TestServer(configuration: [
+        let server = try TestServer.inProcess(configuration: [
             "rateLimits": ["bankid": ["burst": 2, "perSecond": 0.001]]
         ])
         defer { server.stop() }
@@ -556,7 +563,9 @@ struct BankIDAPITests {
 
     @Test("with returnRisk and a ceiling of low, a moderate-risk person is refused and no account is made")
     func riskCeiling() async throws {
-        let server = try TestServer(configuration: ["bankid": ["returnRisk": true, "riskCeiling": "low"]])
+        let server = try TestServer.inProcess(configuration: [
+            "bankid": ["returnRisk": true, "riskCeiling": "low"]
+        ])
         defer { server.stop() }
         var risky = BankIDClient(server)
         let refused = try await risky.run("signup", as: "200207242777")
@@ -573,7 +582,7 @@ struct BankIDAPITests {
 
     @Test("same device: the autostart token and launch link; a completing device on another IP is audited")
     func sameDeviceIPMismatch() async throws {
-        let server = try TestServer(configuration: ["http": ["trustedProxies": ["127.0.0.1"]]])
+        let server = try TestServer.inProcess(configuration: ["http": ["trustedProxies": ["127.0.0.1"]]])
         defer { server.stop() }
         var client = BankIDClient(server)
         let started = try await client.start(
@@ -611,7 +620,7 @@ struct BankIDAPITests {
         "same device on the web: the result waits for the returnUrl's nonce; a wrong nonce is refused; native gets no returnUrl"
     )
     func sameDeviceReturnNonce() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let url = server.publicURL + "/v1/bankid/orders"
         // A web client: the binding comes back only as a cookie.
@@ -681,7 +690,7 @@ struct BankIDAPITests {
         "a linked BankID identity counts as a way in while BankID login is on: the last passkey may then be deleted",
         arguments: [true, false])
     func lastPasskeyWithLinkedIdentity(bankIDLogin: Bool) async throws {
-        let server = try TestServer(configuration: ["methods": ["bankid": ["login": bankIDLogin]]])
+        let server = try TestServer.inProcess(configuration: ["methods": ["bankid": ["login": bankIDLogin]]])
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let passkey = StoredPasskey(
@@ -709,7 +718,9 @@ struct BankIDAPITests {
 
     @Test("a slow BankID does not hold the server's only thread: start is suspended while health answers")
     func startDoesNotBlockThreads() async throws {
-        let server = try TestServer(configuration: ["http": ["threads": 1]])
+        // On a socket: what is proved is that MHD's one worker thread stays free while the
+        // connection is suspended, which only a listening server has.
+        let server = try TestServer(.live, configuration: ["http": ["threads": 1]])
         defer { server.stop() }
         let control = try await request(
             "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 3000}"#)
@@ -732,7 +743,8 @@ struct BankIDAPITests {
         "stopping the server with a start still waiting on BankID answers it 503 (resumed before MHD stops), never hangs or crashes"
     )
     func shutdownWithSuspendedStart() async throws {
-        let server = try TestServer()
+        // On a socket: the 503 comes from resuming MHD's suspended connection at shutdown.
+        let server = try TestServer(.live)
         _ = try await request(
             "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 8000}"#)
         let outcome = Mutex<String?>(nil)
@@ -750,7 +762,7 @@ struct BankIDAPITests {
 
     @Test("the user cancels in the app: the order fails with RFA6, audited once with its hint code")
     func userCancelInApp() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var client = BankIDClient(server)
         let object = try await client.start("login").jsonObject()

@@ -16,13 +16,13 @@ import Testing
 /// the real client talks to it over mutual TLS; with a configured BankID it does not run.
 @Suite("Embedded BankID", .serialized)
 struct EmbeddedBankIDTests {
-    let http = HTTPTestClient()
+    let http = InProcessHTTPClient()
 
     @Test(
         "the embedded default starts the simulator: the client completes an order through it, the app plays along under /sim/"
     )
     func embeddedDefault() async throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let runtime = try #require(server.server.bankID)
         let simulator = try #require(runtime.simulator)
@@ -76,7 +76,7 @@ struct EmbeddedBankIDTests {
     )
     func certificateWarning() throws {
         let certificateClock = FixedClock(Date())
-        let server = try TestServer(certificateClock: certificateClock)
+        let server = try TestServer.inProcess(certificateClock: certificateClock)
         defer { server.stop() }
         #expect(try http.send(.GET, server.publicURL + "/health/ready").text == #"{"status":"ready"}"#)
         // Ten days before the RP certificate's notAfter.
@@ -102,7 +102,7 @@ struct EmbeddedBankIDTests {
         try Data(Base64URL.encode(try SystemRandom().bytes(32)).utf8).write(to: URL(fileURLWithPath: keyFile))
         let passphraseFile = folder.path("passphrase")
         try Data(external.passphrase.utf8).write(to: URL(fileURLWithPath: passphraseFile))
-        let server = try TestServer(configuration: [
+        let server = try TestServer.inProcess(configuration: [
             "bankid": [
                 "environment": "simulator", "baseURL": external.baseURL,
                 "caCertificate": external.caCertificatePath,
@@ -125,17 +125,17 @@ struct SimulatorPlacementTests {
     )
     func refusedForRemotePublicURL() throws {
         let refused = #expect(throws: BankIDError.self) {
-            try TestServer(configuration: ["publicURL": "https://login.example.com"])
+            try TestServer.inProcess(configuration: ["publicURL": "https://login.example.com"])
         }
         #expect(refused.map { "\($0)".contains("bankid.environment") } == true)
-        let off = try TestServer(configuration: [
+        let off = try TestServer.inProcess(configuration: [
             "publicURL": "https://login.example.com", "methods": ["bankid": ["enabled": false]],
         ])
         defer { off.stop() }
         #expect(off.server.bankID == nil, "with BankID off nothing of it runs")
-        #expect(try HTTPTestClient().send(.GET, off.publicURL + "/sim/").status == 404)
-        #expect(try HTTPTestClient().send(.GET, off.publicURL + "/health/ready").status == 200)
-        let poll = try HTTPTestClient().send(
+        #expect(try InProcessHTTPClient().send(.GET, off.publicURL + "/sim/").status == 404)
+        #expect(try InProcessHTTPClient().send(.GET, off.publicURL + "/health/ready").status == 200)
+        let poll = try InProcessHTTPClient().send(
             .GET, off.publicURL + "/v1/bankid/orders/" + String(repeating: "A", count: 43))
         #expect(try poll.status == 403 && poll.problemCode() == "method_disabled")
         #expect(

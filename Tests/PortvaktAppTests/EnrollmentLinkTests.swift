@@ -20,10 +20,10 @@ struct Enrollment {
 
     /// initialize with the token (and `headers`, such as a BankID binding): the response, and on
     /// success the challenge id, challenge and handle.
-    func start(_ token: String, headers: [(String, String)] = [], http: HTTPTestClient = HTTPTestClient())
+    func start(_ token: String, headers: [(String, String)] = [])
         throws -> (response: TestResponse, id: String?, challenge: [UInt8], handle: [UInt8])
     {
-        let response = try http.sendJSON(
+        let response = try server.makeClient().sendJSON(
             url: server.publicURL + "/v1/passkeys/registration/initialize",
             json: #"{"enrollmentToken":"\#(token)"}"#, headers: headers)
         guard response.status == 200 else { return (response, nil, [], []) }
@@ -39,14 +39,14 @@ struct Enrollment {
 
     /// finalize with a fresh credential of this authenticator.
     func finish(
-        id: String, challenge: [UInt8], handle: [UInt8], http: HTTPTestClient = HTTPTestClient()
+        id: String, challenge: [UInt8], handle: [UInt8]
     ) throws -> (response: TestResponse, credential: SoftwareCredential) {
         let credential = authenticator.makeCredential(
             algorithm: .es256, rpID: "localhost", userHandle: handle)
         let registration = String(
             decoding: authenticator.register(credential, challenge: challenge, origin: origin).json(),
             as: UTF8.self)
-        let response = try http.sendJSON(
+        let response = try server.makeClient().sendJSON(
             url: server.publicURL + "/v1/passkeys/registration/finalize",
             json: #"{"challengeId":"\#(id)","credential":\#(registration),"client":"native"}"#)
         return (response, credential)
@@ -69,7 +69,7 @@ struct EnrollmentLinkTests {
 
     @Test("an admin's enrollment link enrolls a passkey for that user, opens a session, and works once")
     func enrollOnce() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let (userID, link) = try link(server)
         let token = try #require(link["token"] as? String)
@@ -88,7 +88,7 @@ struct EnrollmentLinkTests {
         let body = try finished.response.jsonObject()
         #expect((body["user"] as? [String: Any])?["id"] as? String == userID)
         let sessionToken = try #require((body["session"] as? [String: Any])?["token"] as? String)
-        let me = try HTTPTestClient().send(
+        let me = try InProcessHTTPClient().send(
             .GET, server.publicURL + "/v1/me", headers: ["Authorization": "Bearer \(sessionToken)"])
         #expect(me.status == 200)
         #expect(
@@ -111,9 +111,9 @@ struct EnrollmentLinkTests {
 
     @Test("the sign-in page offers enrollment for #enroll= links and sends the token as enrollmentToken")
     func signInPage() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
-        let http = HTTPTestClient()
+        let http = InProcessHTTPClient()
         let page = try http.send(.GET, server.publicURL + "/").text
         #expect(page.contains(#"<form id="enroll-form""#))
         let script = try #require(page.firstMatch(of: /src="(\/assets\/app\.[^"]+\.js)"/)).1
@@ -124,7 +124,7 @@ struct EnrollmentLinkTests {
 
     @Test("two concurrent uses of one enrollment token create exactly one passkey")
     func concurrentUse() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let (userID, link) = try link(server)
         let token = try #require(link["token"] as? String)
@@ -152,7 +152,7 @@ struct EnrollmentLinkTests {
         "a link expires after 24 hours by default, or after the lifetime asked for; out-of-bounds lifetimes are refused"
     )
     func expiry() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let admin = AdminClient(server)
         let (userID, link) = try link(server)

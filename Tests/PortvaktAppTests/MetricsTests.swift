@@ -14,9 +14,9 @@ struct MetricsTests {
         "Prometheus text 0.0.4: requests by route and status, latency histograms, logins, registrations, live sessions, SQLite writes"
     )
     func exposition() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
-        let http = HTTPTestClient()
+        let http = InProcessHTTPClient()
         let person = PasskeyUser(server: server)
         #expect(try http.send(.GET, server.publicURL + "/v1/me").status == 401)
         #expect(try http.send(.GET, server.publicURL + "/no/such/path").status == 404)

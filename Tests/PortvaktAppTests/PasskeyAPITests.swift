@@ -15,7 +15,7 @@ import Testing
 /// Drives a test server's passkey routes with the software authenticator, as a browser would.
 private struct PasskeyClient {
     let server: TestServer
-    let http = HTTPTestClient()
+    let http = InProcessHTTPClient()
     let authenticator = SoftwareAuthenticator()
     var origin = "http://localhost:8080"
 
@@ -110,7 +110,7 @@ private func bearer(_ token: String) -> [(String, String)] { [("Authorization", 
 struct PasskeyAPITests {
     @Test("sign-up with a web client sets the session cookie; GET /v1/me works with it")
     func signUpWeb() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let started = try c.startRegistration(#"{"username":"  Ada ","displayName":"Ada Lovelace"}"#)
@@ -148,7 +148,7 @@ struct PasskeyAPITests {
 
     @Test("sign-up with a native client returns a bearer token that opens GET /v1/me")
     func signUpNative() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (_, token) = try c.signUp("grace")
@@ -159,7 +159,7 @@ struct PasskeyAPITests {
 
     @Test("sign-in by username and discoverable; the counter and last use are recorded")
     func signIn() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -188,7 +188,7 @@ struct PasskeyAPITests {
 
     @Test("a login with a session replaces it (rotation on sign-in)")
     func loginReplacesSession() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, oldToken) = try c.signUp("ada")
@@ -205,7 +205,7 @@ struct PasskeyAPITests {
 
     @Test("§7.2: a replayed response is refused, its challenge is spent")
     func replay() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -220,7 +220,7 @@ struct PasskeyAPITests {
 
     @Test("§7.2 steps 13 and 15: wrong origin and wrong RP ID are refused with the verifier's code")
     func wrongOriginAndRPID() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -243,7 +243,9 @@ struct PasskeyAPITests {
 
     @Test("an expired challenge is refused (fixed clock past the lifetime)")
     func expiredChallenge() throws {
-        let server = try TestServer(configuration: ["relyingParty": ["challengeLifetimeSeconds": 60]])
+        let server = try TestServer.inProcess(configuration: [
+            "relyingParty": ["challengeLifetimeSeconds": 60]
+        ])
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -263,7 +265,7 @@ struct PasskeyAPITests {
 
     @Test("a challenge issued for the other ceremony is refused")
     func otherPurpose() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -276,7 +278,7 @@ struct PasskeyAPITests {
 
     @Test("§7.2 step 22: a counter regression is refused under the reject policy")
     func counterRegression() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -290,7 +292,7 @@ struct PasskeyAPITests {
 
     @Test("an unknown username gets options like a user without passkeys, and fails like a bad credential")
     func unknownUsernameLeaksNothing() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -311,7 +313,7 @@ struct PasskeyAPITests {
 
     @Test("the last passkey cannot be deleted (409); add a second, delete the first (204), rename")
     func manage() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (first, token) = try c.signUp("ada")
@@ -363,7 +365,7 @@ struct PasskeyAPITests {
 
     @Test("two finalizes racing with one response on two threads: exactly one session")
     func race() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -375,7 +377,7 @@ struct PasskeyAPITests {
         let url = server.publicURL + "/v1/passkeys/login/finalize"
         let statuses = Mutex<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
-            let status = (try? HTTPTestClient().sendJSON(url: url, json: body).status) ?? -1
+            let status = (try? InProcessHTTPClient().sendJSON(url: url, json: body).status) ?? -1
             statuses.withLock { $0.append(status) }
         }
         #expect(statuses.withLock { $0.sorted() } == [200, 400])
@@ -385,7 +387,7 @@ struct PasskeyAPITests {
 
     @Test("usernames are unique after normalisation; invalid ones are refused")
     func usernames() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let c = PasskeyClient(server)
         _ = try c.signUp("ada")
@@ -402,7 +404,7 @@ struct PasskeyAPITests {
 
     @Test("sign-up can be switched off; /v1/methods says so")
     func signupDisabled() throws {
-        let server = try TestServer(configuration: ["methods": ["passkey": ["signup": false]]])
+        let server = try TestServer.inProcess(configuration: ["methods": ["passkey": ["signup": false]]])
         defer { server.stop() }
         let c = PasskeyClient(server)
         let response = try c.post("/v1/passkeys/registration/initialize", #"{"username":"ada"}"#)
@@ -415,14 +417,14 @@ struct PasskeyAPITests {
     @Test("well-known documents come from configuration and are 404 when empty")
     func wellKnown() throws {
         let fingerprint = Array(repeating: "AB", count: 32).joined(separator: ":")
-        let server = try TestServer(configuration: [
+        let server = try TestServer.inProcess(configuration: [
             "wellKnown": [
                 "appleAppIDs": ["ABCDE12345.com.example.app"],
                 "androidApps": [["package": "com.example.app", "sha256Fingerprints": [fingerprint]]],
             ]
         ])
         defer { server.stop() }
-        let http = HTTPTestClient()
+        let http = InProcessHTTPClient()
         let apple = try http.send(.GET, server.publicURL + "/.well-known/apple-app-site-association")
         #expect(apple.status == 200 && apple.headers["content-type"] == "application/json")
         #expect(apple.text == #"{"webcredentials":{"apps":["ABCDE12345.com.example.app"]}}"#)
@@ -442,9 +444,9 @@ struct PasskeyAPITests {
 
     @Test("the OpenAPI document lists the passkey routes")
     func openAPI() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
-        let document = try HTTPTestClient().send(.GET, "\(server.publicURL)/openapi.json").jsonObject()
+        let document = try InProcessHTTPClient().send(.GET, "\(server.publicURL)/openapi.json").jsonObject()
         let paths = try #require(document["paths"] as? [String: Any])
         for path in [
             "/v1/passkeys/registration/initialize", "/v1/passkeys/registration/finalize",
@@ -458,7 +460,9 @@ struct PasskeyAPITests {
 
     @Test("issuing challenges is rate-limited per client in the auth class (429)")
     func rateLimit() throws {
-        let server = try TestServer(configuration: ["rateLimits": ["auth": ["burst": 3, "perSecond": 0.01]]])
+        let server = try TestServer.inProcess(configuration: [
+            "rateLimits": ["auth": ["burst": 3, "perSecond": 0.01]]
+        ])
         defer { server.stop() }
         let c = PasskeyClient(server)
         for _ in 0..<3 { #expect(try c.post("/v1/passkeys/login/initialize", "{}").status == 200) }

@@ -9,14 +9,15 @@ import Storage
 import TestSupport
 import Testing
 
-/// The public API over real HTTP on a real port, with SQLite on a real file and a fixed clock.
+/// The public API through the whole HTTP pipeline in process (no socket), with SQLite on a real
+/// file and a fixed clock.
 @Suite("Public API", .serialized)
 struct PublicAPITests {
-    let client = HTTPTestClient()
+    let client = InProcessHTTPClient()
 
     @Test("liveness and readiness answer 200 with JSON")
     func health() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let alive = try client.send(.GET, "\(server.publicURL)/health/alive")
         #expect(alive.status == 200)
@@ -29,7 +30,7 @@ struct PublicAPITests {
 
     @Test("readiness answers 503 once the database is gone")
     func notReady() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         server.server.database.close()
         let ready = try client.send(.GET, "\(server.publicURL)/health/ready")
@@ -39,7 +40,7 @@ struct PublicAPITests {
 
     @Test("the OpenAPI document lists every public route")
     func openAPI() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let document = try client.send(.GET, "\(server.publicURL)/openapi.json").jsonObject()
         #expect(document["openapi"] as? String == "3.1.0")
@@ -54,7 +55,7 @@ struct PublicAPITests {
 
     @Test("GET /v1/me without a session is a 401 problem")
     func meWithoutSession() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let response = try client.send(.GET, "\(server.publicURL)/v1/me")
         #expect(response.status == 401)
@@ -67,7 +68,7 @@ struct PublicAPITests {
 
     @Test("a bearer token and a session cookie both open GET /v1/me")
     func me() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let user = try server.makeUser(username: "ada", displayName: "Ada Lovelace")
         let native = try server.signIn(user, as: .native)
@@ -137,7 +138,7 @@ struct PublicAPITests {
 
     @Test("a session past its absolute lifetime is refused as expired (fixed clock)")
     func expiry() throws {
-        let server = try TestServer(configuration: [
+        let server = try TestServer.inProcess(configuration: [
             "sessions": ["absoluteLifetimeSeconds": 3600, "idleTimeoutSeconds": 3600]
         ])
         defer { server.stop() }
@@ -154,7 +155,7 @@ struct PublicAPITests {
 
     @Test("an idle session expires, an active one does not (fixed clock)")
     func idle() throws {
-        let server = try TestServer(configuration: ["sessions": ["idleTimeoutSeconds": 600]])
+        let server = try TestServer.inProcess(configuration: ["sessions": ["idleTimeoutSeconds": 600]])
         defer { server.stop() }
         let user = try server.makeUser(username: "ada")
         let active = try server.signIn(user)
@@ -172,7 +173,7 @@ struct PublicAPITests {
 
     @Test("after logout the token is revoked and refused")
     func logout() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let user = try server.makeUser(username: "ada")
         let issued = try server.signIn(user)
@@ -188,7 +189,7 @@ struct PublicAPITests {
 
     @Test("a cookie logout from a foreign origin is refused; from the app's origin it clears the cookie")
     func cookieLogout() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let user = try server.makeUser(username: "ada")
         let issued = try server.signIn(user, as: .web)
@@ -211,7 +212,7 @@ struct PublicAPITests {
 
     @Test("the sessions list shows the user's live sessions and marks the current one")
     func sessionsList() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let bob = try server.makeUser(username: "bob")
@@ -229,7 +230,7 @@ struct PublicAPITests {
 
     @Test("a user ends another of their sessions, but gets 404 for someone else's")
     func revokeSession() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let bob = try server.makeUser(username: "bob")
@@ -256,7 +257,7 @@ struct PublicAPITests {
 
     @Test("a disabled account's session is refused with account.disabled")
     func disabledUser() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         var user = try server.makeUser(username: "ada")
         let issued = try server.signIn(user)
@@ -270,7 +271,7 @@ struct PublicAPITests {
 
     @Test("the admin listener requires its token and never shows secrets")
     func admin() throws {
-        let server = try TestServer()
+        let server = try TestServer.inProcess()
         defer { server.stop() }
         #expect(server.adminToken.hasPrefix("pva_"))
         let anonymous = try client.send(.GET, "\(server.adminURL)/admin/v1/config")

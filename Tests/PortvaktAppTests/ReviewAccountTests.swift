@@ -10,7 +10,8 @@ import Storage
 import TestSupport
 import Testing
 
-/// The app-store reviewer login over real HTTP: one sandboxed account, never any other.
+/// The app-store reviewer login through the HTTP pipeline in process: one sandboxed account, never
+/// any other.
 @Suite("App-store review account")
 struct ReviewAccountTests {
     static let code = "review-code-0123456789-abcdef"
@@ -26,7 +27,7 @@ struct ReviewAccountTests {
 
     @Test("off by default: the route answers method_disabled and no account exists")
     func offByDefault() async throws {
-        let server = try TestServer(environment: ["PORTVAKT_REVIEW_CODE": Self.code])
+        let server = try TestServer.inProcess(environment: ["PORTVAKT_REVIEW_CODE": Self.code])
         defer { server.stop() }
         let refused = try await login(server, username: "app.reviewer", code: Self.code)
         #expect(try refused.status == 403 && refused.problemCode() == "method_disabled")
@@ -35,7 +36,7 @@ struct ReviewAccountTests {
 
     @Test("the configured username and code open a session on the review account, and only it")
     func signsInToTheSandbox() async throws {
-        let server = try TestServer(
+        let server = try TestServer.inProcess(
             configuration: Self.enabled, environment: ["PORTVAKT_REVIEW_CODE": Self.code])
         defer { server.stop() }
         let real = try server.makeUser(username: "ada")
@@ -84,7 +85,7 @@ struct ReviewAccountTests {
 
     @Test("a real account that takes the review username later is still refused")
     func renamedRealAccountRefused() async throws {
-        let server = try TestServer(
+        let server = try TestServer.inProcess(
             configuration: Self.enabled, environment: ["PORTVAKT_REVIEW_CODE": Self.code])
         defer { server.stop() }
         let store = server.server.store
@@ -102,7 +103,7 @@ struct ReviewAccountTests {
 
     @Test("the review account cannot link a BankID identity")
     func sandboxRefusesLinking() async throws {
-        let server = try TestServer(
+        let server = try TestServer.inProcess(
             configuration: Self.enabled, environment: ["PORTVAKT_REVIEW_CODE": Self.code])
         defer { server.stop() }
         let signedIn = try await login(server, username: "app.reviewer", code: Self.code)
