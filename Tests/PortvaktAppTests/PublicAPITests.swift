@@ -92,7 +92,7 @@ struct PublicAPITests {
         "a token older than sessions.rotationIntervalSeconds is exchanged: bearer in a header, web in the cookie; the old one ends after the grace"
     )
     func rotation() throws {
-        let server = try TestServer(configuration: ["sessions": ["rotationIntervalSeconds": 600]])
+        let server = try TestServer.inProcess(configuration: ["sessions": ["rotationIntervalSeconds": 600]])
         defer { server.stop() }
         let user = try server.makeUser(username: "ada")
         let me = "\(server.publicURL)/v1/me"
