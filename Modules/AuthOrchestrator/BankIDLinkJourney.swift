@@ -19,7 +19,7 @@ extension ReviewLoginService: BankIDSandbox {
 /// Linking BankID to the signed-in account, so BankID becomes a way into it.
 ///
 /// Rules: only a signed-in session may start one, and never the sandboxed review account
-/// (`review.sandboxed`, also when the sandbox check fails). At completion, the identity
+/// (`review.sandboxed`; a sandbox check that fails refuses too). At completion, the identity
 /// linked to this account already is `bankid.already_linked` (audited `bankid.link_repeated`);
 /// linked to another account, `bankid.identity_linked_elsewhere`; an account with another
 /// identity, `bankid.account_has_identity` (both audited `bankid.link_refused`, nothing changes);
@@ -35,9 +35,20 @@ struct BankIDLinkJourney: BankIDJourney {
         guard let (_, user) = requester.signedIn else {
             throw AuthError(.signInRequired, "linking and signing need a signed-in session")
         }
-        // A check that fails counts as sandboxed: refused.
-        if let sandbox, (try? sandbox.isSandboxed(userID: user.id)) ?? true {
-            throw AuthError(.sandboxed, "the review account cannot be linked to a BankID identity")
+        if let sandbox {
+            let sandboxed: Bool
+            do {
+                sandboxed = try sandbox.isSandboxed(userID: user.id)
+            } catch {
+                // Fail closed: an account that cannot be cleared may be the sandbox.
+                throw AuthError(
+                    .bankIDUnavailable, "whether the account may link could not be checked",
+                    userMessage: .rfa22,
+                    underlying: error)
+            }
+            guard !sandboxed else {
+                throw AuthError(.sandboxed, "the review account cannot be linked to a BankID identity")
+            }
         }
         try refuseText(userVisibleText)
         return nil

@@ -14,7 +14,8 @@ public import Storage
 /// only as its SHA-256 and bound to the client that started it (its session, or a binding
 /// cookie). A completed order's result is applied once: the store's conditional update consumes
 /// it in the same transaction that applies the journey's changes, so two polls racing after
-/// completion give one session. Every step is audited, without personal numbers.
+/// completion give one session. Every step is audited, without personal numbers, and an event
+/// that cannot be recorded fails the request (`bankid.unavailable`) instead of passing silently.
 public struct BankIDService: Sendable {
     /// Nil when BankID is switched off: then every route answers `method_disabled`.
     let coordinator: BankIDCollectCoordinator?
@@ -135,7 +136,7 @@ public struct BankIDService: Sendable {
         do {
             started = try await coordinator.start(journey.orderKind, request, intent: intent)
         } catch {
-            try? record(
+            try record(
                 .bankIDOrderFailedToStart, userID: signedIn?.user.id, context: context,
                 details: ["intent": intent.rawValue, "code": error.code.rawValue])
             throw Self.flowError(error)
@@ -169,14 +170,14 @@ public struct BankIDService: Sendable {
     ///   order delivers its result only with it).
     /// - Throws: `AuthError` (`bankid.order_not_found` for another client's order,
     ///   `bankid.return_mismatch` for a nonce that is not the order's, `bankid.unavailable` when
-    ///   the store fails).
+    ///   the store fails, an audit write included).
     public func status(
         orderID: String, requester: BankIDRequester, returnNonce: String? = nil, context: ClientContext
     ) throws(AuthError) -> BankIDFlowStatus {
         let coordinator = try running()
         let flow = try ownedFlow(orderID, requester: requester)
         if let returnNonce, !BankIDReturnNonce.matches(returnNonce, flow.returnNonce) {
-            try? record(
+            try record(
                 .bankIDReturnMismatch, userID: flow.userID, context: context,
                 details: ["intent": flow.intent.rawValue])
             throw AuthError(.returnMismatch, "the nonce is not this order's")
@@ -201,7 +202,7 @@ public struct BankIDService: Sendable {
         if snapshot.status == .complete, let completion = snapshot.completion {
             result = try complete(flow, snapshot: snapshot, completion: completion, context: context)
         } else if snapshot.status == .failed, flow.consumedAt == nil {
-            try? recordFailure(flow, hintCode: snapshot.hintCode, context: context)
+            try recordFailure(flow, hintCode: snapshot.hintCode, context: context)
         }
         // Before the first collect answers there is no hint yet: the order is outstanding.
         let message =
@@ -216,7 +217,7 @@ public struct BankIDService: Sendable {
     // MARK: Cancel
 
     /// Cancels the client's order (BankID is told; a finished order is left as it is).
-    /// - Throws: `AuthError`.
+    /// - Throws: `AuthError`; `bankid.unavailable` when the cancellation cannot be audited.
     public func cancel(orderID: String, requester: BankIDRequester, context: ClientContext)
         async throws(AuthError)
     {
@@ -230,7 +231,7 @@ public struct BankIDService: Sendable {
             throw Self.flowError(error)
         }
         // After BankID was told: the trail says what happened, never what was only attempted.
-        try? record(
+        try record(
             .bankIDOrderCancelled, userID: flow.userID, context: context,
             details: ["intent": flow.intent.rawValue])
     }
@@ -335,7 +336,9 @@ public struct BankIDService: Sendable {
         return flow
     }
 
-    /// Appends a security event; one that cannot be recorded is `bankid.unavailable`.
+    /// Appends a security event. One that cannot be recorded fails the request: none of these
+    /// (a start, a failed start, a wrong return nonce, a cancellation) locks anyone out when it
+    /// fails, so nothing is let through unrecorded.
     private func record(
         _ action: AuditAction, userID: String?, context: ClientContext, details: [String: String]
     ) throws(AuthError) {
