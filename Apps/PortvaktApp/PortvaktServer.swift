@@ -140,20 +140,12 @@ public final class PortvaktServer: Sendable {
                 )
             ])
         }
-        var flows = BankIDService(
+        // Recovery hands out a one-time enrollment token for a new passkey; the review account
+        // stays a sandbox that never takes on a real person's identity.
+        bankIDFlows = BankIDService(
             coordinator: bankID?.coordinator, identities: store, accounts: store, audit: store,
-            sessions: sessions,
-            policy: Self.bankIDPolicy(configuration), clock: clock, random: random)
-        // The review account stays a sandbox: it never takes on a real person's identity.
-        flows.isSandboxed = { [reviewLogin] userID in
-            (try? reviewLogin.isReviewAccount(userID: userID)) ?? true
-        }
-        // Recovery hands out a one-time enrollment token for a new passkey.
-        flows.recoveryTokens = { [enrollmentService] userID, bindingHash, context in
-            try enrollmentService.issueRecoveryToken(
-                userID: userID, bindingHash: bindingHash, context: context)
-        }
-        bankIDFlows = flows
+            sessions: sessions, policy: Self.bankIDPolicy(configuration), clock: clock, random: random,
+            recoveryTokens: enrollmentService, sandbox: reviewLogin)
 
         var publicRouter = Router()
         let transport = SessionTransport(
@@ -379,9 +371,17 @@ public final class PortvaktServer: Sendable {
     static func bankIDPolicy(_ configuration: PortvaktConfiguration) -> BankIDPolicy {
         let methods = configuration.methods.bankid
         let flows = configuration.bankid.flows
+        // Level by level, so a level added on either side is a compile error here.
+        let riskCeiling: BankIDRiskLevel? =
+            switch flows.riskCeiling {
+            case nil: nil
+            case .low?: .low
+            case .moderate?: .moderate
+            case .high?: .high
+            }
         return BankIDPolicy(
             login: methods.login, signup: methods.signup, recovery: methods.recovery, link: methods.link,
-            sign: methods.sign, returnRisk: flows.returnRisk, riskCeiling: flows.riskCeiling?.rawValue,
+            sign: methods.sign, returnRisk: flows.returnRisk, riskCeiling: riskCeiling,
             stepUpLifetime: TimeInterval(flows.stepUpSeconds), returnURL: configuration.publicURL + "/")
     }
 

@@ -88,7 +88,7 @@ public struct BankIDAPI: Sendable {
             let language = Self.language(request.headers["accept-language"])
             let result = status.result.map { ResultView($0) }
             // Later polls of a finished journey answer bankid.result_delivered: counted once.
-            if let code = status.result?.code, code != "bankid.result_delivered" { onResult(code) }
+            if let code = status.result?.code, code != .resultDelivered { onResult(code.rawValue) }
             var response = try HTTPResponse.json(
                 StatusResponse(
                     status: status.status.rawValue, hintCode: status.hintCode,
@@ -190,12 +190,12 @@ struct ResultView: Encodable {
 
     init(_ result: BankIDFlowResult) {
         enrollmentToken = result.enrollmentToken
-        code = result.code
+        code = result.code.rawValue
         user = result.user.map(UserView.init)
         session = result.session.map { SessionGrant($0, client: result.clientKind) }
         suggestPasskey = result.suggestPasskey ? true : nil
         steppedUpUntil = result.steppedUpUntil.map(UTCTimestamp.string)
-        signupAvailable = result.code == "bankid.no_account" ? result.signupAvailable : nil
+        signupAvailable = result.code == .noAccount ? result.signupAvailable : nil
     }
 }
 

@@ -1,0 +1,89 @@
+public import BankIDCore
+public import Foundation
+
+/// BankID's journeys as a deployment offers them, and how their orders are run.
+public struct BankIDPolicy: Sendable {
+    /// BankID login to a linked account.
+    public var login: Bool
+    /// BankID-first sign-up.
+    public var signup: Bool
+    /// Recovery after losing every device: a one-time enrollment token for a linked account
+    /// (refused as `bankid.intent_not_supported` when the service has no token issuer).
+    public var recovery: Bool
+    /// Linking an identity to the signed-in account.
+    public var link: Bool
+    /// Step-up signatures.
+    public var sign: Bool
+    /// Ask BankID for its risk assessment.
+    public var returnRisk: Bool
+    /// The highest risk a login, sign-up, link or recovery accepts; nil accepts any.
+    public var riskCeiling: BankIDRiskLevel?
+    /// How long a signature keeps the session stepped up.
+    public var stepUpLifetime: TimeInterval
+    /// The page BankID returns to after a web client's same-device order (a `nonce` parameter is
+    /// added; the result is delivered only to a poll that presents it).
+    public var returnURL: String
+
+    /// Creates a policy; every journey on, no risk ceiling, 600 s step-up.
+    public init(
+        login: Bool = true, signup: Bool = true, recovery: Bool = true, link: Bool = true, sign: Bool = true,
+        returnRisk: Bool = false, riskCeiling: BankIDRiskLevel? = nil, stepUpLifetime: TimeInterval = 600,
+        returnURL: String = "http://localhost:8080/"
+    ) {
+        self.login = login
+        self.signup = signup
+        self.recovery = recovery
+        self.link = link
+        self.sign = sign
+        self.returnRisk = returnRisk
+        self.riskCeiling = riskCeiling
+        self.stepUpLifetime = stepUpLifetime
+        self.returnURL = returnURL
+    }
+
+    /// Whether the journey for `intent` is on.
+    public func allows(_ intent: BankIDOrderIntent) -> Bool {
+        switch intent {
+        case .login: login
+        case .signup: signup
+        case .recovery: recovery
+        case .link: link
+        case .sign: sign
+        }
+    }
+
+    /// Whether a completion with BankID's reported `risk` (its raw text) is under the ceiling.
+    ///
+    /// A risk that was asked for and is missing, or a level BankID added after this release,
+    /// counts as above every ceiling: the ceiling fails closed.
+    public func admitsRisk(_ risk: String?) -> Bool {
+        guard let riskCeiling else { return true }
+        guard let level = risk.flatMap(BankIDRiskLevel.init(rawValue:)) else { return false }
+        return level <= riskCeiling
+    }
+}
+
+/// BankID's risk assessment of an order (`completionData.risk` with `returnRisk`), ordered
+/// low < moderate < high.
+///
+/// Not BankIDCore's `RiskLevel`: that one is what a request may demand of BankID, and BankID
+/// accepts no `high` there.
+public enum BankIDRiskLevel: String, Sendable, CaseIterable, Comparable {
+    /// Low risk.
+    case low
+    /// Moderate risk.
+    case moderate
+    /// High risk.
+    case high
+
+    /// The order BankID ranks its levels in.
+    private var rank: Int {
+        switch self {
+        case .low: 0
+        case .moderate: 1
+        case .high: 2
+        }
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
+}
