@@ -18,6 +18,8 @@ need_lib sqlite3 libsqlite3-dev
 need_lib libmicrohttpd libmicrohttpd-dev
 need_lib gnutls libgnutls28-dev
 need_lib libqrencode libqrencode-dev
+# libpq: Storage's PostgreSQL engine links it, so every build needs it.
+need_lib libpq libpq-dev
 if [ "$level" = test ] || [ "$level" = bench ]; then
   # The browser test (Tests/Browser/run.sh): headless Chromium, its WebDriver, and a Python venv
   # for Selenium (installed from PyPI into .build/browser-venv by the test itself).
