@@ -19,10 +19,11 @@ run: deps            ## release build, then serve on the embedded default (http:
 	$(SWIFT) build $(RELEASE) --product portvakt
 	$(BIN_RELEASE) serve
 
-test:                ## install, build, run every test, then the sign-in page in headless Chromium
+test:                ## install, build, run every test (with a throwaway PostgreSQL), then the sign-in page in headless Chromium
 	@Tools/install-deps.sh test
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@# The cluster is started for the Swift tests and stopped and removed after them, also when they fail.
+	Tools/postgres-test-cluster.sh run $(SWIFT) test --skip-build
 	Tests/Browser/run.sh
 
 lint:                ## check formatting with swift format

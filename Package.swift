@@ -25,6 +25,9 @@ let package = Package(
             name: "CSQLite", path: "Modules/CSystem/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
+            name: "CPQ", path: "Modules/CSystem/CPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
             name: "CMicroHTTPD", path: "Modules/CSystem/CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
@@ -53,7 +56,8 @@ let package = Package(
             path: "Modules/BankIDCore",
             swiftSettings: strictSettings),
         .target(
-            name: "Storage", dependencies: ["CSQLite", "CryptoCore", "Kernel", "SessionCore", "BankIDCore"],
+            name: "Storage",
+            dependencies: ["CPQ", "CSQLite", "CryptoCore", "Kernel", "SessionCore", "BankIDCore"],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
             name: "AuthOrchestrator",

@@ -18,6 +18,8 @@ need_lib sqlite3 libsqlite3-dev
 need_lib libmicrohttpd libmicrohttpd-dev
 need_lib gnutls libgnutls28-dev
 need_lib libqrencode libqrencode-dev
+# libpq: Storage's PostgreSQL engine links it, so every build needs it.
+need_lib libpq libpq-dev
 if [ "$level" = test ] || [ "$level" = bench ]; then
   # The browser test (Tests/Browser/run.sh): headless Chromium, its WebDriver, and a Python venv
   # for Selenium (installed from PyPI into .build/browser-venv by the test itself).
@@ -25,6 +27,10 @@ if [ "$level" = test ] || [ "$level" = bench ]; then
   need_tool chromedriver chromium-driver
   need_tool python3 python3
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need python3-venv
+  # The PostgreSQL tests run against a throwaway cluster (Tools/postgres-test-cluster.sh): Debian's
+  # server binaries, and openssl for the cluster's test certificates.
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need postgresql
+  need_tool openssl openssl
 fi
 if [ "$level" = bench ]; then
   # wrk drives the HTTP benchmark; python3 prints the tables and merges results.json.

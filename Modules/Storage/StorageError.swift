@@ -30,6 +30,22 @@ public struct StorageError: CodedError {
         case invalidArgument = "storage.invalid_argument"
         /// Anything else SQLite reported; it points at a bug in Storage rather than in the data.
         case `internal` = "storage.internal"
+        /// PostgreSQL aborted a transaction to keep transactions serializable, or to break a
+        /// deadlock; running the whole transaction again may succeed.
+        case serializationFailure = "storage.serialization_failure"
+        /// The database server cannot be reached, refused the connection, or the connection broke.
+        case unavailable = "storage.unavailable"
+        /// A statement ran longer than the statement timeout, or no connection became free in time.
+        case timeout = "storage.timeout"
+        /// The database server is older than the oldest version Storage supports.
+        case unsupportedServer = "storage.unsupported_server"
+
+        /// Whether running the failed transaction again from its start may succeed.
+        ///
+        /// Only a serialization failure is: the others either need an operator or, like a lost
+        /// connection, leave open whether a COMMIT took effect, so repeating the writes could apply
+        /// them twice.
+        public var isRetryable: Bool { self == .serializationFailure }
     }
 
     /// What went wrong, as a stable code callers switch on.
