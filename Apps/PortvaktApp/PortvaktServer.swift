@@ -154,7 +154,7 @@ public final class PortvaktServer: Sendable {
         let access = AccountSessionService(
             sessions: sessions, users: store, audit: store, bankID: bankID == nil ? nil : store, clock: clock)
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
-        let bankIDResults = Tally<String>()
+        let bankIDResults = Tally<BankIDOutcome>()
         PasskeyAPI(
             registration: PasskeyRegistration(passkeys: passkeys, enrollment: enrollment), passkeys: passkeys,
             access: access, transport: transport,

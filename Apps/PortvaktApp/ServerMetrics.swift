@@ -18,11 +18,11 @@ final class ServerMetrics: Sendable {
     let clock: any WallClock
     let bankIDCalls: Tally<BankIDCall>
     /// BankID journeys' results by code, as they are delivered.
-    let bankIDResults: Tally<String>
+    let bankIDResults: Tally<BankIDOutcome>
 
     init(
         publicRequests: HTTPMetrics, database: SQLiteDatabase, store: any AdministrationStore,
-        clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<String>
+        clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<BankIDOutcome>
     ) {
         self.bankIDResults = bankIDResults
         self.publicRequests = publicRequests
@@ -89,8 +89,8 @@ final class ServerMetrics: Sendable {
             # TYPE portvakt_bankid_results_total counter
 
             """
-        for (code, count) in bankIDResults.snapshot.sorted(by: { $0.key < $1.key }) {
-            text += "portvakt_bankid_results_total{code=\"\(code)\"} \(count)\n"
+        for (code, count) in bankIDResults.snapshot.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            text += "portvakt_bankid_results_total{code=\"\(code.rawValue)\"} \(count)\n"
         }
         text += """
             # HELP portvakt_bankid_upstream_calls_total Calls to BankID by endpoint and outcome (ok, BankID's error code, or the transport's).

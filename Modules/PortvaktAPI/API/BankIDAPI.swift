@@ -3,6 +3,7 @@ import BankIDCore
 import CryptoCore
 import Foundation
 public import HTTPEngine
+public import Kernel
 public import SessionCore
 
 /// The BankID order routes: start (POST), status (GET), cancel (DELETE). Handlers translate HTTP
@@ -22,7 +23,7 @@ public struct BankIDAPI: Sendable {
     let transport: SessionTransport
     let qrRenderer: (@Sendable (String) -> String?)?
     /// Told each journey's result code once, when it is delivered (for metrics).
-    let onResult: @Sendable (String) -> Void
+    let onResult: @Sendable (BankIDOutcome) -> Void
 
     /// The header native clients send their binding value in.
     public static let bindingHeader = "Portvakt-BankID-Binding"
@@ -35,7 +36,7 @@ public struct BankIDAPI: Sendable {
     public init(
         service: BankIDService, access: AccountSessionService, transport: SessionTransport,
         qrRenderer: (@Sendable (String) -> String?)? = nil,
-        onResult: @escaping @Sendable (String) -> Void = { _ in }
+        onResult: @escaping @Sendable (BankIDOutcome) -> Void = { _ in }
     ) {
         self.onResult = onResult
         self.service = service
@@ -88,7 +89,7 @@ public struct BankIDAPI: Sendable {
             let language = Self.language(request.headers["accept-language"])
             let result = status.result.map { ResultView($0) }
             // Later polls of a finished journey answer bankid.result_delivered: counted once.
-            if let code = status.result?.code, code != .resultDelivered { onResult(code.rawValue) }
+            if let code = status.result?.code, code != .resultDelivered { onResult(code) }
             var response = try HTTPResponse.json(
                 StatusResponse(
                     status: status.status.rawValue, hintCode: status.hintCode,

@@ -29,7 +29,7 @@ public enum BankIDOutcome: String, Sendable, Hashable, CaseIterable {
     case signInRequired = "bankid.sign_in_required"
     /// The order failed at BankID (kept on the flow only; the poll shows the failure).
     case failed = "bankid.failed"
-    /// The account is disabled (login, recovery): `AccountAccess.admit` refused it.
+    /// The account is disabled (login, recovery): the account rule (AuthOrchestrator's `AccountAccess.admit`) refused it.
     case accountDisabled = "account.disabled"
     /// Every poll after the one that received the result: what happened, never a session again.
     case resultDelivered = "bankid.result_delivered"
