@@ -105,3 +105,13 @@ struct BankIDLedger: Sendable {
         return result
     }
 }
+
+extension BankIDCompletedOrder {
+    /// A BankID session for `user` on the order's client, prepared and not stored: it exists only
+    /// if the commit that consumes the completion stores it.
+    func prepareSession(for user: User, with sessions: SessionService) throws -> IssuedSession {
+        try sessions.prepare(
+            userID: user.id, clientKind: flow.clientKind, authMethod: .bankid, userAgent: context.userAgent,
+            ipAddress: context.ipAddress)
+    }
+}

@@ -39,10 +39,7 @@ struct BankIDLoginJourney: BankIDJourney {
             return try ledger.commit(
                 .unchanged(.accountDisabled, clientKind: order.flow.clientKind), for: order)
         }
-        // Prepared, not stored: the session exists only if the commit consumes the completion.
-        let issued = try sessions.prepare(
-            userID: user.id, clientKind: order.flow.clientKind, authMethod: .bankid,
-            userAgent: order.context.userAgent, ipAddress: order.context.ipAddress)
+        let issued = try order.prepareSession(for: user, with: sessions)
         order.record(.bankIDLogin, userID: user.id, adding: ["sessionId": issued.session.id])
         return try ledger.commit(
             .signedIn(user, session: issued, clientKind: order.flow.clientKind), for: order,

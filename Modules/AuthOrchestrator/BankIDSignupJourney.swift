@@ -38,9 +38,7 @@ struct BankIDSignupJourney: BankIDJourney {
         let user = User(
             id: try random.secureToken(16), username: nil, displayName: name.isEmpty ? "BankID user" : name,
             createdAt: order.now, userHandle: try random.secureBytes(User.handleByteCount))
-        let issued = try sessions.prepare(
-            userID: user.id, clientKind: order.flow.clientKind, authMethod: .bankid,
-            userAgent: order.context.userAgent, ipAddress: order.context.ipAddress)
+        let issued = try order.prepareSession(for: user, with: sessions)
         order.record(.bankIDSignup, userID: user.id, adding: ["sessionId": issued.session.id])
         // Another sign-up order of the same person, completed meanwhile, makes this commit fail
         // at the unique link (a storage error): nothing is applied twice.
