@@ -62,7 +62,7 @@ let package = Package(
         // The HTTP engine: libmicrohttpd, requests and responses, routing, the pipeline, rate
         // limits, problem+json. It knows nothing of passkeys, BankID or storage.
         .target(
-            name: "HTTPEngine", dependencies: ["CMicroHTTPD", "CryptoCore", "Kernel"],
+            name: "HTTPEngine", dependencies: ["CMicroHTTPD", "CGnuTLS", "CryptoCore", "Kernel"],
             path: "Modules/HTTPEngine", swiftSettings: strictSettings),
         // The public and admin APIs and the sign-in page: HTTP translated to the use cases.
         .target(
