@@ -73,7 +73,7 @@ let package = Package(
             ],
             path: "Modules/PortvaktAPI", swiftSettings: strictSettings),
         .target(
-            name: "BankIDSimulator", dependencies: ["Kernel", "CMicroHTTPD", "CGnuTLS", "CryptoCore"],
+            name: "BankIDSimulator", dependencies: ["Kernel", "HTTPEngine", "CryptoCore"],
             path: "Modules/BankIDSimulator", swiftSettings: strictSettings),
         .target(
             name: "PortvaktApp",

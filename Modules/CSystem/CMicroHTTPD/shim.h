@@ -116,49 +116,6 @@ static inline struct MHD_Daemon *cmhd_start_tls(
         MHD_OPTION_END);
 }
 
-/// MHD_start_daemon is variadic; this variant is the BankID simulator's: one thread per connection
-/// (injected latency then stalls only its own client), and HTTPS with client certificates when
-/// `key_pem` is non-NULL (PEM key, certificate and the CA that client certificates must chain to).
-/// `notify` sees each connection before its handshake, where the TLS session can be tightened.
-static inline struct MHD_Daemon *cmhd_start_simulator(
-    const struct sockaddr *address,
-    MHD_AccessHandlerCallback handler, void *handler_context,
-    MHD_RequestCompletedCallback completed, void *completed_context,
-    MHD_NotifyConnectionCallback notify, void *notify_context,
-    const char *key_pem, const char *cert_pem, const char *trust_pem,
-    unsigned int connection_timeout_seconds)
-{
-    /* MHD_USE_ITC lets MHD_quiesce_daemon stop the listener while connections finish. */
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC;
-    uint16_t port = 0;
-    if (address->sa_family == AF_INET6) {
-        flags |= MHD_USE_IPv6;
-        port = ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
-    } else {
-        port = ntohs(((const struct sockaddr_in *)address)->sin_port);
-    }
-    if (key_pem == NULL) {
-        return MHD_start_daemon(
-            flags, port, NULL, NULL, handler, handler_context,
-            MHD_OPTION_SOCK_ADDR, address,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-            MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
-            MHD_OPTION_END);
-    }
-    return MHD_start_daemon(
-        flags | MHD_USE_TLS, port, NULL, NULL, handler, handler_context,
-        MHD_OPTION_SOCK_ADDR, address,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
-        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-        MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
-        MHD_OPTION_HTTPS_MEM_KEY, key_pem,
-        MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
-        MHD_OPTION_HTTPS_MEM_TRUST, trust_pem,
-        MHD_OPTION_END);
-}
-
 /// MHD_get_connection_info is variadic; returns the connection's gnutls_session_t (NULL for plain HTTP).
 static inline void *cmhd_tls_session(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =
