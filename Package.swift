@@ -66,7 +66,7 @@ let package = Package(
         // The HTTP engine: libmicrohttpd, requests and responses, routing, the pipeline, rate
         // limits, problem+json. It knows nothing of passkeys, BankID or storage.
         .target(
-            name: "HTTPEngine", dependencies: ["CMicroHTTPD", "CryptoCore", "Kernel"],
+            name: "HTTPEngine", dependencies: ["CMicroHTTPD", "CGnuTLS", "CryptoCore", "Kernel"],
             path: "Modules/HTTPEngine", swiftSettings: strictSettings),
         // The public and admin APIs and the sign-in page: HTTP translated to the use cases.
         .target(
@@ -77,7 +77,7 @@ let package = Package(
             ],
             path: "Modules/PortvaktAPI", swiftSettings: strictSettings),
         .target(
-            name: "BankIDSimulator", dependencies: ["Kernel", "CMicroHTTPD", "CGnuTLS", "CryptoCore"],
+            name: "BankIDSimulator", dependencies: ["Kernel", "HTTPEngine", "CryptoCore"],
             path: "Modules/BankIDSimulator", swiftSettings: strictSettings),
         .target(
             name: "PortvaktApp",

@@ -1,5 +1,6 @@
 public import CryptoCore
 import Foundation
+import HTTPEngine
 public import Kernel
 
 /// A BankID RP API v6 server for development and tests: mutual TLS with a generated development
@@ -24,18 +25,12 @@ public enum BankIDSimulator {
         let engine = SimulatorEngine(
             configuration: configuration, clock: clock, signingKey: pki.serverKey,
             certificateDER: pki.serverCertificateDER, log: log)
-        let rp = try SimulatorHTTPServer(
-            port: configuration.port,
-            tls: .init(
-                keyPEM: pki.serverKeyPEM, certificatePEM: pki.serverCertificatePEM,
-                trustPEM: pki.caCertificatePEM),
-            respond: { engine.handleRP($0) })
-        let user: SimulatorHTTPServer
+        let rp = try Listeners.rp(engine, port: configuration.port, pki: pki)
+        let user: HTTPServer
         do {
-            user = try SimulatorHTTPServer(
-                port: configuration.userPort, tls: nil, respond: { engine.handleUser($0) })
+            user = try Listeners.user(engine, port: configuration.userPort)
         } catch {
-            rp.stop()
+            rp.shutdown(grace: 0)
             throw error
         }
         return RunningSimulator(engine: engine, rp: rp, user: user, pki: pki)
@@ -92,8 +87,8 @@ public struct SimulatorClientConfiguration: Sendable, Hashable {
 /// A started simulator: where it listens, what a client needs to trust and present, and control.
 public final class RunningSimulator: Sendable {
     let engine: SimulatorEngine
-    private let rp: SimulatorHTTPServer
-    private let user: SimulatorHTTPServer
+    private let rp: HTTPServer
+    private let user: HTTPServer
 
     /// Where a client finds this simulator and what it trusts and presents.
     public let clientConfiguration: SimulatorClientConfiguration
@@ -114,7 +109,7 @@ public final class RunningSimulator: Sendable {
     /// The PKCS#12 passphrase. Secret: never log it.
     public var passphrase: String { clientConfiguration.passphrase }
 
-    init(engine: SimulatorEngine, rp: SimulatorHTTPServer, user: SimulatorHTTPServer, pki: DevelopmentPKI) {
+    init(engine: SimulatorEngine, rp: HTTPServer, user: HTTPServer, pki: DevelopmentPKI) {
         self.engine = engine
         self.rp = rp
         self.user = user
@@ -130,8 +125,8 @@ public final class RunningSimulator: Sendable {
     /// Stops both listeners: new connections are refused at once, requests in flight get up to
     /// `grace` seconds to finish, then every connection is closed. Later calls do nothing.
     public func stop(grace: Double = 0) {
-        rp.stop(grace: grace)
-        user.stop(grace: grace)
+        rp.shutdown(grace: grace)
+        user.shutdown(grace: grace)
     }
 
     // MARK: In-process control, the same as the user API's control endpoint.
@@ -168,12 +163,11 @@ public final class RunningSimulator: Sendable {
     public func handleUserRequest(method: String, path: String, body: [UInt8], peer: String)
         -> (status: Int, contentType: String, body: [UInt8])
     {
-        let request = SimulatorRequest(method: method, path: path, headers: [:], body: body, peer: peer)
-        switch engine.handleUser(request) {
-        case .response(let status, let contentType, let body): return (status, contentType, body)
-        // The user API never drops connections; only RP faults do.
-        case .dropConnection: return (500, "application/json", Array(#"{"errorCode":"internalError"}"#.utf8))
-        }
+        let answer =
+            HTTPMethod(token: method).map {
+                engine.handleUser(HTTPRequest(method: $0, path: path, body: body, peerAddress: peer))
+            } ?? SimulatorEngine.error(405, "methodNotAllowed", "Unknown method")
+        return (answer.status, answer.headers["Content-Type"] ?? "application/octet-stream", answer.body)
     }
 
     /// The test persons in effect; the first is the default.

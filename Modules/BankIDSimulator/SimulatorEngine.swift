@@ -1,11 +1,23 @@
 import CryptoCore
 import Foundation
 import Glibc
+import HTTPEngine
 import Kernel
 import Synchronization
 
-/// The simulator's shared state and the two APIs over it. Called from MHD's connection threads;
-/// every state change happens under one lock, and the order logic itself is `Order`'s pure code.
+/// The RP API's endpoints under /rp/v6.0/.
+enum RPEndpoint: String, CaseIterable, Sendable {
+    case auth
+    case sign
+    case phoneAuth = "phone/auth"
+    case phoneSign = "phone/sign"
+    case collect
+    case cancel
+}
+
+/// The simulator's shared state and the two APIs over it. Called from the engine's connection
+/// threads (one per connection); every state change happens under one lock, and the order logic
+/// itself is `Order`'s pure code.
 final class SimulatorEngine: Sendable {
     /// What control can change while running.
     struct Controls: Sendable {
@@ -52,32 +64,73 @@ final class SimulatorEngine: Sendable {
 
     // MARK: Replies
 
-    static func json(_ status: Int, _ value: JSONValue) -> SimulatorReply {
-        .response(status: status, contentType: "application/json", body: value.serialized)
+    /// A BankID-shaped JSON answer.
+    static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: value.serialized)
     }
 
-    static func error(_ status: Int, _ code: String, _ details: String) -> SimulatorReply {
+    /// BankID's error body: `{"errorCode": ..., "details": ...}`.
+    static func error(_ status: Int, _ code: String, _ details: String) -> HTTPResponse {
         json(status, ["errorCode": .string(code), "details": .string(details)])
     }
 
     // MARK: RP API
 
     static let rpPrefix = "/rp/v6.0/"
-    static let rpEndpoints: Set<String> = ["auth", "sign", "phone/auth", "phone/sign", "collect", "cancel"]
 
-    /// One RP API request: faults and latency first (they model the network and BankID's
-    /// availability), then BankID's checks in its order: path, method, media type, body.
-    func handleRP(_ request: SimulatorRequest) -> SimulatorReply {
-        let reply = answerRP(request)
-        if case .response(let status, _, _) = reply {
-            log("bankid-simulator rp \(request.method) \(request.path) \(status)")
-        } else {
-            log("bankid-simulator rp \(request.method) \(request.path) dropped")
+    /// One request to an RP endpoint (the engine routed it: the path is known, the method POST):
+    /// faults and latency first, then BankID's checks in its order: media type, body.
+    func handleRP(_ endpoint: RPEndpoint, _ request: HTTPRequest) -> HTTPResponse {
+        logged(request) {
+            if let interrupted = networkAndAvailability() { return interrupted }
+            // BankID wants exactly this media type: even "; charset=UTF-8" is refused.
+            guard request.headers["Content-Type"] == "application/json" else {
+                return Self.error(415, "unsupportedMediaType", "Unsupported media type")
+            }
+            guard let body = JSONValue.parse(request.body) else {
+                return Self.error(400, "invalidParameters", "Invalid JSON body")
+            }
+            do throws(RequestValidation.Invalid) {
+                switch endpoint {
+                case .auth: return try start(.auth, body)
+                case .sign: return try start(.sign, body)
+                case .phoneAuth: return try start(.phoneAuth, body)
+                case .phoneSign: return try start(.phoneSign, body)
+                case .collect: return try collect(RequestValidation.orderRef(body))
+                case .cancel: return try cancel(RequestValidation.orderRef(body))
+                }
+            } catch {
+                return Self.error(400, "invalidParameters", error.details)
+            }
         }
-        return reply
     }
 
-    private func answerRP(_ request: SimulatorRequest) -> SimulatorReply {
+    /// An RP request no endpoint took (the engine's fallback): faults and latency apply to it as
+    /// to any request, then BankID's answer for a wrong path or method.
+    func handleUnroutedRP(_ request: HTTPRequest, _ reason: FallbackReason) -> HTTPResponse {
+        logged(request) {
+            if let interrupted = networkAndAvailability() { return interrupted }
+            switch reason {
+            case .notFound: return Self.error(404, "notFound", "Not found")
+            case .methodNotAllowed: return Self.error(405, "methodNotAllowed", "Method not allowed")
+            case .bodyTooLarge: return Self.error(400, "invalidParameters", "Request body too large")
+            }
+        }
+    }
+
+    /// Runs an RP request and logs its line: method, path and status (or "dropped"); RP paths
+    /// carry no identifiers, and bodies, which hold personal numbers, are never logged.
+    private func logged(_ request: HTTPRequest, _ answer: () -> HTTPResponse) -> HTTPResponse {
+        let response = answer()
+        let outcome = response.dropsConnection ? "dropped" : String(response.status)
+        log("bankid-simulator rp \(request.method.rawValue) \(request.path) \(outcome)")
+        return response
+    }
+
+    /// The injected latency and the next queued fault, which model the network and BankID's
+    /// availability; nil when the request goes on to BankID's checks. The sleep blocks only this
+    /// connection's thread (the engine gives every connection its own).
+    private func networkAndAvailability() -> HTTPResponse? {
         let (latency, fault) = state.withLock { state -> (Int, Fault?) in
             let fault = state.controls.faults.isEmpty ? nil : state.controls.faults.removeFirst()
             return (state.controls.latencyMilliseconds, fault)
@@ -89,37 +142,12 @@ final class SimulatorEngine: Sendable {
         case .internalError?: return Self.error(500, "internalError", "Internal error (simulated)")
         case .requestTimeout?: return Self.error(408, "requestTimeout", "Request timeout (simulated)")
         case .dropConnection?: return .dropConnection
-        case nil: break
-        }
-        guard request.path.hasPrefix(Self.rpPrefix) else { return Self.error(404, "notFound", "Not found") }
-        let endpoint = String(request.path.dropFirst(Self.rpPrefix.count))
-        guard Self.rpEndpoints.contains(endpoint) else { return Self.error(404, "notFound", "Not found") }
-        guard request.method == "POST" else {
-            return Self.error(405, "methodNotAllowed", "Method not allowed")
-        }
-        // BankID wants exactly this media type: even "; charset=UTF-8" is refused.
-        guard request.headers["content-type"] == "application/json" else {
-            return Self.error(415, "unsupportedMediaType", "Unsupported media type")
-        }
-        guard let body = JSONValue.parse(request.body) else {
-            return Self.error(400, "invalidParameters", "Invalid JSON body")
-        }
-        do {
-            switch endpoint {
-            case "auth": return try start(.auth, body)
-            case "sign": return try start(.sign, body)
-            case "phone/auth": return try start(.phoneAuth, body)
-            case "phone/sign": return try start(.phoneSign, body)
-            case "collect": return try collect(RequestValidation.orderRef(body))
-            default: return try cancel(RequestValidation.orderRef(body))
-            }
-        } catch {
-            return Self.error(400, "invalidParameters", error.details)
+        case nil: return nil
         }
     }
 
     private func start(_ kind: OrderKind, _ body: JSONValue) throws(RequestValidation.Invalid)
-        -> SimulatorReply
+        -> HTTPResponse
     {
         let request = try RequestValidation.order(kind, body)
         let now = clock.now()
@@ -152,7 +180,7 @@ final class SimulatorEngine: Sendable {
             ])
     }
 
-    private func collect(_ orderRef: String) -> SimulatorReply {
+    private func collect(_ orderRef: String) -> HTTPResponse {
         let now = clock.now()
         let outcome = state.withLock { state -> (Order, Order.CollectAnswer)? in
             sweep(&state, now: now)
@@ -184,7 +212,7 @@ final class SimulatorEngine: Sendable {
         }
     }
 
-    private func cancel(_ orderRef: String) -> SimulatorReply {
+    private func cancel(_ orderRef: String) -> HTTPResponse {
         let now = clock.now()
         let cancelled = state.withLock { state -> Bool in
             sweep(&state, now: now)

@@ -1,65 +1,100 @@
 import Foundation
+import HTTPEngine
+
+/// The user API's endpoints.
+enum UserEndpoint: Sendable {
+    case page
+    case persons
+    case readControl
+    case scan
+    case autostart
+    case phone
+    case respond
+    case control
+}
 
 /// The user's side over plain HTTP on loopback: what the BankID app does (scan, open an autostart
 /// link, answer a phone call), the control endpoint for scenarios and faults, and a small page.
 extension SimulatorEngine {
-    static let userPrefix = "/sim/v1/"
+    /// Every user route: the simulator's user listener registers these with the engine's router,
+    /// and `handleUser` (in-process, for a server that mounts them itself) looks them up here.
+    static let userRoutes: [(method: HTTPMethod, path: String, endpoint: UserEndpoint)] = [
+        (.GET, "/", .page), (.GET, "/sim", .page), (.GET, "/sim/", .page),
+        (.GET, "/sim/v1/persons", .persons), (.GET, "/sim/v1/control", .readControl),
+        (.POST, "/sim/v1/scan", .scan), (.POST, "/sim/v1/autostart", .autostart),
+        (.POST, "/sim/v1/phone", .phone), (.POST, "/sim/v1/respond", .respond),
+        (.POST, "/sim/v1/control", .control),
+    ]
 
-    func handleUser(_ request: SimulatorRequest) -> SimulatorReply {
-        if request.method == "GET"
-            && (request.path == "/sim/" || request.path == "/sim" || request.path == "/")
-        {
-            return .response(
-                status: 200, contentType: "text/html; charset=utf-8", body: Array(UserPage.html.utf8))
+    /// One user request by method and path, for in-process callers: the same routes, and the same
+    /// answers for a wrong path or method, as on the simulator's own user listener.
+    func handleUser(_ request: HTTPRequest) -> HTTPResponse {
+        let method = request.method == .HEAD ? .GET : request.method
+        let onPath = Self.userRoutes.filter { $0.path == request.path }
+        if let route = onPath.first(where: { $0.method == method }) {
+            return handleUser(route.endpoint, request)
         }
-        guard request.path.hasPrefix(Self.userPrefix) else { return Self.error(404, "notFound", "Not found") }
-        let endpoint = String(request.path.dropFirst(Self.userPrefix.count))
-        if endpoint == "persons" {
-            guard request.method == "GET" else { return Self.error(405, "methodNotAllowed", "Use GET") }
-            return Self.json(200, ["persons": .array(persons.map(Self.describe))])
+        guard !onPath.isEmpty else { return handleUnroutedUser(request, .notFound) }
+        return handleUnroutedUser(request, .methodNotAllowed(allowed: onPath.map(\.method)))
+    }
+
+    /// A user request no route took: BankID-style error bodies, as the rest of the user API.
+    func handleUnroutedUser(_ request: HTTPRequest, _ reason: FallbackReason) -> HTTPResponse {
+        switch reason {
+        case .notFound: return Self.error(404, "notFound", "Not found")
+        case .methodNotAllowed(let allowed):
+            let methods = allowed.filter { $0 != .HEAD && $0 != .OPTIONS }.map(\.rawValue)
+            return Self.error(405, "methodNotAllowed", "Use " + methods.joined(separator: " or "))
+        case .bodyTooLarge: return Self.error(400, "invalidRequest", "The body is too large")
         }
-        if endpoint == "control" && request.method == "GET" {
-            return Self.json(200, Self.describe(updateControls { _ in }))
+    }
+
+    /// One request to a user endpoint.
+    func handleUser(_ endpoint: UserEndpoint, _ request: HTTPRequest) -> HTTPResponse {
+        switch endpoint {
+        case .page:
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "text/html; charset=utf-8"],
+                body: Array(UserPage.html.utf8))
+        case .persons: return Self.json(200, ["persons": .array(persons.map(Self.describe))])
+        case .readControl: return Self.json(200, Self.describe(updateControls { _ in }))
+        case .scan, .autostart, .phone, .respond, .control: break
         }
-        guard ["scan", "autostart", "phone", "respond", "control"].contains(endpoint) else {
-            return Self.error(404, "notFound", "Not found")
-        }
-        guard request.method == "POST" else { return Self.error(405, "methodNotAllowed", "Use POST") }
         guard let body = JSONValue.parse(request.body), let fields = body.object else {
             return Self.error(400, "invalidRequest", "The body must be a JSON object")
         }
         do throws(UserError) {
-            if endpoint == "control" { return try control(fields) }
+            if endpoint == .control { return try control(fields) }
             let action = try Self.action(fields["action"])
             let personalNumber = try Self.optionalString(fields, "personalNumber")
+            // The engine's client address: the socket peer, as BankID sees the app's device.
+            let ip = request.clientIP
             let result: ActionResult
             switch endpoint {
-            case "scan":
+            case .scan:
                 guard let qrData = fields["qrData"]?.string else {
                     throw UserError(400, "invalidRequest", "qrData missing")
                 }
-                result = try scan(
-                    qrData: qrData, personalNumber: personalNumber, action: action, from: request.peer)
-            case "autostart":
+                result = try scan(qrData: qrData, personalNumber: personalNumber, action: action, from: ip)
+            case .autostart:
                 guard let token = fields["autoStartToken"]?.string else {
                     throw UserError(400, "invalidRequest", "autoStartToken missing")
                 }
-                result = try autostart(
-                    token: token, personalNumber: personalNumber, action: action, from: request.peer)
+                result = try autostart(token: token, personalNumber: personalNumber, action: action, from: ip)
             default:
                 guard let reference = fields["orderRef"]?.string else {
                     throw UserError(400, "invalidRequest", "orderRef missing")
                 }
                 result = try respond(
                     orderRef: reference, personalNumber: personalNumber, action: action,
-                    phoneOnly: endpoint == "phone", from: request.peer)
+                    phoneOnly: endpoint == .phone, from: ip)
             }
             var answer: [String: JSONValue] = [
                 "orderRef": .string(result.orderRef), "status": .string(result.status),
             ]
             if let hint = result.hintCode { answer["hintCode"] = .string(hint) }
             // Only the app on the same device goes back to the returnUrl; a scan happens elsewhere.
-            if let url = result.returnUrl, endpoint != "scan" { answer["returnUrl"] = .string(url) }
+            if let url = result.returnUrl, endpoint != .scan { answer["returnUrl"] = .string(url) }
             return Self.json(200, .object(answer))
         } catch {
             return Self.error(error.status, error.code, error.details)
@@ -87,7 +122,7 @@ extension SimulatorEngine {
 
     /// POST /sim/v1/control: {"outcomes": {pnr: outcome or null}, "latencyMilliseconds": n,
     /// "faults": [{"fault", "count"}], "clearFaults": true, "autoComplete": n or null}.
-    private func control(_ fields: [String: JSONValue]) throws(UserError) -> SimulatorReply {
+    private func control(_ fields: [String: JSONValue]) throws(UserError) -> HTTPResponse {
         let known: Set<String> = ["outcomes", "latencyMilliseconds", "faults", "clearFaults", "autoComplete"]
         if let unknown = fields.keys.first(where: { !known.contains($0) }) {
             throw UserError(400, "invalidRequest", "unknown control field \(unknown)")

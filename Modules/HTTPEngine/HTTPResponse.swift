@@ -11,6 +11,8 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes (not sent for HEAD, 204 or 304).
     public var body: [UInt8]
+    /// Whether this is `dropConnection`: no answer at all, the connection closed instead.
+    public private(set) var dropsConnection = false
 
     /// Creates a response.
     /// - Parameters:
@@ -39,6 +41,15 @@ public struct HTTPResponse: Sendable {
         var writer = JSONWriter()
         value.write(to: &writer)
         return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: writer.bytes)
+    }
+
+    /// No response at all: the server closes the connection without a byte of answer, which is
+    /// what a failed network looks like to the client. For servers that simulate faults (the BankID
+    /// simulator's injected `dropConnection`); the access log and metrics record it as status 0.
+    public static var dropConnection: HTTPResponse {
+        var response = HTTPResponse(status: 0)
+        response.dropsConnection = true
+        return response
     }
 
     /// 204 No Content.

@@ -1,10 +1,12 @@
 public import Foundation
 import Synchronization
 
-/// The HTTP server: libmicrohttpd's thread pool in front of a `Router`.
+/// The HTTP server: libmicrohttpd in front of a `Router`, over plain HTTP or TLS (with required
+/// client certificates when the configuration names a client CA).
 ///
-/// Handlers run synchronously on MHD's worker threads. Start once, shut down once; both are safe
-/// to call from any thread.
+/// Handlers run synchronously on MHD's threads: a pool of poll() workers, or one thread per
+/// connection (`HTTPServerConfiguration.threading`). Start once, shut down once; both are safe to
+/// call from any thread.
 public final class HTTPServer: Sendable {
     private enum Phase {
         case ready

@@ -1,11 +1,29 @@
+public import CryptoCore
+
 /// How the HTTP server listens and defends itself; every default is the strict choice.
 public struct HTTPServerConfiguration: Sendable {
+    /// How connections are spread over threads.
+    public enum Threading: Sendable, Hashable {
+        /// `threads` workers, each polling many connections (poll()): the throughput choice, for
+        /// handlers that return quickly (slow ones are `Router.addAsync` routes, which park their
+        /// connection instead of a worker).
+        case workerPool
+        /// A thread of its own for every connection, up to `connectionLimit`: a handler that blocks
+        /// (a server that simulates latency) stalls only its own client. `threads` is not used.
+        case threadPerConnection
+    }
+
     /// The address to bind: an IPv4 or IPv6 literal. Loopback unless deliberately exposed.
     public var host: String
     /// The port to bind; 0 asks the system for a free one (see `HTTPServer.start()`).
     public var port: Int
-    /// Worker threads, each polling its own connections; handlers run on these.
+    /// Worker threads, each polling its own connections; handlers run on these (`.workerPool`).
     public var threads: Int
+    /// Whether connections share a pool of `threads` workers or each get their own thread.
+    public var threading: Threading
+    /// HTTPS with this key and certificate, and client certificates when it names a client CA;
+    /// nil serves plain HTTP.
+    public var tls: HTTPServerTLS?
     /// Seconds a connection may stay idle (including mid-request) before it is closed,
     /// so slow-loris clients cannot hold connections.
     public var connectionTimeoutSeconds: Int
@@ -31,11 +49,14 @@ public struct HTTPServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 0, threads: Int = 4, connectionTimeoutSeconds: Int = 30,
         connectionLimit: Int = 1024, maxBodyBytes: Int = 64 * 1024, trustedProxies: [String] = [],
         cors: CORSPolicy = CORSPolicy(), rateLimits: [RateClass: RateLimit] = [:],
-        maxTrackedClients: Int = 100_000, apiCacheControl: String = "no-store"
+        maxTrackedClients: Int = 100_000, apiCacheControl: String = "no-store",
+        threading: Threading = .workerPool, tls: HTTPServerTLS? = nil
     ) {
         self.host = host
         self.port = port
         self.threads = threads
+        self.threading = threading
+        self.tls = tls
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.connectionLimit = connectionLimit
         self.maxBodyBytes = maxBodyBytes
@@ -44,6 +65,31 @@ public struct HTTPServerConfiguration: Sendable {
         self.rateLimits = rateLimits
         self.maxTrackedClients = maxTrackedClients
         self.apiCacheControl = apiCacheControl
+    }
+}
+
+/// HTTPS for a listener: the server's key and certificate, and optionally the CA its clients'
+/// certificates must chain to.
+public struct HTTPServerTLS: Sendable {
+    /// The server's private key, PEM (PKCS#8 or the key type's own form). Secret: it prints as
+    /// `<redacted>` and never reaches an error message or a log.
+    public var keyPEM: RedactedSecret
+    /// The server's certificate, PEM, optionally followed by the intermediates a client needs.
+    public var certificatePEM: String
+    /// When set, the PEM CA certificate(s) a client certificate must chain to, and a client
+    /// certificate is *required*: the handshake fails for a client without one or with one this CA
+    /// did not issue, so no request from it reaches a handler. Nil asks for no client certificate.
+    public var clientCAPEM: String?
+
+    /// Creates TLS settings.
+    /// - Parameters:
+    ///   - keyPEM: the server's private key, PEM.
+    ///   - certificatePEM: the server's certificate (and chain), PEM.
+    ///   - clientCAPEM: the CA that must have issued every client's certificate; nil for none.
+    public init(keyPEM: RedactedSecret, certificatePEM: String, clientCAPEM: String? = nil) {
+        self.keyPEM = keyPEM
+        self.certificatePEM = certificatePEM
+        self.clientCAPEM = clientCAPEM
     }
 }
 

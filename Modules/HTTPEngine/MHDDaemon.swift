@@ -1,4 +1,6 @@
+import CGnuTLS
 import CMicroHTTPD
+import CryptoCore
 import Dispatch
 import Glibc
 import Synchronization
@@ -65,8 +67,13 @@ final class ConnectionHandler: Sendable {
     /// orders every suspend before its resume, and every resume before the daemon stops.
     private let suspended = Mutex<(table: [ObjectIdentifier: DeferredResponse], stopping: Bool)>(([:], false))
 
+    /// Whether every connection has a thread of its own (`.threadPerConnection`): async handlers
+    /// then block that thread instead of suspending the connection.
+    let ownThreadPerConnection: Bool
+
     init(pipeline: RequestPipeline) {
         self.pipeline = pipeline
+        self.ownThreadPerConnection = pipeline.configuration.threading == .threadPerConnection
         self.cacheControl = pipeline.configuration.apiCacheControl.utf8CString
         self.maxBodyBytes = pipeline.configuration.maxBodyBytes
         self.discardLimit = max(1 << 20, pipeline.configuration.maxBodyBytes * 16)
@@ -225,14 +232,35 @@ final class ConnectionHandler: Sendable {
         context.body = []
         switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {
         case .now(let prepared): return queue(prepared, on: connection)
+        case .later(let work) where ownThreadPerConnection:
+            return queue(wait(for: work), on: connection)
         case .later(let work): return suspend(connection, context: context, work: work)
         }
+    }
+
+    /// Runs an async handler's work on the handlers' executor and blocks this thread until it is
+    /// done. Only with a thread per connection, where the thread is this connection's alone, so no
+    /// other client waits behind it; MHD's suspend/resume is not used in that mode because a
+    /// resumed connection was left unanswered there (libmicrohttpd 0.9.75).
+    private func wait(for work: @escaping @Sendable () async -> PreparedResponse) -> PreparedResponse {
+        let box = Mutex<PreparedResponse?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: AsyncHandlerExecutor.shared) {
+            let prepared = await work()
+            box.withLock { $0 = prepared }
+            done.signal()
+        }
+        done.wait()
+        // The semaphore orders the store before this load, so the 503 is never sent in practice.
+        return box.withLock { $0 } ?? pipeline.unavailable(requestID: RequestID.generate())
     }
 
     /// Hands a response to MHD, which copies the body and sends it (no body for HEAD), adding
     /// the headers every response carries.
     private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
         let response = prepared.response
+        // MHD_NO makes MHD close the connection with nothing sent: the dropped link asked for.
+        if response.dropsConnection { return .NO }
         let created = response.body.withUnsafeBytes { raw in
             MHD_create_response_from_buffer(
                 raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
@@ -299,49 +327,96 @@ final class MHDDaemon: @unchecked Sendable {
         let retained = Unmanaged.passRetained(handler)
         var storage = sockaddr_storage()
         try Self.fill(&storage, host: configuration.host, port: configuration.port)
-        // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers. poll(), not epoll: with epoll and
-        // its own threads, MHD_quiesce_daemon races the workers removing the listening socket from
-        // their epoll sets, and the loser calls MHD_PANIC (an open libmicrohttpd defect, seen here
-        // as "Failed to remove listen FD from epoll set" aborting a graceful shutdown). The
-        // poll() side of quiescing only raises a flag and wakes the worker.
-        // MHD_ALLOW_SUSPEND_RESUME: async routes (BankID start and cancel) park their connection
-        // instead of a worker thread.
-        let flags = UInt32(
-            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue | MHD_USE_ITC.rawValue
-                | MHD_ALLOW_SUSPEND_RESUME.rawValue)
         let started = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                cmhd_start(
-                    flags, address,
-                    { cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
-                        guard let cls, let connection, let url, let method, let uploadDataSize,
-                            let requestSlot
-                        else {
-                            return .NO
-                        }
-                        return Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().handle(
-                            connection: connection, url: url, method: method, uploadData: uploadData,
-                            uploadDataSize: uploadDataSize, requestSlot: requestSlot)
-                    }, retained.toOpaque(),
-                    { cls, _, requestSlot, _ in
-                        guard let cls else { return }
-                        Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().completed(
-                            requestSlot: requestSlot)
-                    }, retained.toOpaque(),
-                    UInt32(configuration.threads), UInt32(configuration.connectionTimeoutSeconds),
-                    UInt32(configuration.connectionLimit), 32 * 1024)
+                Self.start(address, configuration: configuration, context: retained.toOpaque())
             }
         }
         guard let started else {
             retained.release()
+            // Never the PEM text itself: the key is a secret.
+            let what = configuration.tls == nil ? "" : " or refused the TLS key, certificate or client CA"
             throw HTTPServerError(
                 .startFailed,
-                "libmicrohttpd could not listen on \(configuration.host):\(configuration.port) (errno \(errno))"
+                "libmicrohttpd could not listen on \(configuration.host):\(configuration.port)\(what) (errno \(errno))"
             )
         }
         daemon = started
         retainedHandler = retained
         port = Int(cmhd_bound_port(started))
+    }
+
+    /// Starts MHD with the configuration's threading and TLS; nil when MHD refuses.
+    private static func start(
+        _ address: UnsafePointer<sockaddr>, configuration: HTTPServerConfiguration,
+        context: UnsafeMutableRawPointer
+    ) -> OpaquePointer? {
+        // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers. poll(), not epoll: with epoll and
+        // its own threads, MHD_quiesce_daemon races the workers removing the listening socket from
+        // their epoll sets, and the loser calls MHD_PANIC (an open libmicrohttpd defect, seen here
+        // as "Failed to remove listen FD from epoll set" aborting a graceful shutdown). The
+        // poll() side of quiescing only raises a flag and wakes the worker. (Per connection, poll()
+        // rather than select() too: select cannot watch a descriptor past FD_SETSIZE.)
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue | MHD_USE_ITC.rawValue
+        var poolSize = UInt32(configuration.threads)
+        switch configuration.threading {
+        case .workerPool:
+            // Async routes (BankID start and cancel) park their connection instead of a worker.
+            flags |= MHD_ALLOW_SUSPEND_RESUME.rawValue
+        case .threadPerConnection:
+            // No suspend/resume: an async route blocks its connection's own thread (see
+            // `ConnectionHandler.wait(for:)`). MHD refuses a worker pool beside this mode.
+            flags |= MHD_USE_THREAD_PER_CONNECTION.rawValue
+            poolSize = 0
+        }
+        let access: MHD_AccessHandlerCallback = {
+            cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
+            guard let cls, let connection, let url, let method, let uploadDataSize, let requestSlot else {
+                return .NO
+            }
+            return Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().handle(
+                connection: connection, url: url, method: method, uploadData: uploadData,
+                uploadDataSize: uploadDataSize, requestSlot: requestSlot)
+        }
+        let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, _ in
+            guard let cls else { return }
+            Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().completed(
+                requestSlot: requestSlot)
+        }
+        let timeout = UInt32(configuration.connectionTimeoutSeconds)
+        let limit = UInt32(configuration.connectionLimit)
+        let memory = 32 * 1024
+        guard let tls = configuration.tls else {
+            return cmhd_start(
+                UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit, memory)
+        }
+        // Runs for each new TLS connection after MHD has set up its GnuTLS session and before the
+        // handshake. Given a trust store, MHD only *requests* a client certificate; this makes
+        // GnuTLS require one and verify it against that store during the handshake, so a client
+        // without a certificate from the client CA never gets a request through.
+        let requireClientCertificate: MHD_NotifyConnectionCallback = { _, connection, _, code in
+            guard code == .CONNECTION_NOTIFY_STARTED, let connection,
+                let session = cmhd_tls_session(connection)
+            else { return }
+            gnutls_certificate_server_set_request(OpaquePointer(session), GNUTLS_CERT_REQUIRE)
+            gnutls_session_set_verify_cert(OpaquePointer(session), nil, 0)
+        }
+        // MHD keeps these pointers without copying, but reads them only while it starts, which
+        // MHD_start_daemon finishes before it returns: the C strings may go after the call.
+        return tls.keyPEM.value.withCString { key in
+            tls.certificatePEM.withCString { certificate in
+                guard let clientCA = tls.clientCAPEM else {
+                    return cmhd_start_tls(
+                        UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit,
+                        memory, key, certificate, nil, nil)
+                }
+                return clientCA.withCString { trust in
+                    cmhd_start_tls(
+                        UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit,
+                        memory, key, certificate, trust, requireClientCertificate)
+                }
+            }
+        }
     }
 
     /// Stops accepting: MHD stops polling the listening socket and we close it, so new

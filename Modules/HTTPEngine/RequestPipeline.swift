@@ -71,6 +71,13 @@ final class RequestPipeline: Sendable {
                 "\(route.method.rawValue) \(route.pattern) counts against rate class '\(route.rateClass)', which has no limit"
             )
         }
+        if let fallback = router.fallback, fallback.rateClass != .unlimited,
+            configuration.rateLimits[fallback.rateClass] == nil
+        {
+            throw HTTPServerError(
+                .invalidConfiguration,
+                "the fallback counts against rate class '\(fallback.rateClass)', which has no limit")
+        }
         self.limiter = RateLimiter(
             limits: configuration.rateLimits, maxTrackedClients: configuration.maxTrackedClients, clock: clock
         )
@@ -98,9 +105,15 @@ final class RequestPipeline: Sendable {
         var response: HTTPResponse
 
         if incoming.bodyTooLarge {
-            response = .error(HTTPError.bodyTooLarge(limit: configuration.maxBodyBytes))
+            response = unrouted(
+                .bodyTooLarge(limit: configuration.maxBodyBytes), method: method, incoming: incoming,
+                clientAddress: clientAddress, client: client, requestID: requestID)
         } else if method == .OPTIONS {
-            response = options(path: incoming.path, headers: incoming.headers, corsOrigin: corsOrigin)
+            response =
+                options(path: incoming.path, headers: incoming.headers, corsOrigin: corsOrigin)
+                ?? unrouted(
+                    .notFound, method: method, incoming: incoming, clientAddress: clientAddress,
+                    client: client, requestID: requestID)
         } else {
             switch router.route(method, path: incoming.path) {
             case .matched(let match) where match.route.asyncHandler != nil:
@@ -123,16 +136,25 @@ final class RequestPipeline: Sendable {
                     client: client,
                     requestID: requestID)
             case .methodNotAllowed(let allowed):
-                // The resource exists: whatever the token, `Allow` tells the client what works.
-                response = .error(HTTPError.methodNotAllowed(allowed: allowed))
+                response = unrouted(
+                    .methodNotAllowed(allowed: allowed), method: method, incoming: incoming,
+                    clientAddress: clientAddress, client: client, requestID: requestID)
             case .notFound:
-                // No resource and a token no HTTP specification defines: 501 (RFC 9110 §15.6.2).
-                response = .error(
-                    method == nil && !Self.isStandardMethod(incoming.methodToken)
-                        ? HTTPError.methodNotImplemented() : HTTPError.notFound())
+                response = unrouted(
+                    .notFound, method: method, incoming: incoming, clientAddress: clientAddress,
+                    client: client, requestID: requestID)
             }
         }
 
+        if response.dropsConnection {
+            // Nothing will be sent, so there are no headers to settle; the log says status 0.
+            metrics?.record(
+                route: routePattern, status: 0, nanoseconds: clock.nanoseconds() &- incoming.startNanoseconds)
+            logRequest(
+                method: incoming.methodToken, route: routePattern, status: 0,
+                start: incoming.startNanoseconds, requestID: requestID, client: client)
+            return .now(Self.dropped(requestID: requestID))
+        }
         let defaults = finalize(&response, corsOrigin: corsOrigin, closeConnection: closeConnection)
         metrics?.record(
             route: routePattern, status: response.status,
@@ -187,6 +209,11 @@ final class RequestPipeline: Sendable {
         corsOrigin: String?, closeConnection: Bool
     ) -> PreparedResponse {
         var response = response
+        if response.dropsConnection {
+            logRequest(
+                method: method, route: route, status: 0, start: start, requestID: requestID, client: client)
+            return Self.dropped(requestID: requestID)
+        }
         let defaults = finalize(&response, corsOrigin: corsOrigin, closeConnection: closeConnection)
         logRequest(
             method: method, route: route, status: response.status, start: start, requestID: requestID,
@@ -207,6 +234,45 @@ final class RequestPipeline: Sendable {
             response: response, requestID: requestID, addDefaultCSP: true, addDefaultCacheControl: true)
     }
 
+    /// What the MHD glue gets for `HTTPResponse.dropConnection`: it closes without answering.
+    private static func dropped(requestID: String) -> PreparedResponse {
+        PreparedResponse(
+            response: .dropConnection, requestID: requestID, addDefaultCSP: false,
+            addDefaultCacheControl: false)
+    }
+
+    /// A request no route takes: the router's fallback answers when there is one and it can be told
+    /// the method, else the engine's own problem (404, 405 with Allow, 413, or 501).
+    private func unrouted(
+        _ reason: FallbackReason, method: HTTPMethod?, incoming: IncomingRequest, clientAddress: IPAddress,
+        client: String, requestID: String
+    ) -> HTTPResponse {
+        guard let fallback = router.fallback, let method else {
+            switch reason {
+            case .bodyTooLarge(let limit): return .error(HTTPError.bodyTooLarge(limit: limit))
+            case .methodNotAllowed(let allowed):
+                // The resource exists: whatever the token, `Allow` tells the client what works.
+                return .error(HTTPError.methodNotAllowed(allowed: allowed))
+            case .notFound:
+                // No resource and a token no HTTP specification defines: 501 (RFC 9110 §15.6.2).
+                return .error(
+                    method == nil && !Self.isStandardMethod(incoming.methodToken)
+                        ? HTTPError.methodNotImplemented() : HTTPError.notFound())
+            }
+        }
+        if case .limited(let seconds) = limiter.check(routeClass: fallback.rateClass, client: clientAddress) {
+            return .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
+        }
+        let request = HTTPRequest(
+            method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
+            body: incoming.bodyTooLarge ? [] : incoming.body, peerAddress: incoming.peer.description,
+            clientIP: client, requestID: requestID, route: Self.fallbackRoute)
+        return run(route: Self.fallbackRoute, requestID: requestID) { try fallback.handler(request, reason) }
+    }
+
+    /// The `route` a fallback's request carries: no pattern matched.
+    static let fallbackRoute = "*"
+
     /// RFC 9110 methods we do not serve still deserve 405 rather than "not implemented".
     private static func isStandardMethod(_ token: String) -> Bool {
         token == "TRACE" || token == "CONNECT"
@@ -225,8 +291,14 @@ final class RequestPipeline: Sendable {
             method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
             body: incoming.body, peerAddress: incoming.peer.description, clientIP: client,
             requestID: requestID, pathParameters: match.parameters, route: route.pattern)
+        return run(route: route.pattern, requestID: requestID) { try match.route.handler(request) }
+    }
+
+    /// Runs a synchronous handler: an `HTTPResponseError` becomes its problem, anything else a 500
+    /// whose body says nothing and whose log line names only the error's type.
+    private func run(route: String, requestID: String, _ handler: () throws -> HTTPResponse) -> HTTPResponse {
         do {
-            return try match.route.handler(request)
+            return try handler()
         } catch let error as any HTTPResponseError {
             return .error(error)
         } catch let failure as any DependencyFailure {
@@ -235,16 +307,16 @@ final class RequestPipeline: Sendable {
             // Only the type: an error's message can carry request data or secrets.
             accessLog(
                 "{\"ts\":\"\(Self.timestamp())\",\"level\":\"error\",\"msg\":\"unhandled error\",\"errorType\":"
-                    + "\(Self.jsonString(String(reflecting: type(of: error)))),\"route\":\(Self.jsonString(route.pattern)),"
+                    + "\(Self.jsonString(String(reflecting: type(of: error)))),\"route\":\(Self.jsonString(route)),"
                     + "\"requestId\":\(Self.jsonString(requestID))}")
             return .error(HTTPError.internal())
         }
     }
 
     /// OPTIONS: a CORS preflight from an allowed origin gets the CORS grant; anything else gets
-    /// `Allow` only, which a browser treats as a refused preflight.
-    private func options(path: String, headers: HTTPHeaders, corsOrigin: String?) -> HTTPResponse {
-        guard let allowed = router.allowedMethods(path: path) else { return .error(HTTPError.notFound()) }
+    /// `Allow` only, which a browser treats as a refused preflight. Nil when no route has the path.
+    private func options(path: String, headers: HTTPHeaders, corsOrigin: String?) -> HTTPResponse? {
+        guard let allowed = router.allowedMethods(path: path) else { return nil }
         var response = HTTPResponse.noContent
         let allow = allowed.map(\.rawValue).joined(separator: ", ")
         response.headers.add("Allow", allow)

@@ -5,6 +5,19 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 /// and the server's thread released while it runs; the response is sent when it returns.
 public typealias AsyncHTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
+/// Why a request went to the router's fallback instead of a route.
+public enum FallbackReason: Sendable, Hashable {
+    /// No route has the path.
+    case notFound
+    /// The path has routes, but none for this method; `allowed` is what `Allow` would list.
+    case methodNotAllowed(allowed: [HTTPMethod])
+    /// The body was larger than `maxBodyBytes` (the request's `body` is empty); `limit` is that limit.
+    case bodyTooLarge(limit: Int)
+}
+
+/// The handler for requests no route takes (see `Router.fallback`), told why.
+public typealias HTTPFallbackHandler = @Sendable (HTTPRequest, FallbackReason) throws -> HTTPResponse
+
 /// What the router knows about one route, for documentation (OpenAPI) and tests.
 public struct RouteDescription: Sendable, Hashable {
     /// The method.
@@ -35,7 +48,14 @@ public struct Router: Sendable {
         case parameter(String)
     }
 
+    /// The handler for requests no route takes, with the rate class it counts against.
+    struct Fallback: Sendable {
+        let rateClass: RateClass
+        let handler: HTTPFallbackHandler
+    }
+
     private(set) var table: [Route] = []
+    private(set) var fallback: Fallback?
 
     /// Creates an empty router.
     public init() {}
@@ -85,6 +105,26 @@ public struct Router: Sendable {
             throw HTTPError.internal()
         }
         table[table.count - 1].asyncHandler = handler
+    }
+
+    /// Answers what the engine would otherwise refuse itself with a problem: an unknown path (404),
+    /// a method the path lacks (405) and a body over `maxBodyBytes` (413). Without a fallback those
+    /// stay `application/problem+json`; a server whose clients expect errors of another shape (the
+    /// BankID simulator, whose clients parse BankID's `errorCode` bodies) answers them here.
+    ///
+    /// Everything else is as for a route: the request counts against `rateClass`, the handler's
+    /// response gets the request id, security headers and CORS, a thrown error is mapped, and the
+    /// access log has the line (with no route). The request's `route` is `*`. Not sent here: OPTIONS
+    /// for a path that has routes (`Allow` and CORS preflight), HEAD for a GET route, and method
+    /// tokens `HTTPMethod` does not name, which the engine answers 405 or 501 itself (a handler
+    /// could not be told the method).
+    /// - Parameters:
+    ///   - rateClass: the rate-limit class these requests count against (`.unlimited` for none).
+    ///   - handler: the handler, told why no route took the request.
+    /// - Precondition: no fallback was set before.
+    public mutating func fallback(rateClass: RateClass, handler: @escaping HTTPFallbackHandler) {
+        precondition(fallback == nil, "the router already has a fallback")
+        fallback = Fallback(rateClass: rateClass, handler: handler)
     }
 
     static func parsePattern(_ pattern: String) -> [PatternSegment] {
@@ -146,12 +186,15 @@ final class CompiledRouter: Sendable {
 
     let root: Node
     let routes: [RouteDescription]
+    /// Where requests no route takes go, when the server has one.
+    let fallback: Router.Fallback?
     /// Routes without parameters by their exact path: most requests (health checks, the API's
     /// fixed endpoints) are answered by one hash lookup instead of splitting and walking the tree.
     private let exactRoutes: [String: [HTTPMethod: Router.Route]]
 
     init(_ router: Router) {
         routes = router.routes
+        fallback = router.fallback
         root = Self.build(router.table.map { ($0.segments[...], $0) })
         var exact: [String: [HTTPMethod: Router.Route]] = [:]
         for route in router.table where route.description.parameters.isEmpty {

@@ -77,9 +77,14 @@ public final class PortvaktProcess: @unchecked Sendable {
     /// Sends `signal` to the process.
     public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
-    /// Waits for exit and returns the status (for a signal death, 128 + the signal).
+    /// Waits for exit and returns the status (for a signal death, 128 + the signal). A process
+    /// still running after `timeout` seconds is killed (SIGKILL, so the status says so): a test
+    /// fails on its status rather than hanging the run.
     @discardableResult
-    public func wait() -> Int32 {
+    public func wait(timeout: TimeInterval = 60) -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { send(SIGKILL) }
         process.waitUntilExit()
         // Every byte it wrote, not only what arrived by now: wait for both pipes' end of file
         // (bounded, in case a grandchild still holds one open).

@@ -20,7 +20,8 @@ static inline size_t cmhd_unescape_identity(void *cls, struct MHD_Connection *co
 
 /// MHD_start_daemon is variadic; this fixes the options Portvakt uses.
 /// `address` is a sockaddr_in or sockaddr_in6 (its family decides MHD_USE_IPv6),
-/// `thread_pool_size` > 1 gives MHD's internal thread pool, each thread on its own epoll.
+/// `thread_pool_size` > 1 gives MHD's internal thread pool, each thread polling its own
+/// connections (0 with MHD_USE_THREAD_PER_CONNECTION, which refuses a pool).
 static inline struct MHD_Daemon *cmhd_start(
     unsigned int flags, const struct sockaddr *address,
     MHD_AccessHandlerCallback handler, void *handler_context,
@@ -61,46 +62,57 @@ static inline const struct sockaddr *cmhd_client_address(struct MHD_Connection *
     return info == NULL ? NULL : info->client_addr;
 }
 
-/// MHD_start_daemon is variadic; this variant is the BankID simulator's: one thread per connection
-/// (injected latency then stalls only its own client), and HTTPS with client certificates when
-/// `key_pem` is non-NULL (PEM key, certificate and the CA that client certificates must chain to).
-/// `notify` sees each connection before its handshake, where the TLS session can be tightened.
-static inline struct MHD_Daemon *cmhd_start_simulator(
-    const struct sockaddr *address,
+/// MHD_start_daemon is variadic; this is `cmhd_start` serving HTTPS (`flags` gains MHD_USE_TLS).
+/// `key_pem` and `cert_pem` are the server's PEM key and certificate; a non-NULL `trust_pem` is the
+/// CA client certificates are checked against, and `notify` then sees each connection before its
+/// handshake, where the TLS session can be told to require one. MHD keeps the pointers, not copies,
+/// but reads them only while starting.
+static inline struct MHD_Daemon *cmhd_start_tls(
+    unsigned int flags, const struct sockaddr *address,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
-    MHD_NotifyConnectionCallback notify, void *notify_context,
+    unsigned int thread_pool_size, unsigned int connection_timeout_seconds,
+    unsigned int connection_limit, size_t connection_memory_limit,
     const char *key_pem, const char *cert_pem, const char *trust_pem,
-    unsigned int connection_timeout_seconds)
+    MHD_NotifyConnectionCallback notify)
 {
-    /* MHD_USE_ITC lets MHD_quiesce_daemon stop the listener while connections finish. */
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC;
     uint16_t port = 0;
+    flags |= MHD_USE_TLS;
     if (address->sa_family == AF_INET6) {
         flags |= MHD_USE_IPv6;
         port = ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
     } else {
         port = ntohs(((const struct sockaddr_in *)address)->sin_port);
     }
-    if (key_pem == NULL) {
+    if (trust_pem == NULL) {
         return MHD_start_daemon(
             flags, port, NULL, NULL, handler, handler_context,
             MHD_OPTION_SOCK_ADDR, address,
             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
             MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
+            MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+            MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
             MHD_OPTION_END);
     }
     return MHD_start_daemon(
-        flags | MHD_USE_TLS, port, NULL, NULL, handler, handler_context,
+        flags, port, NULL, NULL, handler, handler_context,
         MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
+        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
         MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
         MHD_OPTION_HTTPS_MEM_KEY, key_pem,
         MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
         MHD_OPTION_HTTPS_MEM_TRUST, trust_pem,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, NULL,
         MHD_OPTION_END);
 }
 
