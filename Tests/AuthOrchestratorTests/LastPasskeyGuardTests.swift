@@ -69,3 +69,43 @@ struct LastPasskeyGuardTests {
         #expect(try f.store.passkeyCount(userID: ada.user.id) == 1)
     }
 }
+
+/// The administrators' search: a twelve-digit search is a personal number, found by its keyed
+/// digest, never matched as text (the rule used to sit in the admin handler).
+@Suite("AccountAdministration: searching by personal number")
+struct PersonalNumberSearchTests {
+    @Test(
+        "a personal-number search finds the linked account by digest; text search never matches the number",
+        arguments: Backend.allCases)
+    func search(backend: Backend) throws {
+        let f = try ServiceFixture(backend)
+        let (ada, _) = try f.signUp("ada")
+        _ = try f.signUp("198112289874")  // a username that is the number's text
+        let hasher = try IdentityHasher(
+            currentKeyID: "k1", keys: [try IdentityKey(id: "k1", secret: Array(repeating: 9, count: 32))])
+        let number = try PersonalNumber("198112289874")
+        let flow = BankIDFlow(
+            idHash: Digest.sha256("order-ada"), orderRef: "ref-ada", intent: .link, sameDevice: false,
+            bindingHash: Digest.sha256("binding"), userID: ada.user.id, createdAt: f.clock.now())
+        try f.opened.identities.insertBankIDFlow(flow)
+        #expect(
+            try f.opened.identities.commitBankIDCompletion(
+                BankIDCompletionRecord(
+                    flowIDHash: flow.idHash, outcome: "bankid.linked", at: f.clock.now(),
+                    link: LinkedIdentity(
+                        userID: ada.user.id, digest: hasher.digest(number), name: "Ada",
+                        linkedAt: f.clock.now()))))
+        let administration = AccountAdministration(
+            store: f.store, clock: f.clock, random: SeededRandom(seed: "search"),
+            identities: IdentityDirectory(store: f.opened.identities, hasher: hasher))
+        let found = try administration.listUsers(search: "198112289874", cursor: nil, limit: nil)
+        #expect(found.items.map(\.id) == [ada.user.id] && found.nextCursor == nil)
+        // Without BankID there is no identity to find, and the number is still not matched as text.
+        let withoutBankID = AccountAdministration(store: f.store, clock: f.clock, random: SeededRandom())
+        #expect(try withoutBankID.listUsers(search: "198112289874", cursor: nil, limit: nil).items.isEmpty)
+        #expect(
+            try administration.listUsers(search: "ada", cursor: nil, limit: nil).items.map(\.id) == [
+                ada.user.id
+            ])
+    }
+}
