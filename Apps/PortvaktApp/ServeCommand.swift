@@ -7,16 +7,9 @@ enum ServeCommand {
         let configuration = try PortvaktConfiguration.load(path: configPath, environment: environment)
         let logger = Logger(minimum: configuration.logging.level)
         let server = try PortvaktServer(configuration: configuration, logger: logger)
-        try server.start()
-        if let token = server.createdAdminToken {
-            // Shown once, on the terminal that started the first run; only its hash is stored.
-            FileHandle.standardOutput.write(
-                Data("Admin API token (shown once, store it now; only its hash is kept):\n  \(token)\n".utf8))
-        }
-        logger.log(.info, "ready", ["publicURL": configuration.publicURL])
-
         // Signals are taken by a dispatch source, not a C handler, so shutdown runs as ordinary
-        // code. The main thread waits on a semaphore that the source signals.
+        // code. The main thread waits on a semaphore that the source signals. The sources exist
+        // before the listeners do: a SIGTERM sent as soon as a port answers is never lost.
         let stop = DispatchSemaphore(value: 0)
         let queue = DispatchQueue(label: "portvakt.signals")
         var sources: [any DispatchSourceSignal] = []
@@ -30,6 +23,14 @@ enum ServeCommand {
             source.resume()
             sources.append(source)
         }
+        try server.start()
+        if let token = server.createdAdminToken {
+            // Shown once, on the terminal that started the first run; only its hash is stored.
+            FileHandle.standardOutput.write(
+                Data("Admin API token (shown once, store it now; only its hash is kept):\n  \(token)\n".utf8))
+        }
+        logger.log(.info, "ready", ["publicURL": configuration.publicURL])
+
         stop.wait()
         server.shutdown(grace: 10)
         sources.forEach { $0.cancel() }
