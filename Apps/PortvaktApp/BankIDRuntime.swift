@@ -150,7 +150,7 @@ final class BankIDRuntime: Sendable {
     static func developmentHasher(dataDirectory: String) throws -> IdentityHasher {
         let path = (dataDirectory as NSString).appendingPathComponent(developmentKeyFile)
         if !FileManager.default.fileExists(atPath: path) {
-            let secret = try SystemRandom().bytes(32)
+            let secret = SystemRandom().bytes(32)
             let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
             if descriptor >= 0 {
                 let text = Array(Base64URL.encode(secret).utf8)

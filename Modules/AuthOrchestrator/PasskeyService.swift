@@ -125,10 +125,8 @@ public struct PasskeyService: Sendable {
     ) {
         // The system's randomness rather than `random`: the key is never seen, and drawing it from
         // a seeded test source would shift every value drawn after it.
-        guard let key = challengeKey ?? (try? SystemRandom().bytes(LoginChallengeSeal.keyLength)) else {
-            preconditionFailure("no randomness for the login challenge key")
-        }
-        loginSeal = LoginChallengeSeal(key: key)
+        loginSeal = LoginChallengeSeal(
+            key: challengeKey ?? SystemRandom().bytes(LoginChallengeSeal.keyLength))
         self.accounts = accounts
         self.challenges = challenges
         self.audit = audit

@@ -107,7 +107,7 @@ public struct DevelopmentPKI: Sendable {
                 notBefore: notBefore, notAfter: now.addingTimeInterval(2 * 365 * 86_400),
                 keyUsage: [.digitalSignature],
                 extensions: [.extendedKeyUsage([CertificateIssuer.Extension.clientAuth])])
-            let passphrase = Hex.encode(try SystemRandom().bytes(12))
+            let passphrase = Hex.encode(SystemRandom().bytes(12))
             let bundle = try CertificateIssuer.pkcs12(
                 key: clientKey, certificateDER: clientDER, chainDER: [caDER],
                 friendlyName: "Portvakt RP test client",

@@ -1,29 +1,9 @@
 /// A source of cryptographically secure random bytes; injected so tests can fix it.
 public protocol RandomSource: Sendable {
-    /// Returns `count` random bytes or throws when no secure randomness is available.
-    func bytes(_ count: Int) throws(RandomnessError) -> [UInt8]
-}
-
-/// Secure randomness could not be had: nothing random may be used, so the caller refuses.
-public struct RandomnessError: CodedError {
-    /// The one way randomness fails.
-    public enum Code: String, Sendable, CaseIterable {
-        /// The operating system's generator failed.
-        case unavailable = "random.unavailable"
-    }
-
-    public let code: Code
-    public let message: String
-    public let file: String
-    public let line: Int
-
-    /// Creates the error at the caller's location.
-    public init(_ code: Code, _ message: String, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.message = message
-        self.file = file
-        self.line = line
-    }
+    /// Returns `count` random bytes, or throws when no secure randomness is available (a source
+    /// backed by a device or a service may fail; the system's does not). Callers refuse then:
+    /// nothing guessable is ever handed out in place of a random value.
+    func bytes(_ count: Int) throws -> [UInt8]
 }
 
 /// Random bytes from the operating system's CSPRNG: the standard library's
@@ -33,7 +13,7 @@ public struct SystemRandom: RandomSource {
     /// Creates the system random source.
     public init() {}
 
-    public func bytes(_ count: Int) throws(RandomnessError) -> [UInt8] {
+    public func bytes(_ count: Int) -> [UInt8] {
         precondition(count >= 0, "negative byte count")
         var generator = SystemRandomNumberGenerator()
         var buffer = [UInt8](repeating: 0, count: count)

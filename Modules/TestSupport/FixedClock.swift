@@ -32,7 +32,7 @@ public final class SeededRandom: RandomSource {
         state = Mutex((Array(seed.utf8), 0))
     }
 
-    public func bytes(_ count: Int) throws(RandomnessError) -> [UInt8] {
+    public func bytes(_ count: Int) -> [UInt8] {
         state.withLock { state in
             var out = [UInt8]()
             while out.count < count {

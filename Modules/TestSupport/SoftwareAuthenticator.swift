@@ -87,7 +87,7 @@ public struct SoftwareAuthenticator: Sendable {
     public func makeCredential(
         algorithm: COSEAlgorithm, rpID: String, userHandle: [UInt8], credentialID: [UInt8]? = nil
     ) -> SoftwareCredential {
-        let id = credentialID ?? (try! SystemRandom().bytes(32))
+        let id = credentialID ?? SystemRandom().bytes(32)
         return SoftwareCredential(
             id: id, algorithm: algorithm, rpID: rpID, userHandle: userHandle,
             key: SoftwareKey.generate(Self.keyKind(for: algorithm)))

@@ -138,8 +138,8 @@ struct BankIDAPITests {
     )
     func identityKeyRotation() async throws {
         let folder = try TemporaryDirectory()
-        let oldKey = try SystemRandom().bytes(32)
-        for (name, key) in [("old", oldKey), ("new", try SystemRandom().bytes(32))] {
+        let oldKey = SystemRandom().bytes(32)
+        for (name, key) in [("old", oldKey), ("new", SystemRandom().bytes(32))] {
             try Data(Base64URL.encode(key).utf8).write(to: URL(fileURLWithPath: folder.path(name)))
         }
         let server = try TestServer.inProcess(configuration: [

@@ -99,7 +99,7 @@ struct EmbeddedBankIDTests {
         let external = try BankIDSimulator.start(BankIDSimulatorConfiguration(dataDirectory: folder.path))
         defer { external.stop() }
         let keyFile = folder.path("identity.key")
-        try Data(Base64URL.encode(try SystemRandom().bytes(32)).utf8).write(to: URL(fileURLWithPath: keyFile))
+        try Data(Base64URL.encode(SystemRandom().bytes(32)).utf8).write(to: URL(fileURLWithPath: keyFile))
         let passphraseFile = folder.path("passphrase")
         try Data(external.passphrase.utf8).write(to: URL(fileURLWithPath: passphraseFile))
         let server = try TestServer.inProcess(configuration: [

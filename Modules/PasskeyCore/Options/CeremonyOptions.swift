@@ -234,7 +234,7 @@ public struct AuthenticationOptions: Sendable, Hashable {
 
 /// Draws `count` bytes, turning a random-source failure into this module's error.
 private func randomBytes(_ count: Int, _ random: any RandomSource) throws(PasskeyError) -> [UInt8] {
-    do throws(RandomnessError) {
+    do {
         return try random.bytes(count)
     } catch {
         throw PasskeyError(.optionsRandomFailure, "the random source failed", underlying: error)

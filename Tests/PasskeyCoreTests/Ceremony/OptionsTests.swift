@@ -7,8 +7,8 @@ import Testing
 
 /// A random source that always fails, to prove the failure surfaces with its own code.
 private struct BrokenRandom: RandomSource {
-    func bytes(_ count: Int) throws(RandomnessError) -> [UInt8] {
-        throw RandomnessError(.unavailable, "broken")
+    func bytes(_ count: Int) throws -> [UInt8] {
+        throw CryptoError(.randomFailure, "broken")
     }
 }
 
