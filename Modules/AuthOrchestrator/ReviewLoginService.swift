@@ -91,7 +91,11 @@ public struct ReviewLoginService: Sendable {
         guard let user = try store.user(username: policy.username), try store.isReviewAccount(userID: user.id)
         else { try refuse("not_review_account", userID: nil, context: context) }
         // A disabled review account is refused like every other failure: one opaque code.
-        do { try AccountAccess.admit(user) } catch { try refuse("disabled", userID: user.id, context: context) }
+        do {
+            try AccountAccess.admit(user)
+        } catch {
+            try refuse("disabled", userID: user.id, context: context)
+        }
         let issued = try sessions.issue(
             userID: user.id, clientKind: clientKind, authMethod: .review, userAgent: context.userAgent,
             ipAddress: context.ipAddress)

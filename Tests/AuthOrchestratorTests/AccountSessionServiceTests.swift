@@ -142,7 +142,9 @@ struct AccountSessionServiceTests {
 /// failures must always leave a trail.
 @Suite("PasskeyService: a failed login's audit")
 struct FailedLoginAuditTests {
-    @Test("a refused login whose audit event cannot be written fails with the storage error", arguments: Backend.allCases)
+    @Test(
+        "a refused login whose audit event cannot be written fails with the storage error",
+        arguments: Backend.allCases)
     func unrecordedRefusal(backend: Backend) throws {
         let f = try ServiceFixture(backend)
         let (_, credential) = try f.signUp("ada")

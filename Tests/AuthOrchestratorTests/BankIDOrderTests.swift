@@ -214,7 +214,8 @@ final class BankIDJourneyFixture: @unchecked Sendable {
             client: BankIDClient(transport: bankID), store: store, hasher: hasher, clock: clock)
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
         let passkeys = PasskeyService(
-            accounts: store, challenges: store, audit: store, logins: store, identities: store, sessions: sessions,
+            accounts: store, challenges: store, audit: store, logins: store, identities: store,
+            sessions: sessions,
             policy: PasskeyPolicy(
                 relyingParty: RelyingParty(
                     id: "example.com", name: "Example", allowedOrigins: ["https://login.example.com"])),
