@@ -80,9 +80,16 @@ public struct StorageError: CodedError {
 
 }
 
-/// A busy database is worth a retry (503 `storage.busy`); anything else is an internal error
-/// whose details stay in the log.
+/// A database that is busy, unreachable, too slow or kept losing a serialization race is worth a
+/// retry (503 with the code: `storage.busy`, `storage.unavailable`, …); anything else is an
+/// internal error whose details stay in the log.
 extension StorageError: DependencyFailure {
     public var failureCode: String { code.rawValue }
-    public var isTemporary: Bool { code == .busy }
+
+    public var isTemporary: Bool {
+        switch code {
+        case .busy, .unavailable, .timeout, .serializationFailure: true
+        default: false
+        }
+    }
 }

@@ -1,0 +1,46 @@
+import Foundation
+import HTTPEngine
+import Kernel
+import TestSupport
+import Testing
+
+/// A dependency's failure reaches HTTP without the layers above knowing the dependency: the
+/// engine answers a temporary one 503 with its code and Retry-After, any other 500 `internal`.
+@Suite("HTTPEngine: dependency failures")
+struct DependencyFailureTests {
+    struct Outage: DependencyFailure {
+        let failureCode: String
+        let isTemporary: Bool
+    }
+
+    private func router() -> Router {
+        var router = Router()
+        router.add(.GET, "/down", rateClass: .unlimited, summary: "A database that does not answer") { _ in
+            throw Outage(failureCode: "storage.unavailable", isTemporary: true)
+        }
+        router.add(.GET, "/broken", rateClass: .unlimited, summary: "A database that is corrupt") { _ in
+            throw Outage(failureCode: "storage.corrupt", isTemporary: false)
+        }
+        router.addAsync(.GET, "/down-async", rateClass: .unlimited, summary: "The same, awaited") { _ in
+            throw Outage(failureCode: "storage.timeout", isTemporary: true)
+        }
+        return router
+    }
+
+    @Test("a temporary failure is 503 with its own code and Retry-After; any other is a bare 500")
+    func mapping() throws {
+        try withInProcessServer(router: router()) { base, _ in
+            let client = InProcessHTTPClient()
+            let down = try client.send(.GET, base + "/down")
+            #expect(down.status == 503 && down.headers["retry-after"] == "1")
+            #expect(try down.problemCode() == "storage.unavailable")
+            let awaited = try client.send(.GET, base + "/down-async")
+            #expect(awaited.status == 503)
+            #expect(try awaited.problemCode() == "storage.timeout")
+            let broken = try client.send(.GET, base + "/broken")
+            #expect(broken.status == 500 && broken.headers["retry-after"] == nil)
+            #expect(try broken.problemCode() == "internal")
+            #expect(!broken.text.contains("corrupt"))
+        }
+    }
+}
