@@ -194,7 +194,8 @@ struct UsageError: Error {
 }
 
 /// Parsed options and positional arguments, refusing anything not declared: `--flag VALUE`
-/// (once), repeatable `--flag VALUE` (any number of times) and `--switch` (no value).
+/// (once), repeatable `--flag VALUE` (any number of times) and `--switch` (no value); after a
+/// lone `--` everything is positional.
 struct Options {
     private var values: [String: [String]] = [:]
     private var switchesSet: Set<String> = []
@@ -217,8 +218,15 @@ struct Options {
     ) throws(UsageError) -> Options {
         var options = Options()
         var rest = arguments
+        var optionsEnded = false
         while let argument = rest.popFirst() {
-            guard argument.hasPrefix("-") else {
+            // `--` ends the options. Options are `--name` only, so a value that merely starts
+            // with one dash (a base64url credential id can) is positional, as it must be.
+            if argument == "--", !optionsEnded {
+                optionsEnded = true
+                continue
+            }
+            guard !optionsEnded, argument.hasPrefix("--") else {
                 guard options.positional.count < limit else {
                     throw UsageError("unexpected argument '\(argument)' for \(command)")
                 }
