@@ -209,6 +209,10 @@ final class RequestPipeline: Sendable {
         corsOrigin: String?, closeConnection: Bool
     ) -> PreparedResponse {
         var response = response
+        // Counted like every other route's answer: async routes (BankID start and cancel) are
+        // in the metrics too.
+        let status = response.dropsConnection ? 0 : response.status
+        metrics?.record(route: route, status: status, nanoseconds: clock.nanoseconds() &- start)
         if response.dropsConnection {
             logRequest(
                 method: method, route: route, status: 0, start: start, requestID: requestID, client: client)

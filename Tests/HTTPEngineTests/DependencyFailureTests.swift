@@ -44,3 +44,23 @@ struct DependencyFailureTests {
         }
     }
 }
+
+/// Every answered request is counted by route and status, the async routes' too (they are
+/// answered after the request was first seen, on another path through the pipeline).
+@Suite("HTTPEngine: metrics")
+struct MetricsCountTests {
+    @Test("a sync and an async route are both counted by status")
+    func asyncRoutesCounted() async throws {
+        var router = Router()
+        router.add(.GET, "/sync", rateClass: .unlimited, summary: "A sync route") { _ in .noContent }
+        router.addAsync(.GET, "/async", rateClass: .unlimited, summary: "An async route") { _ in .noContent }
+        let metrics = HTTPMetrics(listener: "test", routes: router.routes)
+        let server = try HTTPServer(
+            configuration: HTTPServerConfiguration(), router: router, accessLog: { _ in }, metrics: metrics)
+        _ = await server.respond(to: try InProcessRequest(method: "GET", target: "/sync"))
+        _ = await server.respond(to: try InProcessRequest(method: "GET", target: "/async"))
+        _ = await server.respond(to: try InProcessRequest(method: "GET", target: "/async"))
+        #expect(metrics.counts(route: "/sync") == ["204": 1])
+        #expect(metrics.counts(route: "/async") == ["204": 2])
+    }
+}
