@@ -96,14 +96,14 @@ public struct AccountSessionService: Sendable {
     ///   `AuthError(.accountDisabled)`.
     public func signedIn(token: String?, rotating: Bool) throws -> SignedIn {
         guard let token else { throw SessionError(.missing, "no session token was presented") }
-        let (session, rotated) =
-            rotating
-            ? try sessions.authenticateRotating(token: token) : (try sessions.authenticate(token: token), nil)
+        let session = try sessions.authenticate(token: token)
         guard let user = try users.user(id: session.userID) else {
             throw SessionError(.unknown, "the session's account no longer exists")
         }
         try AccountAccess.admit(user)
-        return SignedIn(session: session, user: user, rotated: rotated)
+        // Only a session that may be used is rotated: a refused one gets no new token.
+        return SignedIn(
+            session: session, user: user, rotated: rotating ? try sessions.rotateIfDue(session) : nil)
     }
 
     /// The account overview for `signedIn`. A step-up counts only while its window is open; one

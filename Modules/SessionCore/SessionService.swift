@@ -93,10 +93,16 @@ public struct SessionService: Sendable {
     public func authenticateRotating(token: String) throws -> (session: Session, replacement: IssuedSession?)
     {
         let session = try authenticate(token: token)
+        return (session, try rotateIfDue(session))
+    }
+
+    /// Rotates `session` (just authenticated) when it is older than the rotation interval: the
+    /// new token for the same user, kind, method and absolute end, or nil when none is due or
+    /// another request rotated it first. Callers that must check more than the token (the
+    /// account behind it) do so before rotating.
+    public func rotateIfDue(_ session: Session) throws -> IssuedSession? {
         let now = clock.now()
-        guard case .active(_, rotationDue: true) = policy.evaluate(session, at: now) else {
-            return (session, nil)
-        }
+        guard case .active(_, rotationDue: true) = policy.evaluate(session, at: now) else { return nil }
         let fresh = try makeSession(
             userID: session.userID, clientKind: session.clientKind, authMethod: session.authMethod,
             userAgent: session.userAgent, ipAddress: session.ipAddress, expiresAt: session.expiresAt)
@@ -104,8 +110,8 @@ public struct SessionService: Sendable {
         guard
             try repository.rotateSession(
                 oldID: session.id, replacement: fresh.session, oldExpiresAt: retiring)
-        else { return (session, nil) }
-        return (session, fresh)
+        else { return nil }
+        return fresh
     }
 
     /// Replaces the session behind `token` with a new one for the same user; the old token stops

@@ -43,6 +43,12 @@ struct AccountSessionServiceTests {
         #expect(throws: AuthError(.accountDisabled, "")) {
             try access(f).signedIn(token: token, rotating: false)
         }
+        // Past the rotation interval a refused account's token is not exchanged: no new session.
+        f.clock.advance(by: 86_400)
+        #expect(throws: AuthError(.accountDisabled, "")) {
+            try access(f).signedIn(token: token, rotating: true)
+        }
+        #expect(try f.sessions.list(userID: user.id).count == 1)
     }
 
     @Test(
