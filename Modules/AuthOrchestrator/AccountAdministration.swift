@@ -371,9 +371,7 @@ public struct AccountAdministration: Sendable {
         details["adminTokenId"] = admin.tokenID
         _ = try store.appendAudit(
             AuditEvent(
-                at: clock.now(), action: action, actor: admin.actor, userID: userID,
-                requestID: context.requestID,
-                ipAddress: context.ipAddress, details: details))
+                action, by: admin.actor, userID: userID, context: context, details: details, at: clock.now()))
     }
 
 }

@@ -105,13 +105,11 @@ public struct EnrollmentService: Sendable {
         try store.insertEnrollmentToken(record)
         _ = try store.appendAudit(
             AuditEvent(
-                at: now, action: .enrollmentIssued, actor: actor, userID: userID,
-                requestID: context.requestID,
-                ipAddress: context.ipAddress,
+                .enrollmentIssued, by: actor, userID: userID, context: context,
                 details: [
                     "tokenId": record.id, "purpose": purpose,
                     "expiresAt": String(Int(record.expiresAt.timeIntervalSince1970)),
-                ]))
+                ], at: now))
         return IssuedEnrollment(record: record, token: token)
     }
 

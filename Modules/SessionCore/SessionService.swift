@@ -84,18 +84,6 @@ public struct SessionService: Sendable {
         }
     }
 
-    /// The live session `token` opens, rotated when it is older than the rotation interval: then
-    /// `replacement` carries a new token for the same session's user, kind, method and absolute
-    /// end, to hand to the client, and the presented token keeps working only for the policy's
-    /// grace. A rotation another request made first leaves `replacement` nil (the token is within
-    /// its grace).
-    /// - Throws: as `authenticate(token:)`.
-    public func authenticateRotating(token: String) throws -> (session: Session, replacement: IssuedSession?)
-    {
-        let session = try authenticate(token: token)
-        return (session, try rotateIfDue(session))
-    }
-
     /// Rotates `session` (just authenticated) when it is older than the rotation interval: the
     /// new token for the same user, kind, method and absolute end, or nil when none is due or
     /// another request rotated it first. Callers that must check more than the token (the
@@ -103,9 +91,7 @@ public struct SessionService: Sendable {
     public func rotateIfDue(_ session: Session) throws -> IssuedSession? {
         let now = clock.now()
         guard case .active(_, rotationDue: true) = policy.evaluate(session, at: now) else { return nil }
-        let fresh = try makeSession(
-            userID: session.userID, clientKind: session.clientKind, authMethod: session.authMethod,
-            userAgent: session.userAgent, ipAddress: session.ipAddress, expiresAt: session.expiresAt)
+        let fresh = try successor(of: session)
         let retiring = now.addingTimeInterval(policy.rotationGrace)
         guard
             try repository.rotateSession(
@@ -119,9 +105,7 @@ public struct SessionService: Sendable {
     public func rotate(token: String) throws -> IssuedSession {
         let old = try authenticate(token: token)
         let now = clock.now()
-        let fresh = try makeSession(
-            userID: old.userID, clientKind: old.clientKind, authMethod: old.authMethod,
-            userAgent: old.userAgent, ipAddress: old.ipAddress, expiresAt: old.expiresAt)
+        let fresh = try successor(of: old)
         try repository.rotateSession(oldID: old.id, replacement: fresh.session, at: now)
         return fresh
     }
@@ -155,6 +139,14 @@ public struct SessionService: Sendable {
     @discardableResult
     public func purge(retention: TimeInterval = 86_400) throws -> Int {
         try repository.purgeSessions(endedBefore: clock.now().addingTimeInterval(-retention))
+    }
+
+    /// A new token for `session`'s user, kind and method, ending when `session` ends: rotation
+    /// never extends a session.
+    private func successor(of session: Session) throws -> IssuedSession {
+        try makeSession(
+            userID: session.userID, clientKind: session.clientKind, authMethod: session.authMethod,
+            userAgent: session.userAgent, ipAddress: session.ipAddress, expiresAt: session.expiresAt)
     }
 
     private func makeSession(

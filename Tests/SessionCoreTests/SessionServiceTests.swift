@@ -99,6 +99,14 @@ struct SessionServiceTests {
         #expect(try service.authenticate(token: fresh.token).id == fresh.session.id)
     }
 
+    /// The session `token` opens, and its rotation when due, as a signed-in request sees them.
+    private func authenticateRotating(_ service: SessionService, token: String) throws -> (
+        session: Session, replacement: IssuedSession?
+    ) {
+        let session = try service.authenticate(token: token)
+        return (session, try service.rotateIfDue(session))
+    }
+
     /// A service whose sessions go idle only at their absolute end, so rotation is seen alone.
     private var rotating: SessionService {
         SessionService(
@@ -113,7 +121,7 @@ struct SessionServiceTests {
     func noRotationBeforeInterval() throws {
         let issued = try rotating.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         clock.advance(by: 1799)
-        let (session, replacement) = try rotating.authenticateRotating(token: issued.token)
+        let (session, replacement) = try authenticateRotating(rotating, token: issued.token)
         #expect(session.id == issued.session.id && replacement == nil)
     }
 
@@ -121,7 +129,7 @@ struct SessionServiceTests {
     func rotationWithGrace() throws {
         let issued = try rotating.issue(userID: "u1", clientKind: .native, authMethod: .bankid)
         clock.advance(by: 1800)
-        let (presented, rotated) = try rotating.authenticateRotating(token: issued.token)
+        let (presented, rotated) = try authenticateRotating(rotating, token: issued.token)
         let fresh = try #require(rotated)
         #expect(presented.id == issued.session.id)
         #expect(fresh.token != issued.token && fresh.session.id != issued.session.id)
@@ -130,7 +138,7 @@ struct SessionServiceTests {
         #expect(fresh.session.authMethod == .bankid && fresh.session.expiresAt == issued.session.expiresAt)
         // A request racing the rotation with the old token gets through, and rotates nothing more.
         clock.advance(by: 59)
-        let (again, second) = try rotating.authenticateRotating(token: issued.token)
+        let (again, second) = try authenticateRotating(rotating, token: issued.token)
         #expect(again.id == issued.session.id && second == nil)
         clock.advance(by: 1)
         #expect(throws: SessionError(.expired, "")) { try rotating.authenticate(token: issued.token) }
@@ -141,7 +149,7 @@ struct SessionServiceTests {
     func noRotationNearTheEnd() throws {
         let issued = try rotating.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         clock.advance(by: 3600 - 60)
-        let (_, replacement) = try rotating.authenticateRotating(token: issued.token)
+        let (_, replacement) = try authenticateRotating(rotating, token: issued.token)
         #expect(replacement == nil)
     }
 
@@ -149,7 +157,7 @@ struct SessionServiceTests {
     func rotatedOutSessionIsRevoked() throws {
         let issued = try rotating.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
         clock.advance(by: 1800)
-        let fresh = try #require(try rotating.authenticateRotating(token: issued.token).replacement)
+        let fresh = try #require(try authenticateRotating(rotating, token: issued.token).replacement)
         #expect(try rotating.revokeAll(ofUser: "u1") == 2)
         #expect(throws: SessionError(.revoked, "")) { try rotating.authenticate(token: issued.token) }
         #expect(throws: SessionError(.revoked, "")) { try rotating.authenticate(token: fresh.token) }
