@@ -116,17 +116,14 @@ public struct BankIDAPI: Sendable {
 
     /// The request's session (when it presents a usable one) and binding value.
     private func requester(_ request: HTTPRequest, signInRequired: Bool) throws -> BankIDRequester {
-        var requester = BankIDRequester(binding: request.bankIDBinding(transport))
-        guard transport.token(in: request) != nil || signInRequired else { return requester }
-        // Never rotated here: the order is bound to the session the request presents.
-        do {
-            let signedIn = try transport.signedIn(request, access: access, rotating: false).signedIn
-            requester.session = signedIn.session
-            requester.user = signedIn.user
-        } catch  where !signInRequired {
-            // A stale session cookie does not stop an anonymous login from starting.
+        // Never rotated here: the order is bound to the session the request presents. A stale
+        // session cookie does not stop an anonymous login from starting; link and sign need it.
+        let (signedIn, failure) = transport.optionallySignedIn(request, access: access)
+        if signInRequired, signedIn == nil {
+            throw failure ?? SessionError(.missing, "no session token was presented")
         }
-        return requester
+        return BankIDRequester(
+            session: signedIn?.session, user: signedIn?.user, binding: request.bankIDBinding(transport))
     }
 
     private func bindingCookieHeader(_ value: String) -> String {
