@@ -76,7 +76,7 @@ enum AdminTokenCommand {
             configuration: SQLiteDatabase.Configuration(
                 busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds))
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         return try body(
             AdminTokenService(store: store, audit: store, clock: SystemClock(), random: SystemRandom()))
     }

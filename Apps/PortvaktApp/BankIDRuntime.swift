@@ -36,7 +36,7 @@ final class BankIDRuntime: Sendable {
     /// - Throws: `SimulatorError` when the embedded simulator cannot start, `BankIDError` when the
     ///   client certificate cannot be read or the transport is misconfigured.
     init(
-        configuration: PortvaktConfiguration, store: SQLiteStore, clock: any WallClock,
+        configuration: PortvaktConfiguration, store: SQLStore, clock: any WallClock,
         certificateClock: any WallClock, logger: Logger
     ) throws {
         let settings = configuration.bankid

@@ -18,7 +18,7 @@ public final class PortvaktServer: Sendable {
     /// The opened database (migrations applied).
     public let database: SQLiteDatabase
     /// The stores over `database`.
-    public let store: SQLiteStore
+    public let store: SQLStore
     /// Sessions over `store`.
     public let sessions: SessionService
     /// Passkey sign-up, sign-in and management over `store`.
@@ -68,7 +68,7 @@ public final class PortvaktServer: Sendable {
                 synchronous: configuration.storage.synchronous == .full ? .full : .normal,
                 readerCount: configuration.storage.readers),
             clock: clock)
-        store = SQLiteStore(database: database, clock: clock)
+        store = SQLStore(database: database, clock: clock)
         sessions = SessionService(
             repository: store,
             policy: SessionPolicy(

@@ -72,7 +72,7 @@ let transport = Counting(
 let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
 defer { database.close() }
 let coordinator = BankIDCollectCoordinator(
-    client: BankIDClient(transport: transport), store: SQLiteStore(database: database),
+    client: BankIDClient(transport: transport), store: SQLStore(database: database),
     hasher: try IdentityHasher(
         currentKeyID: "bench", keys: [try IdentityKey(id: "bench", secret: Array(repeating: 1, count: 32))]))
 

@@ -74,7 +74,7 @@ func freePort() -> Int {
 /// table large.
 func prepare(realUsers: Int, filler: Int, in directory: String) throws -> [SoftwareCredential] {
     let database = try SQLiteDatabase(path: directory + "/portvakt.sqlite")
-    let store = SQLiteStore(database: database)
+    let store = SQLStore(database: database)
     let authenticator = SoftwareAuthenticator()
     var credentials: [SoftwareCredential] = []
     let now = Date()

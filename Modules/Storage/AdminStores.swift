@@ -63,23 +63,21 @@ public protocol AdministrationStore: Sendable {
     func liveSessionCount(at now: Date) throws -> Int
 }
 
-extension SQLiteStore: AdminTokenStore {
-    fileprivate static let adminTokenColumns =
-        "id, name, scope, token_hash, created_at, expires_at, revoked_at"
+extension SQLStore: AdminTokenStore {
 
-    fileprivate static func adminToken(_ row: Row) throws -> AdminTokenRecord {
-        guard let scope = AdminScope(rawValue: row.string(2)) else {
+    fileprivate static func adminToken(_ row: any SQLRow) throws -> AdminTokenRecord {
+        guard let scope = AdminScope(rawValue: try row.string(2)) else {
             throw StorageError(.corrupt, "an admin token has an unknown scope")
         }
         return AdminTokenRecord(
-            id: row.string(0), name: row.string(1), scope: scope, tokenHash: row.blob(3),
-            createdAt: row.date(4), expiresAt: row.optionalDate(5), revokedAt: row.optionalDate(6))
+            id: try row.string(0), name: try row.string(1), scope: scope, tokenHash: try row.blob(3),
+            createdAt: try row.date(4), expiresAt: try row.optionalDate(5), revokedAt: try row.optionalDate(6))
     }
 
     public func insertAdminToken(_ token: AdminTokenRecord) throws {
         try database.write { connection in
             try connection.execute(
-                "INSERT INTO admin_tokens (\(Self.adminTokenColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO admin_tokens (\(StoreSQL.adminTokenColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 [
                     token.id, token.name, token.scope.rawValue, token.tokenHash, token.createdAt,
                     token.expiresAt, token.revokedAt,
@@ -90,7 +88,7 @@ extension SQLiteStore: AdminTokenStore {
     public func adminToken(hash: [UInt8]) throws -> AdminTokenRecord? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.adminTokenColumns) FROM admin_tokens WHERE token_hash = ?1", [hash],
+                "SELECT \(StoreSQL.adminTokenColumns) FROM admin_tokens WHERE token_hash = ?1", [hash],
                 Self.adminToken)
         }
     }
@@ -98,54 +96,57 @@ extension SQLiteStore: AdminTokenStore {
     public func adminTokens() throws -> [AdminTokenRecord] {
         try database.read { connection in
             try connection.query(
-                "SELECT \(Self.adminTokenColumns) FROM admin_tokens ORDER BY created_at, id", [],
+                "SELECT \(StoreSQL.adminTokenColumns) FROM admin_tokens ORDER BY created_at, id", [],
                 Self.adminToken)
         }
     }
 
     public func revokeAdminToken(id: String, at: Date) throws -> Bool {
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 "UPDATE admin_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", [id, at])
-            return connection.changes > 0
+            return changed > 0
         }
     }
 }
 
-extension SQLiteStore: AdministrationStore {
+extension SQLStore: AdministrationStore {
+    /// `text` with A–Z folded to a–z and nothing else, as lower() folds on both engines.
+    fileprivate static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+
     public func searchUsers(_ search: String?, afterID: String?, limit: Int) throws -> [User] {
         guard let search, !search.isEmpty else { return try users(afterID: afterID, limit: limit) }
         guard limit > 0 else { return [] }
-        // LIKE with the pattern's own wildcards escaped, so a search for "a_b" means that text.
-        let escaped = search.replacingOccurrences(of: "\\", with: "\\\\")
+        // LIKE with the pattern's own wildcards escaped, so a search for "a_b" means that text,
+        // on lower() of both sides: SQLite's LIKE ignores ASCII case and PostgreSQL's does not,
+        // while lower() folds only ASCII on both (SQLite's built-in, PostgreSQL's on the "C"
+        // collation these columns have).
+        let escaped = Self.asciiLowercased(search).replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
         let pattern = "%\(escaped)%"
         return try database.read { connection in
             try connection.query(
                 """
-                SELECT id, username, display_name, created_at, disabled_at, user_handle FROM users
-                WHERE id > ?1 AND (id = ?2 OR username LIKE ?3 ESCAPE '\\' OR display_name LIKE ?3 ESCAPE '\\')
+                SELECT \(StoreSQL.userColumns) FROM users
+                WHERE id > ?1
+                  AND (id = ?2 OR lower(username) LIKE ?3 ESCAPE '\\' OR lower(display_name) LIKE ?3 ESCAPE '\\')
                 ORDER BY id LIMIT ?4
-                """, [afterID ?? "", search, pattern, limit]
-            ) { row in
-                User(
-                    id: row.string(0), username: row.optionalString(1), displayName: row.string(2),
-                    createdAt: row.date(3), disabledAt: row.optionalDate(4), userHandle: row.blob(5))
-            }
+                """, [afterID ?? "", search, pattern, limit], Self.user)
         }
     }
 
     public func setUserDisabled(id: String, at: Date?, now: Date) throws -> Int {
         try database.write { connection in
-            try connection.execute("UPDATE users SET disabled_at = ?2 WHERE id = ?1", [id, at])
-            guard connection.changes > 0 else { throw StorageError(.notFound, "no such user") }
+            let changed = try connection.execute("UPDATE users SET disabled_at = ?2 WHERE id = ?1", [id, at])
+            guard changed > 0 else { throw StorageError(.notFound, "no such user") }
             guard at != nil else { return 0 }
-            try connection.execute(
+            return try connection.execute(
                 """
                 UPDATE sessions SET revoked_at = ?2
                 WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2
                 """, [id, now])
-            return connection.changes
         }
     }
 
@@ -154,8 +155,8 @@ extension SQLiteStore: AdministrationStore {
         // Only the filters given become conditions, so SQLite can pick the index for the one
         // that narrows most (user_id or action, each paired with id).
         var conditions: [String] = []
-        var arguments: [any SQLiteBindable] = []
-        func add(_ condition: String, _ value: any SQLiteBindable) {
+        var arguments: [any SQLBindable] = []
+        func add(_ condition: String, _ value: any SQLBindable) {
             arguments.append(value)
             conditions.append(condition.replacingOccurrences(of: "?", with: "?\(arguments.count)"))
         }
@@ -173,10 +174,10 @@ extension SQLiteStore: AdministrationStore {
         return try database.read { connection in
             try connection.query(sql, arguments) { row in
                 AuditEvent(
-                    id: row.int64(0), at: row.date(1), action: AuditAction(rawValue: row.string(2)),
-                    actor: try AuditActor.stored(row.string(3)),
-                    userID: row.optionalString(4), requestID: row.optionalString(5),
-                    ipAddress: row.optionalString(6), details: try AuditDetails.decode(row.string(7)))
+                    id: try row.int64(0), at: try row.date(1), action: AuditAction(rawValue: try row.string(2)),
+                    actor: try AuditActor.stored(try row.string(3)),
+                    userID: try row.optionalString(4), requestID: try row.optionalString(5),
+                    ipAddress: try row.optionalString(6), details: try AuditDetails.decode(try row.string(7)))
             }
         }
     }
@@ -186,55 +187,13 @@ extension SQLiteStore: AdministrationStore {
             Int(
                 try connection.queryFirst(
                     "SELECT count(*) FROM sessions WHERE revoked_at IS NULL AND expires_at > ?1", [now]
-                ) { $0.int64(0) } ?? 0)
+                ) { try $0.int64(0) } ?? 0)
         }
     }
 }
 
-/// Admin tokens in memory, with `SQLiteStore`'s semantics (unique id, name and hash), for tests.
-public final class MemoryAdminTokenStore: AdminTokenStore {
-    private let tokens = Mutex<[AdminTokenRecord]>([])
-
-    /// Creates an empty store.
-    public init() {}
-
-    public func insertAdminToken(_ token: AdminTokenRecord) throws {
-        try tokens.withLock { tokens throws(StorageError) in
-            guard
-                !tokens.contains(where: {
-                    $0.id == token.id || $0.name == token.name || $0.tokenHash == token.tokenHash
-                })
-            else { throw StorageError(.conflict, "an admin token with this id, name or hash exists") }
-            tokens.append(token.normalised)
-        }
-    }
-
-    public func adminToken(hash: [UInt8]) throws -> AdminTokenRecord? {
-        tokens.withLock { $0.first { $0.tokenHash == hash } }
-    }
-
-    public func adminTokens() throws -> [AdminTokenRecord] {
-        tokens.withLock { $0 }
-    }
-
-    public func revokeAdminToken(id: String, at: Date) throws -> Bool {
-        tokens.withLock { tokens in
-            guard let index = tokens.firstIndex(where: { $0.id == id && $0.revokedAt == nil }) else {
-                return false
-            }
-            tokens[index].revokedAt = at.storagePrecision
-            return true
-        }
-    }
-}
-
-extension AdminTokenRecord {
-    /// Times cut to the millisecond, as SQLite keeps them.
-    fileprivate var normalised: AdminTokenRecord {
-        var copy = self
-        copy.createdAt = createdAt.storagePrecision
-        copy.expiresAt = expiresAt?.storagePrecision
-        copy.revokedAt = revokedAt?.storagePrecision
-        return copy
-    }
+/// The column lists and statements the stores above share.
+extension StoreSQL {
+    fileprivate static let adminTokenColumns =
+        "id, name, scope, token_hash, created_at, expires_at, revoked_at"
 }

@@ -2,37 +2,32 @@ public import BankIDCore
 public import Foundation
 import Synchronization
 
-extension SQLiteStore: BankIDOrderStore {
-    fileprivate static let orderColumns = """
-        order_ref, kind, intent, started_at, qr_start_token, qr_start_secret, auto_start_token, \
-        end_user_ip, status, hint_code, last_collected_at, finished_at, completion, lease_owner, \
-        lease_expires_at
-        """
+extension SQLStore: BankIDOrderStore {
 
-    fileprivate static func order(_ row: Row) throws -> BankIDOrder {
-        guard let kind = BankIDOrderKind(rawValue: row.string(1)),
-            let intent = BankIDOrderIntent(rawValue: row.string(2)),
-            let status = BankIDOrderStatus(rawValue: row.string(8))
+    fileprivate static func order(_ row: any SQLRow) throws -> BankIDOrder {
+        guard let kind = BankIDOrderKind(rawValue: try row.string(1)),
+            let intent = BankIDOrderIntent(rawValue: try row.string(2)),
+            let status = BankIDOrderStatus(rawValue: try row.string(8))
         else {
             // The CHECK constraints allow only known values: anything else means the file was altered.
             throw StorageError(.corrupt, "a BankID order has an unknown kind, intent or status")
         }
         var completion: BankIDCompletion?
-        if let text = row.optionalString(12) {
+        if let text = try row.optionalString(12) {
             guard let decoded = try? JSONDecoder().decode(BankIDCompletion.self, from: Data(text.utf8)) else {
                 throw StorageError(.corrupt, "a BankID order's stored result is not readable")
             }
             completion = decoded
         }
         return BankIDOrder(
-            orderRef: row.string(0), kind: kind, intent: intent, startedAt: row.date(3),
-            qrStartToken: row.optionalString(4), qrStartSecret: row.optionalString(5).map(QRStartSecret.init),
-            autoStartToken: row.optionalString(6), endUserIP: row.optionalString(7),
+            orderRef: try row.string(0), kind: kind, intent: intent, startedAt: try row.date(3),
+            qrStartToken: try row.optionalString(4), qrStartSecret: try row.optionalString(5).map(QRStartSecret.init),
+            autoStartToken: try row.optionalString(6), endUserIP: try row.optionalString(7),
             state: BankIDOrderState(
-                status: status, hintCode: row.optionalString(9).map(HintCode.init(rawValue:)),
-                lastCollectedAt: row.optionalDate(10), finishedAt: row.optionalDate(11),
+                status: status, hintCode: try row.optionalString(9).map(HintCode.init(rawValue:)),
+                lastCollectedAt: try row.optionalDate(10), finishedAt: try row.optionalDate(11),
                 completion: completion),
-            leaseOwner: row.optionalString(13), leaseExpiresAt: row.optionalDate(14))
+            leaseOwner: try row.optionalString(13), leaseExpiresAt: try row.optionalDate(14))
     }
 
     fileprivate static func completionJSON(_ completion: BankIDCompletion?) throws -> String? {
@@ -50,7 +45,7 @@ extension SQLiteStore: BankIDOrderStore {
         try database.write { connection in
             try connection.execute(
                 """
-                INSERT INTO bankid_orders (\(Self.orderColumns))
+                INSERT INTO bankid_orders (\(StoreSQL.orderColumns))
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
                 """,
                 [
@@ -66,7 +61,7 @@ extension SQLiteStore: BankIDOrderStore {
     public func bankIDOrder(orderRef: String) throws -> BankIDOrder? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order)
+                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order)
         }
     }
 
@@ -83,13 +78,13 @@ extension SQLiteStore: BankIDOrderStore {
                 WHERE order_ref = ?1 AND status = 'pending'
                   AND (lease_owner IS NULL OR lease_expires_at <= ?4)
                   AND (last_collected_at IS NULL OR last_collected_at <= ?5)
-                RETURNING \(Self.orderColumns)
+                RETURNING \(StoreSQL.orderColumns)
                 """, [orderRef, owner, until, now, collectedBefore], Self.order)
             {
                 return .acquired(leased)
             }
             return try connection.queryFirst(
-                "SELECT \(Self.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order
+                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order
             ).map { .notAcquired($0) }
         }
     }
@@ -118,103 +113,29 @@ extension SQLiteStore: BankIDOrderStore {
                     """, [orderRef, owner])
             }
             return try connection.queryFirst(
-                "SELECT \(Self.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order)
+                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order)
         }
     }
 
     public func purgeBankIDOrders(completedBefore: Date, endedBefore: Date, startedBefore: Date) throws -> Int
     {
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 """
                 DELETE FROM bankid_orders
                 WHERE (status = 'complete' AND finished_at < ?1)
                    OR (status IN ('failed', 'cancelled') AND finished_at < ?2) OR started_at < ?3
                 """, [completedBefore, endedBefore, startedBefore])
-            return connection.changes
+            return changed
         }
     }
 }
 
-/// BankID orders in memory, with the same semantics as `SQLiteStore` (conditions, millisecond
-/// times), for tests of the layers above Storage. One lock makes each method one atomic step.
-public final class MemoryBankIDOrderStore: BankIDOrderStore, Sendable {
-    private let orders = Mutex<[String: BankIDOrder]>([:])
-
-    /// Creates an empty store.
-    public init() {}
-
-    public func insertBankIDOrder(_ order: BankIDOrder) throws {
-        try orders.withLock { orders throws(StorageError) in
-            guard orders[order.orderRef] == nil else {
-                throw StorageError(.conflict, "a BankID order with this orderRef already exists")
-            }
-            orders[order.orderRef] = order.normalised
-        }
-    }
-
-    public func bankIDOrder(orderRef: String) throws -> BankIDOrder? {
-        orders.withLock { $0[orderRef] }
-    }
-
-    public func acquireBankIDCollectLease(
-        orderRef: String, owner: String, now: Date, until: Date, collectedBefore: Date
-    ) throws -> BankIDLeaseOutcome? {
-        let now = now.storagePrecision
-        let collectedBefore = collectedBefore.storagePrecision
-        return orders.withLock { orders in
-            guard var order = orders[orderRef] else { return nil }
-            let leaseFree = order.leaseOwner == nil || (order.leaseExpiresAt ?? .distantPast) <= now
-            let due = order.state.lastCollectedAt.map { $0 <= collectedBefore } ?? true
-            guard order.state.status == .pending, leaseFree, due else { return .notAcquired(order) }
-            order.leaseOwner = owner
-            order.leaseExpiresAt = until.storagePrecision
-            orders[orderRef] = order
-            return .acquired(order)
-        }
-    }
-
-    public func updateBankIDOrder(orderRef: String, state: BankIDOrderState, releasingLeaseOf owner: String?)
-        throws -> BankIDOrder?
-    {
-        orders.withLock { orders in
-            guard var order = orders[orderRef] else { return nil }
-            if order.state.status == .pending { order.state = state }
-            if let owner, order.leaseOwner == owner {
-                order.leaseOwner = nil
-                order.leaseExpiresAt = nil
-            }
-            order = order.normalised
-            orders[orderRef] = order
-            return order
-        }
-    }
-
-    public func purgeBankIDOrders(completedBefore: Date, endedBefore: Date, startedBefore: Date) throws -> Int
-    {
-        let completedBefore = completedBefore.storagePrecision
-        let endedBefore = endedBefore.storagePrecision
-        let startedBefore = startedBefore.storagePrecision
-        return orders.withLock { orders in
-            let before = orders.count
-            orders = orders.filter { _, order in
-                let cutoff = order.state.status == .complete ? completedBefore : endedBefore
-                let ended = order.state.finishedAt.map { $0 < cutoff } ?? false
-                return !(ended || order.startedAt < startedBefore)
-            }
-            return before - orders.count
-        }
-    }
-}
-
-extension BankIDOrder {
-    /// This order with times at the precision SQLite keeps.
-    fileprivate var normalised: BankIDOrder {
-        var order = self
-        order.startedAt = startedAt.storagePrecision
-        order.state.lastCollectedAt = state.lastCollectedAt?.storagePrecision
-        order.state.finishedAt = state.finishedAt?.storagePrecision
-        order.leaseExpiresAt = leaseExpiresAt?.storagePrecision
-        return order
-    }
+/// The column lists and statements the stores above share.
+extension StoreSQL {
+    fileprivate static let orderColumns = """
+        order_ref, kind, intent, started_at, qr_start_token, qr_start_secret, auto_start_token, \
+        end_user_ip, status, hint_code, last_collected_at, finished_at, completion, lease_owner, \
+        lease_expires_at
+        """
 }

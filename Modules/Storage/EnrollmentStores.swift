@@ -62,14 +62,12 @@ public protocol EnrollmentTokenStore: Sendable {
     func redeemEnrollmentToken(id: String, passkey: StoredPasskey, at now: Date) throws -> Bool
 }
 
-extension SQLiteStore: EnrollmentTokenStore {
-    fileprivate static let enrollmentColumns =
-        "id, user_id, token_hash, purpose, created_by, created_at, expires_at, used_at, binding_hash"
+extension SQLStore: EnrollmentTokenStore {
 
     public func insertEnrollmentToken(_ token: EnrollmentTokenRecord) throws {
         try database.write { connection in
             try connection.execute(
-                "INSERT INTO enrollment_tokens (\(Self.enrollmentColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO enrollment_tokens (\(StoreSQL.enrollmentColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 [
                     token.id, token.userID, token.tokenHash, token.purpose, token.createdBy, token.createdAt,
                     token.expiresAt, token.usedAt, token.bindingHash,
@@ -86,17 +84,17 @@ extension SQLiteStore: EnrollmentTokenStore {
     }
 
     /// The token whose `column` (a unique one) holds `value`.
-    private func enrollmentToken(where column: String, is value: any SQLiteBindable) throws
+    private func enrollmentToken(where column: String, is value: any SQLBindable) throws
         -> EnrollmentTokenRecord?
     {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.enrollmentColumns) FROM enrollment_tokens WHERE \(column) = ?1", [value]
+                "SELECT \(StoreSQL.enrollmentColumns) FROM enrollment_tokens WHERE \(column) = ?1", [value]
             ) { row in
                 EnrollmentTokenRecord(
-                    id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), purpose: row.string(3),
-                    createdBy: row.string(4), createdAt: row.date(5), expiresAt: row.date(6),
-                    usedAt: row.optionalDate(7), bindingHash: row.optionalBlob(8))
+                    id: try row.string(0), userID: try row.string(1), tokenHash: try row.blob(2), purpose: try row.string(3),
+                    createdBy: try row.string(4), createdAt: try row.date(5), expiresAt: try row.date(6),
+                    usedAt: try row.optionalDate(7), bindingHash: try row.optionalBlob(8))
             }
         }
     }
@@ -113,7 +111,7 @@ extension SQLiteStore: EnrollmentTokenStore {
         try database.read { connection in
             try connection.queryFirst(
                 "SELECT token_id FROM enrollment_challenges WHERE challenge_id = ?1", [challengeID]
-            ) { $0.string(0) }
+            ) { try $0.string(0) }
         }
     }
 
@@ -121,16 +119,22 @@ extension SQLiteStore: EnrollmentTokenStore {
         try database.write { connection in
             // The conditional UPDATE is the single-use guarantee: under the one writer, only the
             // first redemption finds used_at still NULL.
-            try connection.execute(
+            let changed = try connection.execute(
                 """
                 UPDATE enrollment_tokens SET used_at = ?2
                 WHERE id = ?1 AND used_at IS NULL AND expires_at > ?2 AND user_id = ?3
                 """, [id, now, passkey.userID])
-            guard connection.changes > 0 else { return false }
+            guard changed > 0 else { return false }
             try Self.insert(passkey, on: connection)
             // The token's challenge links stay (they go with the token), so a concurrent finalize
             // still recognises its challenge as an enrollment and is told the token is spent.
             return true
         }
     }
+}
+
+/// The column lists and statements the stores above share.
+extension StoreSQL {
+    fileprivate static let enrollmentColumns =
+        "id, user_id, token_hash, purpose, created_by, created_at, expires_at, used_at, binding_hash"
 }

@@ -175,36 +175,30 @@ public protocol BankIDIdentityStore: Sendable {
 
 // MARK: SQLite
 
-extension SQLiteStore: BankIDIdentityStore {
-    fileprivate static let identityColumns = "user_id, key_id, digest, name, linked_at"
+extension SQLStore: BankIDIdentityStore {
 
-    fileprivate static func identity(_ row: Row) -> LinkedIdentity {
+    fileprivate static func identity(_ row: any SQLRow) throws -> LinkedIdentity {
         LinkedIdentity(
-            userID: row.string(0), digest: IdentityDigest(keyID: row.string(1), value: row.blob(2)),
-            name: row.string(3), linkedAt: row.date(4))
+            userID: try row.string(0), digest: IdentityDigest(keyID: try row.string(1), value: try row.blob(2)),
+            name: try row.string(3), linkedAt: try row.date(4))
     }
 
-    fileprivate static let flowColumns = """
-        id_hash, order_ref, intent, same_device, binding_hash, user_id, session_id, return_nonce, \
-        user_visible_text, created_at, consumed_at, outcome, client_kind
-        """
-
-    fileprivate static func flow(_ row: Row) throws -> BankIDFlow {
-        guard let intent = BankIDOrderIntent(rawValue: row.string(2)),
-            let clientKind = ClientKind(rawValue: row.string(12))
+    fileprivate static func flow(_ row: any SQLRow) throws -> BankIDFlow {
+        guard let intent = BankIDOrderIntent(rawValue: try row.string(2)),
+            let clientKind = ClientKind(rawValue: try row.string(12))
         else { throw StorageError(.corrupt, "a BankID flow has an unknown intent or client kind") }
         return BankIDFlow(
-            idHash: row.blob(0), orderRef: row.string(1), intent: intent, sameDevice: row.int64(3) != 0,
-            clientKind: clientKind, bindingHash: row.blob(4), userID: row.optionalString(5),
-            sessionID: row.optionalString(6),
-            returnNonce: row.optionalString(7), userVisibleText: row.optionalString(8),
-            createdAt: row.date(9), consumedAt: row.optionalDate(10), outcome: row.optionalString(11))
+            idHash: try row.blob(0), orderRef: try row.string(1), intent: intent, sameDevice: try row.bool(3),
+            clientKind: clientKind, bindingHash: try row.blob(4), userID: try row.optionalString(5),
+            sessionID: try row.optionalString(6),
+            returnNonce: try row.optionalString(7), userVisibleText: try row.optionalString(8),
+            createdAt: try row.date(9), consumedAt: try row.optionalDate(10), outcome: try row.optionalString(11))
     }
 
     public func linkedIdentity(userID: String) throws -> LinkedIdentity? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.identityColumns) FROM bankid_identities WHERE user_id = ?1", [userID],
+                "SELECT \(StoreSQL.identityColumns) FROM bankid_identities WHERE user_id = ?1", [userID],
                 Self.identity)
         }
     }
@@ -213,7 +207,7 @@ extension SQLiteStore: BankIDIdentityStore {
         try database.read { connection in
             for digest in digests {
                 if let found = try connection.queryFirst(
-                    "SELECT \(Self.identityColumns) FROM bankid_identities WHERE key_id = ?1 AND digest = ?2",
+                    "SELECT \(StoreSQL.identityColumns) FROM bankid_identities WHERE key_id = ?1 AND digest = ?2",
                     [digest.keyID, digest.value], Self.identity)
                 {
                     return found
@@ -235,7 +229,7 @@ extension SQLiteStore: BankIDIdentityStore {
         try database.write { connection in
             try connection.execute(
                 """
-                INSERT INTO bankid_flows (\(Self.flowColumns))
+                INSERT INTO bankid_flows (\(StoreSQL.flowColumns))
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                 """,
                 [
@@ -249,7 +243,7 @@ extension SQLiteStore: BankIDIdentityStore {
     public func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.flowColumns) FROM bankid_flows WHERE id_hash = ?1", [idHash], Self.flow)
+                "SELECT \(StoreSQL.flowColumns) FROM bankid_flows WHERE id_hash = ?1", [idHash], Self.flow)
         }
     }
 
@@ -257,12 +251,12 @@ extension SQLiteStore: BankIDIdentityStore {
         let details = record.events.map { AuditDetails.encode($0.details) }
         return try database.write { connection in
             // The conditional UPDATE is the once-only gate: a second poll finds consumed_at set.
-            try connection.execute(
+            let changed = try connection.execute(
                 """
                 UPDATE bankid_flows SET consumed_at = ?2, outcome = ?3
                 WHERE id_hash = ?1 AND consumed_at IS NULL
                 """, [record.flowIDHash, record.at, record.outcome])
-            guard connection.changes > 0 else { return false }
+            guard changed > 0 else { return false }
             if let user = record.newUser {
                 try connection.execute(
                     """
@@ -276,7 +270,7 @@ extension SQLiteStore: BankIDIdentityStore {
             }
             if let link = record.link {
                 try connection.execute(
-                    "INSERT INTO bankid_identities (\(Self.identityColumns)) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT INTO bankid_identities (\(StoreSQL.identityColumns)) VALUES (?1, ?2, ?3, ?4, ?5)",
                     [link.userID, link.digest.keyID, link.digest.value, link.name, link.linkedAt])
             }
             if let session = record.session {
@@ -336,129 +330,27 @@ extension SQLiteStore: BankIDIdentityStore {
                 """, [sessionID]
             ) { row in
                 SessionStepUp(
-                    sessionID: row.string(0), signedAt: row.date(1), validUntil: row.date(2),
-                    userVisibleText: row.string(3), signature: row.optionalString(4),
-                    ocspResponse: row.optionalString(5))
+                    sessionID: try row.string(0), signedAt: try row.date(1), validUntil: try row.date(2),
+                    userVisibleText: try row.string(3), signature: try row.optionalString(4),
+                    ocspResponse: try row.optionalString(5))
             }
         }
     }
 
     public func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int {
         try database.write { connection in
-            try connection.execute("DELETE FROM bankid_flows WHERE created_at < ?1", [cutoff])
-            return connection.changes
+            let changed = try connection.execute("DELETE FROM bankid_flows WHERE created_at < ?1", [cutoff])
+            return changed
         }
     }
 }
 
-// MARK: Memory
+/// The column lists and statements the stores above share.
+extension StoreSQL {
+    fileprivate static let identityColumns = "user_id, key_id, digest, name, linked_at"
 
-/// Identities, flows and step-ups in memory, over a `MemoryStore` holding the users, sessions
-/// and audit trail, for tests of the layers above Storage. Its lock is always taken before the
-/// accounts store's, and a failed commit undoes what it had done, so a commit is one step as seen
-/// through this store.
-public final class MemoryIdentityStore: BankIDIdentityStore, Sendable {
-    private struct State {
-        var identities: [String: LinkedIdentity] = [:]
-        var flows: [[UInt8]: BankIDFlow] = [:]
-        var stepUps: [String: SessionStepUp] = [:]
-    }
-
-    private let accounts: MemoryStore
-    private let state = Mutex(State())
-
-    /// Creates an empty store beside `accounts`.
-    public init(accounts: MemoryStore) {
-        self.accounts = accounts
-    }
-
-    public func linkedIdentity(userID: String) throws -> LinkedIdentity? {
-        state.withLock { $0.identities[userID] }
-    }
-
-    public func linkedIdentity(matching digests: [IdentityDigest]) throws -> LinkedIdentity? {
-        state.withLock { state in
-            for digest in digests {
-                if let found = state.identities.values.first(where: { $0.digest == digest }) { return found }
-            }
-            return nil
-        }
-    }
-
-    public func rekeyLinkedIdentity(userID: String, to digest: IdentityDigest) throws {
-        try state.withLock { state throws(StorageError) in
-            guard var identity = state.identities[userID] else { return }
-            guard !state.identities.values.contains(where: { $0.digest == digest && $0.userID != userID })
-            else {
-                throw StorageError(.conflict, "another account is linked to this identity")
-            }
-            identity.digest = digest
-            state.identities[userID] = identity
-        }
-    }
-
-    public func insertBankIDFlow(_ flow: BankIDFlow) throws {
-        try state.withLock { state throws(StorageError) in
-            guard state.flows[flow.idHash] == nil,
-                !state.flows.values.contains(where: { $0.orderRef == flow.orderRef })
-            else { throw StorageError(.conflict, "a BankID flow with this id or orderRef already exists") }
-            var stored = flow
-            stored.createdAt = flow.createdAt.storagePrecision
-            stored.consumedAt = flow.consumedAt?.storagePrecision
-            state.flows[flow.idHash] = stored
-        }
-    }
-
-    public func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow? {
-        state.withLock { $0.flows[idHash] }
-    }
-
-    public func commitBankIDCompletion(_ record: BankIDCompletionRecord) throws -> Bool {
-        let accounts = accounts
-        return try state.withLock { state in
-            guard var flow = state.flows[record.flowIDHash], flow.consumedAt == nil else { return false }
-            if let link = record.link {
-                guard state.identities[link.userID] == nil,
-                    !state.identities.values.contains(where: { $0.digest == link.digest })
-                else { throw StorageError(.conflict, "the identity or the account is already linked") }
-            }
-            if let user = record.newUser { try accounts.insertUser(user) }
-            do {
-                if let session = record.session { try accounts.insertSession(session) }
-            } catch {
-                if let user = record.newUser { _ = try? accounts.deleteUser(id: user.id) }
-                throw error
-            }
-            if let replaced = record.replacedSessionID {
-                _ = try accounts.revokeSession(id: replaced, at: record.at)
-            }
-            if var link = record.link {
-                link.linkedAt = link.linkedAt.storagePrecision
-                state.identities[link.userID] = link
-            }
-            if var stepUp = record.stepUp {
-                stepUp.signedAt = stepUp.signedAt.storagePrecision
-                stepUp.validUntil = stepUp.validUntil.storagePrecision
-                state.stepUps[stepUp.sessionID] = stepUp
-            }
-            for event in record.events { _ = try accounts.appendAudit(event) }
-            flow.consumedAt = record.at.storagePrecision
-            flow.outcome = record.outcome
-            state.flows[record.flowIDHash] = flow
-            return true
-        }
-    }
-
-    public func stepUp(sessionID: String) throws -> SessionStepUp? {
-        state.withLock { $0.stepUps[sessionID] }
-    }
-
-    public func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int {
-        let cutoff = cutoff.storagePrecision
-        return state.withLock { state in
-            let before = state.flows.count
-            state.flows = state.flows.filter { $0.value.createdAt >= cutoff }
-            return before - state.flows.count
-        }
-    }
+    fileprivate static let flowColumns = """
+        id_hash, order_ref, intent, same_device, binding_hash, user_id, session_id, return_nonce, \
+        user_visible_text, created_at, consumed_at, outcome, client_kind
+        """
 }

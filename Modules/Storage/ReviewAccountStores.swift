@@ -15,14 +15,14 @@ public protocol ReviewAccountStore: Sendable {
     func isReviewAccount(userID: String) throws -> Bool
 }
 
-extension SQLiteStore: ReviewAccountStore {
+extension SQLStore: ReviewAccountStore {
     public func ensureReviewAccount(_ candidate: User) throws -> User {
         guard let username = candidate.username else {
             throw StorageError(.invalidArgument, "a review account needs a username")
         }
         return try database.write { connection in
             if let existing = try connection.queryFirst(
-                "SELECT \(Self.userColumns) FROM users WHERE username = ?1", [username], Self.user)
+                "SELECT \(StoreSQL.userColumns) FROM users WHERE username = ?1", [username], Self.user)
             {
                 let listed = try connection.queryFirst(
                     "SELECT 1 FROM review_accounts WHERE user_id = ?1", [existing.id]
@@ -48,30 +48,5 @@ extension SQLiteStore: ReviewAccountStore {
             }
                 ?? false
         }
-    }
-}
-
-extension MemoryStore: ReviewAccountStore {
-    public func ensureReviewAccount(_ candidate: User) throws -> User {
-        guard let username = candidate.username else {
-            throw StorageError(.invalidArgument, "a review account needs a username")
-        }
-        return try reviewAccounts.withLock { listed in
-            if let existing = try user(username: username) {
-                guard listed.contains(existing.id) else {
-                    throw StorageError(
-                        .conflict, "the username belongs to an account that is not the review account")
-                }
-                return existing
-            }
-            try insertUser(candidate)
-            listed.insert(candidate.id)
-            return candidate
-        }
-    }
-
-    public func isReviewAccount(userID: String) throws -> Bool {
-        // A deleted user's row goes with them, as ON DELETE CASCADE does.
-        try reviewAccounts.withLock { $0.contains(userID) } && user(id: userID) != nil
     }
 }

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import Kernel
 
 /// An error from Storage: a stable code, a message free of bound values, and where it arose.

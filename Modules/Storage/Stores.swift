@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Kernel
 
 /// Accounts. Every method is atomic on its own; dates are kept to the millisecond.

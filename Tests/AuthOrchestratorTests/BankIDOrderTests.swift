@@ -112,10 +112,10 @@ final class FakeBankID: BankIDTransport {
 /// The SQLite store with switches that make an audit append or a completion commit fail, as a
 /// full disk or a lost database would.
 final class FaultyBankIDStore: BankIDIdentityStore, AuditStore {
-    let inner: SQLiteStore
+    let inner: SQLStore
     private let failing = Mutex<(audit: Bool, commit: Bool)>((false, false))
 
-    init(_ inner: SQLiteStore) { self.inner = inner }
+    init(_ inner: SQLStore) { self.inner = inner }
 
     /// Makes appends to the audit trail fail (or succeed again).
     func failAudit(_ fail: Bool) { failing.withLock { $0.audit = fail } }
@@ -191,7 +191,7 @@ final class BankIDJourneyFixture: @unchecked Sendable {
     let random = SeededRandom(seed: "bankid-journeys")
     let directory: TemporaryDirectory
     let database: SQLiteDatabase
-    let store: SQLiteStore
+    let store: SQLStore
     let faults: FaultyBankIDStore
     let bankID = FakeBankID()
     let hasher: IdentityHasher
@@ -206,7 +206,7 @@ final class BankIDJourneyFixture: @unchecked Sendable {
     ) throws {
         directory = try TemporaryDirectory(prefix: "bankid-journeys")
         database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
-        store = SQLiteStore(database: database, clock: clock)
+        store = SQLStore(database: database, clock: clock)
         faults = FaultyBankIDStore(store)
         hasher = try IdentityHasher(
             currentKeyID: "k1", keys: [try IdentityKey(id: "k1", secret: Array(repeating: 7, count: 32))])

@@ -27,7 +27,7 @@ enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
         case .sqlite:
             let directory = try TemporaryDirectory()
             let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
-            let store = SQLiteStore(database: database, clock: clock)
+            let store = SQLStore(database: database, clock: clock)
             return OpenedStore(store: store, identities: store, database: database, directory: directory)
         }
     }

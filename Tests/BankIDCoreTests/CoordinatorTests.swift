@@ -144,8 +144,8 @@ struct CoordinatorTests {
         defer { database.close() }
         let bankID = ScriptedBankID()
         let clock = FixedClock()
-        let first = coordinator(bankID, store: SQLiteStore(database: database), clock: clock, instance: "a")
-        let second = coordinator(bankID, store: SQLiteStore(database: database), clock: clock, instance: "b")
+        let first = coordinator(bankID, store: SQLStore(database: database), clock: clock, instance: "a")
+        let second = coordinator(bankID, store: SQLStore(database: database), clock: clock, instance: "b")
         let started = try await startAuth(first)
         let gate = Gate()
         bankID.hold(at: gate)

@@ -20,7 +20,7 @@ enum OrderStoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
             let directory = try TemporaryDirectory()
             let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
             return OrderStoreFixture(
-                store: SQLiteStore(database: database), database: database, directory: directory)
+                store: SQLStore(database: database), database: database, directory: directory)
         }
     }
 }
@@ -190,12 +190,12 @@ struct OrderStoreTests {
         let path = directory.path("portvakt.sqlite")
         do {
             let database = try SQLiteDatabase(path: path)
-            try SQLiteStore(database: database).insertBankIDOrder(order())
+            try SQLStore(database: database).insertBankIDOrder(order())
             database.close()
         }
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let reopened = try SQLiteStore(database: database).bankIDOrder(orderRef: "o1")
+        let reopened = try SQLStore(database: database).bankIDOrder(orderRef: "o1")
         #expect(reopened == order())
         #expect(reopened?.qrStartSecret == QRStartSecret("secret-1"))
     }

@@ -217,7 +217,7 @@ struct SimulatorIntegrationTests {
         let directory = try TemporaryDirectory()
         let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
         defer { database.close() }
-        let coordinator = fixture.coordinator(store: SQLiteStore(database: database))
+        let coordinator = fixture.coordinator(store: SQLStore(database: database))
         let started = try await coordinator.start(
             .auth, BankIDStartRequest(endUserIP: "192.0.2.10"), intent: .login)
         for round in 1...3 {

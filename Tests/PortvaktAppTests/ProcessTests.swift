@@ -116,7 +116,7 @@ struct ProcessTests {
 
         // Arrange a user and two sessions through the library API, as login methods will.
         let setup = try SQLiteDatabase(path: databasePath)
-        let store = SQLiteStore(database: setup)
+        let store = SQLStore(database: setup)
         try store.insertUser(User(id: "u1", username: "ada", displayName: "Ada", createdAt: Date()))
         let sessions = SessionService(repository: store, policy: SessionPolicy())
         let loggedOut = try sessions.issue(userID: "u1", clientKind: .native, authMethod: .passkey)

@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// AuditStore and SettingsStore behaviour, identical for SQLiteStore and MemoryStore.
+/// AuditStore and SettingsStore behaviour, identical for SQLStore and MemoryStore.
 @Suite("Audit and settings stores")
 struct AuditAndSettingsTests {
     @Test(

@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// ChallengeStore behaviour, identical for SQLiteStore and MemoryStore.
+/// ChallengeStore behaviour, identical for SQLStore and MemoryStore.
 @Suite("Challenge store")
 struct ChallengeStoreTests {
     @Test("a challenge is consumed once, with every field", arguments: StoreKind.allCases)

@@ -42,7 +42,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
             let directory = try TemporaryDirectory()
             let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
             return StoreFixture(
-                store: SQLiteStore(database: database), database: database, directory: directory)
+                store: SQLStore(database: database), database: database, directory: directory)
         }
     }
 }

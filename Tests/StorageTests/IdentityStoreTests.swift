@@ -9,7 +9,7 @@ import TestSupport
 import Testing
 
 /// The BankID identity store (links, flows, the once-only completion, step-ups), identical for
-/// SQLiteStore on a real file and the in-memory store.
+/// SQLStore on a real file and the in-memory store.
 @Suite("Identity store")
 struct IdentityStoreTests {
     /// A store under test with the accounts it sits beside.
@@ -27,7 +27,7 @@ struct IdentityStoreTests {
                 accounts: memory, identities: MemoryIdentityStore(accounts: memory), keepAlive: nil)
         case .sqlite:
             let fixture = try kind.make()
-            let sqlite = try #require(fixture.store as? SQLiteStore)
+            let sqlite = try #require(fixture.store as? SQLStore)
             return Fixture(accounts: sqlite, identities: sqlite, keepAlive: fixture)
         }
     }

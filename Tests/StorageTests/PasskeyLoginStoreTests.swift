@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// PasskeyLoginStore: a verified login's writes commit together or not at all, identical for
-/// SQLiteStore and MemoryStore.
+/// SQLStore and MemoryStore.
 @Suite("Passkey login store")
 struct PasskeyLoginStoreTests {
     /// A user with one passkey, a live session to be replaced and one login challenge.

@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// PasskeyStore, AccountStore and user handles, identical for SQLiteStore and MemoryStore.
+/// PasskeyStore, AccountStore and user handles, identical for SQLStore and MemoryStore.
 @Suite("Passkey store")
 struct PasskeyStoreTests {
     @Test("a passkey reads back by credential id with every field", arguments: StoreKind.allCases)

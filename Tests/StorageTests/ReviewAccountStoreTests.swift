@@ -4,7 +4,7 @@ import Storage
 import TestSupport
 import Testing
 
-/// The review account's listing, identical for SQLiteStore (a real file) and MemoryStore.
+/// The review account's listing, identical for SQLStore (a real file) and MemoryStore.
 @Suite("Review account store")
 struct ReviewAccountStoreTests {
     @Test(

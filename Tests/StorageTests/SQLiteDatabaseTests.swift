@@ -18,12 +18,12 @@ struct SQLiteDatabaseTests {
     var path: String { directory.path("portvakt.sqlite") }
 
     /// The newest schema version this binary knows.
-    static let latest = Migration.all.count
+    static let latest = Migration.sqlite.count
 
     /// The version of the migration named `name`, so upgrade tests name the step they test and
     /// keep working when migrations are renumbered before a release.
     static func version(of name: String) -> Int {
-        guard let migration = Migration.all.first(where: { $0.name == name }) else {
+        guard let migration = Migration.sqlite.first(where: { $0.name == name }) else {
             fatalError("no migration named \(name)")
         }
         return migration.version
@@ -57,7 +57,7 @@ struct SQLiteDatabaseTests {
         #expect(SQLiteDatabase.supportedSchemaVersion == Self.latest)
         #expect(
             try database.appliedMigrations()
-                == Migration.all.map {
+                == Migration.sqlite.map {
                     AppliedMigration(version: $0.version, name: $0.name, appliedAt: at(0.5))
                 })
         #expect(
@@ -96,7 +96,7 @@ struct SQLiteDatabaseTests {
         try SQLiteDatabase(path: path).close()
         let upgraded = try SQLiteDatabase(
             path: path, configuration: .init(migrateOnOpen: false), clock: SystemClock(),
-            migrations: Migration.all + [Self.notesMigration])
+            migrations: Migration.sqlite + [Self.notesMigration])
         defer { upgraded.close() }
         #expect(try upgraded.migrate().map(\.version) == [Self.latest + 1])
         #expect(try upgraded.schemaVersion == Self.latest + 1)
@@ -107,7 +107,7 @@ struct SQLiteDatabaseTests {
     func newerDatabaseIsRefused() throws {
         let newer = try SQLiteDatabase(
             path: path, configuration: .init(), clock: SystemClock(),
-            migrations: Migration.all + [Self.notesMigration])
+            migrations: Migration.sqlite + [Self.notesMigration])
         newer.close()
         #expect(throws: StorageError(.migration, "")) { try SQLiteDatabase(path: path) }
         do {
@@ -135,7 +135,7 @@ struct SQLiteDatabaseTests {
             sql: "CREATE TABLE half (x INTEGER) STRICT; CREATE TABLE users (y INTEGER);")
         let database = try SQLiteDatabase(
             path: path, configuration: .init(migrateOnOpen: false), clock: SystemClock(),
-            migrations: Migration.all + [broken])
+            migrations: Migration.sqlite + [broken])
         defer { database.close() }
         #expect(throws: StorageError(.migration, "")) { try database.migrate() }
         #expect(try database.schemaVersion == Self.latest)
@@ -150,7 +150,7 @@ struct SQLiteDatabaseTests {
         #expect(throws: StorageError(.migration, "")) {
             try SQLiteDatabase(
                 path: path, configuration: .init(), clock: SystemClock(),
-                migrations: Migration.all + [gap])
+                migrations: Migration.sqlite + [gap])
         }
     }
 
@@ -158,7 +158,7 @@ struct SQLiteDatabaseTests {
     func userHandlesMigration() throws {
         let versionOne = try SQLiteDatabase(
             path: path, configuration: .init(), clock: SystemClock(),
-            migrations: Array(Migration.all.prefix(1)))
+            migrations: Array(Migration.sqlite.prefix(1)))
         try versionOne.write { connection in
             for index in 0..<50 {
                 try connection.execute(
@@ -175,7 +175,7 @@ struct SQLiteDatabaseTests {
 
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         #expect(try database.schemaVersion == Self.latest)
         let users = try store.users(afterID: nil, limit: 100)
         #expect(users.count == 50)
@@ -198,8 +198,8 @@ struct SQLiteDatabaseTests {
         // A real file one step before, written through the store as the previous release would.
         let beforeSealing = try SQLiteDatabase(
             path: path, configuration: .init(), clock: SystemClock(),
-            migrations: Array(Migration.all.prefix(Self.sealedChallenges - 1)))
-        let old = SQLiteStore(database: beforeSealing)
+            migrations: Array(Migration.sqlite.prefix(Self.sealedChallenges - 1)))
+        let old = SQLStore(database: beforeSealing)
         try old.createUser(
             makeUser("u1", username: "ada"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
         try old.insertSession(makeSession("s1", userID: "u1"))
@@ -213,7 +213,7 @@ struct SQLiteDatabaseTests {
 
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         #expect(try database.schemaVersion == Self.latest)
         #expect(try database.appliedMigrations().map(\.version).contains(Self.sealedChallenges))
         #expect(try store.user(id: "u1")?.username == "ada")
@@ -244,8 +244,8 @@ struct SQLiteDatabaseTests {
     func auditWithoutAutoincrementMigration() throws {
         let beforeRebuild = try SQLiteDatabase(
             path: path, configuration: .init(), clock: SystemClock(),
-            migrations: Array(Migration.all.prefix(Self.auditRebuild - 1)))
-        let old = SQLiteStore(database: beforeRebuild)
+            migrations: Array(Migration.sqlite.prefix(Self.auditRebuild - 1)))
+        let old = SQLStore(database: beforeRebuild)
         try old.createUser(makeUser("u1", username: "ada"), firstPasskey: makePasskey([1], userID: "u1"))
         try old.insertSession(makeSession("s1", userID: "u1"))
         var written: [AuditEvent] = []
@@ -269,7 +269,7 @@ struct SQLiteDatabaseTests {
 
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         #expect(try database.schemaVersion == Self.latest)
         let all = try store.auditEvents(userID: nil, beforeID: nil, limit: 1000)
         #expect(all.count == 299 && all.count == written.count)
@@ -403,7 +403,7 @@ struct SQLiteDatabaseTests {
         struct Abort: Error {}
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         #expect(throws: Abort.self) {
             try database.write { connection in
                 try connection.execute(
@@ -435,7 +435,7 @@ struct SQLiteDatabaseTests {
     func readersDuringWrite() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         let inside = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
@@ -467,7 +467,7 @@ struct SQLiteDatabaseTests {
     func concurrentWriters() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         let failures = Wins()
         onThreads(8) { thread in
             for index in 0..<200 {
@@ -541,7 +541,7 @@ struct SQLiteDatabaseTests {
     func integrityAndHealth() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        try SQLiteStore(database: database).insertUser(makeUser("u1"))
+        try SQLStore(database: database).insertUser(makeUser("u1"))
         #expect(try database.integrityCheck() == "ok")
         try database.checkHealth()
     }
@@ -550,7 +550,7 @@ struct SQLiteDatabaseTests {
     func backup() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         try store.insertUser(makeUser("u1", username: "alice"))
         try store.insertSession(makeSession("s1", userID: "u1"))
         try store.setSetting("admin.token_hash", value: [1, 2, 3])
@@ -567,7 +567,7 @@ struct SQLiteDatabaseTests {
 
         let copy = try SQLiteDatabase(path: destination)
         defer { copy.close() }
-        let restored = SQLiteStore(database: copy)
+        let restored = SQLStore(database: copy)
         #expect(try restored.user(id: "u1") == store.user(id: "u1"))
         #expect(try restored.session(id: "s1") == store.session(id: "s1"))
         #expect(try restored.setting("admin.token_hash") == [1, 2, 3])
@@ -590,7 +590,7 @@ struct SQLiteDatabaseTests {
     @Test("a closed database refuses work, and closing twice is harmless")
     func closed() throws {
         let database = try SQLiteDatabase(path: path)
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         database.close()
         database.close()
         #expect(throws: StorageError(.closed, "")) { try store.user(id: "u1") }
@@ -608,7 +608,7 @@ struct SQLiteDatabaseTests {
     func writerReusesStatements() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         try store.insertUser(makeUser("u0"))
         let before = try database.write { $0.prepareCount }
         for index in 1...20 { try store.insertUser(makeUser("u\(index)")) }
@@ -620,7 +620,7 @@ struct SQLiteDatabaseTests {
     func noValuesInErrors() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let store = SQLiteStore(database: database)
+        let store = SQLStore(database: database)
         let secret = "secret-username-4711"
         try store.insertUser(makeUser("u1", username: secret))
         do {

@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The used set of sealed login challenges (schema 7), identical for SQLiteStore and MemoryStore:
+/// The used set of sealed login challenges (schema 7), identical for SQLStore and MemoryStore:
 /// a sealed challenge is used at most once, and never after its expiry.
 @Suite("Sealed challenge uses")
 struct SealedChallengeStoreTests {

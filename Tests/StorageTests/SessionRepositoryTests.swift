@@ -6,7 +6,7 @@ import Storage
 import TestSupport
 import Testing
 
-/// SessionRepository behaviour, identical for SQLiteStore and MemoryStore.
+/// SessionRepository behaviour, identical for SQLStore and MemoryStore.
 @Suite("Session repository")
 struct SessionRepositoryTests {
     @Test(

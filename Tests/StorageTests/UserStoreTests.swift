@@ -5,7 +5,7 @@ import Storage
 import TestSupport
 import Testing
 
-/// UserStore behaviour, identical for SQLiteStore and MemoryStore.
+/// UserStore behaviour, identical for SQLStore and MemoryStore.
 @Suite("User store")
 struct UserStoreTests {
     @Test("an inserted user reads back by id and by username", arguments: StoreKind.allCases)

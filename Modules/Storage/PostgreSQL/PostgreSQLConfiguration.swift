@@ -113,7 +113,7 @@ public struct PostgreSQLConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// The server as `host:port`, for messages: every connection error names it.
-    var endpoint: String { "\(host):\(port)" }
+    public var endpoint: String { "\(host):\(port)" }
 
     /// The configuration as a URL without the password.
     public var description: String {

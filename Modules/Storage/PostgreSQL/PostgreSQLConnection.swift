@@ -20,13 +20,14 @@ enum PostgreSQLIsolationLevel: String, Sendable {
 /// server or the network is gone, the connection is dropped and the call fails with
 /// `storage.unavailable` instead of hanging. A connection is not thread-safe; it is
 /// `@unchecked Sendable` because `PostgreSQLConnectionPool` hands it to one thread at a time.
-final class PostgreSQLConnection: @unchecked Sendable {
+final class PostgreSQLConnection: SQLConnection, @unchecked Sendable {
     /// The oldest server release Storage supports (`PQserverVersion` form).
     static let minimumServerVersion: Int32 = 130000
 
     /// Prepared statements kept per connection; bounded because a caller building SQL dynamically
-    /// would otherwise fill the server's memory. Past it, SQL runs as the unnamed statement.
-    static let statementCacheLimit = 64
+    /// would otherwise fill the server's memory. Past it, SQL runs as the unnamed statement. The
+    /// stores have somewhat over a hundred statements, and every one should stay prepared.
+    static let statementCacheLimit = 256
 
     /// How many times `transaction` runs its body at most by default.
     static let defaultTransactionAttempts = 3
@@ -98,20 +99,20 @@ final class PostgreSQLConnection: @unchecked Sendable {
     /// Runs a statement that returns no rows, with `arguments` bound to `$1`, `$2`, ….
     /// - Returns: The rows it inserted, updated or deleted.
     @discardableResult
-    func execute(_ sql: String, _ arguments: [any PostgreSQLBindable] = []) throws(StorageError) -> Int {
+    func execute(_ sql: String, _ arguments: [any SQLBindable] = []) throws(StorageError) -> Int {
         try run(sql, arguments).affectedRows
     }
 
     /// Runs a query and maps every row with `transform`.
     func query<T>(
-        _ sql: String, _ arguments: [any PostgreSQLBindable] = [], _ transform: (PostgreSQLRow) throws -> T
+        _ sql: String, _ arguments: [any SQLBindable] = [], _ transform: (any SQLRow) throws -> T
     ) throws -> [T] {
         try run(sql, arguments).rows.map(transform)
     }
 
     /// Runs a query and maps its first row, or returns nil when it has none.
     func queryFirst<T>(
-        _ sql: String, _ arguments: [any PostgreSQLBindable] = [], _ transform: (PostgreSQLRow) throws -> T
+        _ sql: String, _ arguments: [any SQLBindable] = [], _ transform: (any SQLRow) throws -> T
     ) throws -> T? {
         try run(sql, arguments).rows.first.map(transform)
     }
@@ -246,7 +247,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
     // MARK: - Statements
 
     /// Prepares (or finds) `sql`, binds `arguments` and runs it, asking for binary results.
-    private func run(_ sql: String, _ arguments: [any PostgreSQLBindable]) throws(StorageError)
+    private func run(_ sql: String, _ arguments: [any SQLBindable]) throws(StorageError)
         -> PostgreSQLResult
     {
         let statement = try prepared(sql)
@@ -259,7 +260,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
         encoded.reserveCapacity(arguments.count)
         for (offset, argument) in arguments.enumerated() {
             encoded.append(
-                try argument.postgresValue.encoded(
+                try argument.sqlValue.encoded(
                     as: statement.parameterTypes[offset], parameter: offset + 1))
         }
         let handle = try liveHandle()
@@ -294,7 +295,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
         // The name is ours, never derived from the SQL; past the limit the unnamed statement is
         // reused, which the server replaces on every prepare and never accumulates.
         let name = cached ? "portvakt_\(nextStatementNumber)" : ""
-        guard PQsendPrepare(handle, name, sql, 0, nil) == 1 else {
+        guard PQsendPrepare(handle, name, Self.numberedParameters(sql), 0, nil) == 1 else {
             throw lost("could not prepare a statement")
         }
         _ = try awaitResult(context: "could not prepare a statement")
@@ -309,6 +310,29 @@ final class PostgreSQLConnection: @unchecked Sendable {
             nextStatementNumber += 1
         }
         return statement
+    }
+
+    /// `sql` with SQLite's numbered parameters (`?1`, `?2`, …), in which the stores write their
+    /// one dialect, spelled as PostgreSQL's `$1`, `$2`, …; quoted text and identifiers are left
+    /// alone, and SQL already written with `$n` passes through unchanged.
+    static func numberedParameters(_ sql: String) -> String {
+        var output = ""
+        output.reserveCapacity(sql.utf8.count)
+        var quote: Character?
+        var previous: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if previous == "?", character.isASCII, character.isNumber {
+                output.removeLast()
+                output.append("$")
+            }
+            output.append(character)
+            previous = character
+        }
+        return output
     }
 
     // MARK: - Results

@@ -47,7 +47,7 @@ final class PostgreSQLResult {
     func isNull(row: Int32, column: Int32) -> Bool { PQgetisnull(handle, row, column) == 1 }
 
     /// Field (`row`, `column`) decoded by its column's type.
-    func value(row: Int32, column: Int32) throws(StorageError) -> PostgreSQLValue {
+    func value(row: Int32, column: Int32) throws(StorageError) -> SQLValue {
         guard column >= 0, column < columnCount else {
             throw StorageError(.internal, "the result has no column \(column)")
         }
@@ -55,7 +55,7 @@ final class PostgreSQLResult {
         let count = Int(PQgetlength(handle, row, column))
         // PQgetvalue never returns NULL for a field in range; the bytes live as long as the result.
         let bytes = UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: count)
-        return try PostgreSQLValue.decode(bytes, type: PQftype(handle, column), column: column)
+        return try SQLValue.decode(bytes, type: PQftype(handle, column), column: column)
     }
 
     /// Every row, for `query`.
@@ -63,27 +63,35 @@ final class PostgreSQLResult {
 }
 
 /// One row of a result. It keeps the result alive, so it stays valid however long it is kept.
-struct PostgreSQLRow {
+struct PostgreSQLRow: SQLRow {
     let result: PostgreSQLResult
     let index: Int32
+    /// The result column that this row's column 0 is (see `shifted(by:)`).
+    private var base: Int32 = 0
+
+    init(result: PostgreSQLResult, index: Int32) {
+        self.result = result
+        self.index = index
+    }
+
+    func shifted(by offset: Int32) -> PostgreSQLRow {
+        var row = self
+        row.base += offset
+        return row
+    }
 
     /// Column `column` (0-based) decoded by its type.
-    func value(_ column: Int32) throws(StorageError) -> PostgreSQLValue {
-        try result.value(row: index, column: column)
+    func value(_ column: Int32) throws(StorageError) -> SQLValue {
+        try result.value(row: index, column: base + column)
     }
 
     /// Whether column `column` is NULL.
-    func isNull(_ column: Int32) -> Bool { result.isNull(row: index, column: column) }
+    func isNull(_ column: Int32) -> Bool { result.isNull(row: index, column: base + column) }
 
     /// Column `column` as an integer (int2, int4, int8 or oid).
     func int64(_ column: Int32) throws(StorageError) -> Int64 {
         guard case .integer(let number) = try nonNull(column) else { throw mismatch(column, "an integer") }
         return number
-    }
-
-    /// Column `column` as an integer, nil when NULL.
-    func optionalInt64(_ column: Int32) throws(StorageError) -> Int64? {
-        isNull(column) ? nil : try int64(column)
     }
 
     /// Column `column` as a floating-point number (float4 or float8).
@@ -104,41 +112,26 @@ struct PostgreSQLRow {
         return text
     }
 
-    /// Column `column` as text, nil when NULL.
-    func optionalString(_ column: Int32) throws(StorageError) -> String? {
-        isNull(column) ? nil : try string(column)
-    }
-
     /// Column `column` as bytes (bytea).
-    func bytes(_ column: Int32) throws(StorageError) -> [UInt8] {
-        guard case .bytea(let bytes) = try nonNull(column) else { throw mismatch(column, "bytea") }
+    func blob(_ column: Int32) throws(StorageError) -> [UInt8] {
+        guard case .bytes(let bytes) = try nonNull(column) else { throw mismatch(column, "bytea") }
         return bytes
-    }
-
-    /// Column `column` as bytes, nil when NULL.
-    func optionalBytes(_ column: Int32) throws(StorageError) -> [UInt8]? {
-        isNull(column) ? nil : try bytes(column)
     }
 
     /// Column `column` as a date, to the millisecond (timestamptz or timestamp).
     func date(_ column: Int32) throws(StorageError) -> Date {
-        guard case .timestamp(let date) = try nonNull(column) else { throw mismatch(column, "a timestamp") }
+        guard case .date(let date) = try nonNull(column) else { throw mismatch(column, "a timestamp") }
         return date
     }
 
-    /// Column `column` as a date, nil when NULL.
-    func optionalDate(_ column: Int32) throws(StorageError) -> Date? {
-        isNull(column) ? nil : try date(column)
-    }
-
     /// The value, refusing NULL: a typed accessor on a NULL column is a mistake in the SQL.
-    private func nonNull(_ column: Int32) throws(StorageError) -> PostgreSQLValue {
+    private func nonNull(_ column: Int32) throws(StorageError) -> SQLValue {
         let value = try value(column)
-        guard value != .null else { throw StorageError(.internal, "column \(column) is NULL") }
+        guard value != .null else { throw StorageError(.internal, "column \(base + column) is NULL") }
         return value
     }
 
     private func mismatch(_ column: Int32, _ kind: String) -> StorageError {
-        StorageError(.internal, "column \(column) is not \(kind)")
+        StorageError(.internal, "column \(base + column) is not \(kind)")
     }
 }

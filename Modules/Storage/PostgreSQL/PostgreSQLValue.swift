@@ -1,65 +1,6 @@
 import CPQ
 import Foundation
 
-/// A value bound to a PostgreSQL statement or read from a result: the kinds Storage uses.
-enum PostgreSQLValue: Sendable, Equatable {
-    case text(String)
-    case integer(Int64)
-    case double(Double)
-    case bytea([UInt8])
-    case bool(Bool)
-    /// An instant, kept to the millisecond (what SQLite stores too), as `timestamptz`.
-    case timestamp(Date)
-    case null
-}
-
-/// A Swift value that binds to a PostgreSQL statement parameter.
-protocol PostgreSQLBindable {
-    /// The value as one of the kinds the wrapper sends.
-    var postgresValue: PostgreSQLValue { get }
-}
-
-extension PostgreSQLValue: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue { self }
-}
-
-extension Int64: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue { .integer(self) }
-}
-
-extension Int: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue { .integer(Int64(self)) }
-}
-
-extension Bool: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue { .bool(self) }
-}
-
-extension Double: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue { .double(self) }
-}
-
-extension String: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue { .text(self) }
-}
-
-extension Array: PostgreSQLBindable where Element == UInt8 {
-    var postgresValue: PostgreSQLValue { .bytea(self) }
-}
-
-extension Date: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue { .timestamp(self) }
-}
-
-extension Optional: PostgreSQLBindable where Wrapped: PostgreSQLBindable {
-    var postgresValue: PostgreSQLValue {
-        switch self {
-        case .some(let value): value.postgresValue
-        case .none: .null
-        }
-    }
-}
-
 /// PostgreSQL's type oids for the types the wrapper encodes and decodes (`pg_type.oid`, fixed in
 /// the server's catalog since long before PostgreSQL 13).
 enum PostgreSQLType {
@@ -91,7 +32,7 @@ struct EncodedParameter {
     let bytes: [UInt8]
 }
 
-extension PostgreSQLValue {
+extension SQLValue {
     /// Milliseconds from 1970 to PostgreSQL's epoch, 2000-01-01 00:00 UTC.
     private static let postgresEpochMilliseconds: Int64 = 946_684_800_000
 
@@ -140,10 +81,10 @@ extension PostgreSQLValue {
         case .bool(let flag):
             if type == PostgreSQLType.bool { return EncodedParameter(format: 1, bytes: [flag ? 1 : 0]) }
             return .text(flag ? "true" : "false")
-        case .bytea(let bytes):
+        case .bytes(let bytes):
             guard type == PostgreSQLType.bytea else { throw Self.mismatch(index, "bytes", type) }
             return EncodedParameter(format: 1, bytes: bytes)
-        case .timestamp(let date):
+        case .date(let date):
             guard type == PostgreSQLType.timestamptz || type == PostgreSQLType.timestamp else {
                 throw Self.mismatch(index, "a date", type)
             }
@@ -158,7 +99,7 @@ extension PostgreSQLValue {
 
     /// Decodes a result field in binary format of type `type`; `column` only names it in errors.
     static func decode(_ bytes: UnsafeRawBufferPointer, type: Oid, column: Int32) throws(StorageError)
-        -> PostgreSQLValue
+        -> SQLValue
     {
         func fixed<T: FixedWidthInteger>(_: T.Type) throws(StorageError) -> T {
             guard bytes.count == MemoryLayout<T>.size else {
@@ -170,7 +111,7 @@ extension PostgreSQLValue {
         case PostgreSQLType.bool:
             return .bool(try fixed(UInt8.self) != 0)
         case PostgreSQLType.bytea:
-            return .bytea(Array(bytes))
+            return .bytes(Array(bytes))
         case PostgreSQLType.text, PostgreSQLType.varchar, PostgreSQLType.bpchar, PostgreSQLType.name,
             PostgreSQLType.char, PostgreSQLType.json, PostgreSQLType.unknown:
             return .text(String(decoding: bytes, as: UTF8.self))
@@ -195,12 +136,12 @@ extension PostgreSQLValue {
         case PostgreSQLType.timestamptz, PostgreSQLType.timestamp:
             let microseconds = try fixed(Int64.self)
             // PostgreSQL's 'infinity' and '-infinity' are the extreme integers.
-            if microseconds == .max { return .timestamp(.distantFuture) }
-            if microseconds == .min { return .timestamp(.distantPast) }
+            if microseconds == .max { return .date(.distantFuture) }
+            if microseconds == .min { return .date(.distantPast) }
             // Rounded to the nearest millisecond, as Date.millisecondsSince1970 rounds on the way in.
             let (whole, remainder) = microseconds.quotientAndRemainder(dividingBy: 1000)
             let milliseconds = whole + (remainder >= 500 ? 1 : remainder < -500 ? -1 : 0)
-            return .timestamp(Date(millisecondsSince1970: milliseconds + postgresEpochMilliseconds))
+            return .date(Date(millisecondsSince1970: milliseconds + postgresEpochMilliseconds))
         default:
             throw StorageError(
                 .internal,

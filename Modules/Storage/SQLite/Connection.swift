@@ -5,7 +5,7 @@ import CSQLite
 ///
 /// A connection is not thread-safe by itself (it is opened with `SQLITE_OPEN_NOMUTEX`); it is
 /// `@unchecked Sendable` because `ConnectionPool` hands it to exactly one thread at a time.
-final class Connection: @unchecked Sendable {
+final class Connection: SQLConnection, @unchecked Sendable {
     /// How a connection is opened.
     struct OpenFlags: OptionSet, Sendable {
         let rawValue: Int32
@@ -112,16 +112,19 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Runs a statement that returns no rows, with `arguments` bound to `?1`, `?2`, ….
-    func execute(_ sql: String, _ arguments: [any SQLiteBindable] = []) throws {
+    /// - Returns: How many rows it inserted, updated or deleted.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [any SQLBindable] = []) throws -> Int {
         try withStatement(sql) { statement in
             try statement.bind(arguments)
             while try statement.step() {}
+            return changes
         }
     }
 
     /// Runs a query and maps every row with `transform`.
     func query<T>(
-        _ sql: String, _ arguments: [any SQLiteBindable] = [], _ transform: (Row) throws -> T
+        _ sql: String, _ arguments: [any SQLBindable] = [], _ transform: (any SQLRow) throws -> T
     ) throws -> [T] {
         try withStatement(sql) { statement in
             try statement.bind(arguments)
@@ -135,7 +138,7 @@ final class Connection: @unchecked Sendable {
 
     /// Runs a query and maps its first row, or returns nil when it has none.
     func queryFirst<T>(
-        _ sql: String, _ arguments: [any SQLiteBindable] = [], _ transform: (Row) throws -> T
+        _ sql: String, _ arguments: [any SQLBindable] = [], _ transform: (any SQLRow) throws -> T
     ) throws -> T? {
         try withStatement(sql) { statement in
             try statement.bind(arguments)

@@ -137,7 +137,7 @@ final class GroupCommit: Sendable {
                     }
                 } catch {
                     // COMMIT or a savepoint statement failed: the whole batch is undone.
-                    if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                    if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
                     throw error
                 }
             }

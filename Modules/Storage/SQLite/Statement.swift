@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// One compiled SQL statement. It owns the `sqlite3_stmt` and finalises it in `deinit`.
 final class Statement {
@@ -21,24 +22,30 @@ final class Statement {
 
     /// Binds `arguments` to parameters 1…n, which must be exactly the statement's parameters:
     /// a mismatch is a bug in the SQL, and binding fewer would silently store NULLs.
-    func bind(_ arguments: [any SQLiteBindable]) throws(StorageError) {
+    func bind(_ arguments: [any SQLBindable]) throws(StorageError) {
         let expected = Int(sqlite3_bind_parameter_count(rawHandle))
         guard arguments.count == expected else {
             throw StorageError(
                 .internal, "a statement expects \(expected) parameters but got \(arguments.count)")
         }
         for (offset, argument) in arguments.enumerated() {
-            try bind(argument.sqliteValue, at: Int32(offset + 1))
+            try bind(argument.sqlValue, at: Int32(offset + 1))
         }
     }
 
-    /// Binds one value to parameter `index` (1-based).
-    func bind(_ value: SQLiteValue, at index: Int32) throws(StorageError) {
+    /// Binds one value to parameter `index` (1-based). SQLite has no boolean or date type:
+    /// a flag is 0 or 1 (as the CHECK constraints on flag columns require), an instant is integer
+    /// milliseconds since 1970 (exact and sortable).
+    func bind(_ value: SQLValue, at index: Int32) throws(StorageError) {
         let rc: Int32
         switch value {
         case .integer(let number):
             rc = sqlite3_bind_int64(rawHandle, index, number)
-        case .real(let number):
+        case .bool(let flag):
+            rc = sqlite3_bind_int64(rawHandle, index, flag ? 1 : 0)
+        case .date(let date):
+            rc = sqlite3_bind_int64(rawHandle, index, date.millisecondsSince1970)
+        case .double(let number):
             rc = sqlite3_bind_double(rawHandle, index, number)
         case .text(let text):
             // A nil pointer would bind NULL, so an empty string gets a real (empty) C string.
@@ -51,7 +58,7 @@ final class Statement {
                     sqlite3_bind_text(rawHandle, index, $0, Int32(bytes.count), csqlite_transient())
                 }
             }
-        case .blob(let bytes):
+        case .bytes(let bytes):
             // Likewise an empty blob must not become NULL: zeroblob(0) is a zero-length blob.
             if bytes.isEmpty {
                 rc = sqlite3_bind_zeroblob(rawHandle, index, 0)
@@ -97,7 +104,7 @@ final class Statement {
 }
 
 /// The current row of a statement, valid only inside the closure it is passed to.
-struct Row {
+struct Row: SQLRow {
     let statement: OpaquePointer
     /// The statement column that this row's column 0 is: a joined query reads each table's
     /// columns with that table's own decoder, shifted past the columns before them.
@@ -118,9 +125,6 @@ struct Row {
     /// Column `index` as an integer.
     func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, base + index) }
 
-    /// Column `index` as an integer, nil when NULL.
-    func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
-
     /// Column `index` as a floating-point number.
     func double(_ index: Int32) -> Double { sqlite3_column_double(statement, base + index) }
 
@@ -132,9 +136,6 @@ struct Row {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
-    /// Column `index` as text, nil when NULL.
-    func optionalString(_ index: Int32) -> String? { isNull(index) ? nil : string(index) }
-
     /// Column `index` as bytes (NULL and a zero-length blob both read as empty).
     func blob(_ index: Int32) -> [UInt8] {
         guard let bytes = sqlite3_column_blob(statement, base + index) else { return [] }
@@ -142,6 +143,9 @@ struct Row {
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 
-    /// Column `index` as bytes, nil when NULL.
-    func optionalBlob(_ index: Int32) -> [UInt8]? { isNull(index) ? nil : blob(index) }
+    /// Column `index`, stored as 0 or 1, as a flag.
+    func bool(_ index: Int32) -> Bool { int64(index) != 0 }
+
+    /// Column `index`, stored as milliseconds since 1970, as a date.
+    func date(_ index: Int32) -> Date { Date(millisecondsSince1970: int64(index)) }
 }

@@ -1,5 +1,5 @@
 import CSQLite
-public import CryptoCore
+import CryptoCore
 import Foundation
 import Glibc
 public import Kernel
@@ -44,7 +44,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// The newest schema version this binary knows.
-    public static var supportedSchemaVersion: Int { Migration.all.last?.version ?? 0 }
+    public static var supportedSchemaVersion: Int { Migration.sqlite.last?.version ?? 0 }
 
     /// The database file.
     public let path: String
@@ -72,7 +72,7 @@ public final class SQLiteDatabase: Sendable {
         clock: any WallClock = SystemClock()
     ) throws {
         try self.init(
-            path: path, configuration: configuration, clock: clock, migrations: Migration.all)
+            path: path, configuration: configuration, clock: clock, migrations: Migration.sqlite)
     }
 
     /// Opens the database with an explicit migration list (tests add steps to it).
@@ -151,7 +151,7 @@ public final class SQLiteDatabase: Sendable {
             return value
         } catch {
             // COMMIT itself may have failed and left the transaction open; either way undo it.
-            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
             throw error
         }
     }
@@ -207,7 +207,7 @@ public final class SQLiteDatabase: Sendable {
             try connection.query(
                 "SELECT version, name, applied_at FROM schema_migrations ORDER BY version"
             ) { row in
-                AppliedMigration(
+                try AppliedMigration(
                     version: Int(row.int64(0)), name: row.string(1), appliedAt: row.date(2))
             }
         }
@@ -224,7 +224,7 @@ public final class SQLiteDatabase: Sendable {
     /// per line. It reads every page, so run it from operations tooling, not per request.
     public func integrityCheck() throws -> String {
         try read { connection in
-            try connection.query("PRAGMA integrity_check") { $0.string(0) }.joined(separator: "\n")
+            try connection.query("PRAGMA integrity_check") { try $0.string(0) }.joined(separator: "\n")
         }
     }
 
@@ -275,7 +275,7 @@ public final class SQLiteDatabase: Sendable {
         throws
     {
         // journal_mode persists in the file; the pragma reports the mode actually in force.
-        let mode = try connection.queryFirst("PRAGMA journal_mode = WAL") { $0.string(0) }
+        let mode = try connection.queryFirst("PRAGMA journal_mode = WAL") { try $0.string(0) }
         guard mode?.lowercased() == "wal" else {
             throw StorageError(.io, "the database could not be switched to WAL mode")
         }
@@ -307,11 +307,11 @@ public final class SQLiteDatabase: Sendable {
     /// recorded history disagrees with this binary's. Runs in a write transaction, so another
     /// process migrating the same file at the same moment is waited for, not half-seen.
     private static func bootstrap(_ connection: Connection, knowing migrations: [Migration]) throws {
-        try connection.exec(Migration.bookkeepingSQL)
+        try connection.exec(Migration.sqliteBookkeeping)
         let recorded = try connection.query(
             "SELECT version, name FROM schema_migrations ORDER BY version"
         ) {
-            (version: Int($0.int64(0)), name: $0.string(1))
+            (version: Int(try $0.int64(0)), name: try $0.string(1))
         }
         let known = migrations.last?.version ?? 0
         if let newest = recorded.last, newest.version > known {
@@ -334,7 +334,7 @@ public final class SQLiteDatabase: Sendable {
     private static func currentVersion(_ connection: Connection) throws -> Int {
         Int(
             try connection.queryFirst("SELECT coalesce(max(version), 0) FROM schema_migrations") {
-                $0.int64(0)
+                try $0.int64(0)
             } ?? 0)
     }
 

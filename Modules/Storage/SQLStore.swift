@@ -1,63 +1,65 @@
-public import CryptoCore
+import CryptoCore
 public import Foundation
 public import Kernel
 public import SessionCore
 
-/// The stores over a `SQLiteDatabase`: every write is one transaction on the writer, every
-/// read runs on a reader.
-public final class SQLiteStore: Sendable {
-    /// The database the store reads and writes.
-    public let database: SQLiteDatabase
+/// Every store protocol over either engine, in one SQL dialect (see `SQLConnection`): every
+/// write is one `write` transaction, every read runs through `read`. Both engines run this same
+/// code, so they cannot drift apart; what differs is only how each keeps its types and runs a
+/// transaction (`SQLiteDatabase`, `PostgreSQLDatabase`).
+public final class SQLStore: Sendable {
+    let database: StoreDatabase
     private let clock: any WallClock
 
-    /// Creates a store over an open database; `clock` stamps settings' update times.
-    public init(database: SQLiteDatabase, clock: any WallClock = SystemClock()) {
+    /// The stores over SQLite's file (the embedded default); `clock` stamps settings' update times.
+    public convenience init(database: SQLiteDatabase, clock: any WallClock = SystemClock()) {
+        self.init(.sqlite(database), clock: clock)
+    }
+
+    /// The stores over a PostgreSQL server, which several instances share.
+    public convenience init(database: PostgreSQLDatabase, clock: any WallClock = SystemClock()) {
+        self.init(.postgresql(database), clock: clock)
+    }
+
+    init(_ database: StoreDatabase, clock: any WallClock) {
         self.database = database
         self.clock = clock
     }
 
-    static let userColumns =
-        "id, username, display_name, created_at, disabled_at, user_handle"
-
-    static func user(_ row: Row) -> User {
+    static func user(_ row: any SQLRow) throws -> User {
         User(
-            id: row.string(0), username: row.optionalString(1), displayName: row.string(2),
-            createdAt: row.date(3), disabledAt: row.optionalDate(4), userHandle: row.blob(5))
+            id: try row.string(0), username: try row.optionalString(1), displayName: try row.string(2),
+            createdAt: try row.date(3), disabledAt: try row.optionalDate(4), userHandle: try row.blob(5))
     }
 
-    static func insert(_ user: User, on connection: Connection) throws {
+    static func insert(_ user: User, on connection: any SQLConnection) throws {
         try connection.execute(
-            "INSERT INTO users (\(userColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO users (\(StoreSQL.userColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             [
                 user.id, user.username, user.displayName, user.createdAt, user.disabledAt,
                 user.userHandle,
             ])
     }
 
-    fileprivate static let sessionColumns = """
-        id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at, expires_at, \
-        revoked_at, user_agent, ip_address
-        """
-
-    fileprivate static func session(_ row: Row) throws -> Session {
-        guard let kind = ClientKind(rawValue: row.string(3)) else {
+    fileprivate static func session(_ row: any SQLRow) throws -> Session {
+        guard let kind = ClientKind(rawValue: try row.string(3)) else {
             // Only this code writes the column, so an unknown kind means the file was altered.
             throw StorageError(.corrupt, "a session has an unknown client kind")
         }
-        guard let method = AuthMethod(rawValue: row.string(4)) else {
+        guard let method = AuthMethod(rawValue: try row.string(4)) else {
             throw StorageError(.corrupt, "a session has an unknown authentication method")
         }
         return Session(
-            id: row.string(0), userID: row.string(1), tokenHash: row.blob(2), clientKind: kind,
-            authMethod: method, createdAt: row.date(5), lastSeenAt: row.date(6),
-            expiresAt: row.date(7), revokedAt: row.optionalDate(8),
-            userAgent: row.optionalString(9),
-            ipAddress: row.optionalString(10))
+            id: try row.string(0), userID: try row.string(1), tokenHash: try row.blob(2), clientKind: kind,
+            authMethod: method, createdAt: try row.date(5), lastSeenAt: try row.date(6),
+            expiresAt: try row.date(7), revokedAt: try row.optionalDate(8),
+            userAgent: try row.optionalString(9),
+            ipAddress: try row.optionalString(10))
     }
 
-    fileprivate static func insert(_ session: Session, on connection: Connection) throws {
+    fileprivate static func insert(_ session: Session, on connection: any SQLConnection) throws {
         try connection.execute(
-            "INSERT INTO sessions (\(sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO sessions (\(StoreSQL.sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             [
                 session.id, session.userID, session.tokenHash, session.clientKind.rawValue,
                 session.authMethod.rawValue, session.createdAt, session.lastSeenAt, session.expiresAt,
@@ -66,7 +68,7 @@ public final class SQLiteStore: Sendable {
     }
 }
 
-extension SQLiteStore: UserStore {
+extension SQLStore: UserStore {
     public func insertUser(_ user: User) throws {
         try database.write { try Self.insert(user, on: $0) }
     }
@@ -74,38 +76,38 @@ extension SQLiteStore: UserStore {
     public func user(id: String) throws -> User? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.userColumns) FROM users WHERE id = ?1", [id], Self.user)
+                "SELECT \(StoreSQL.userColumns) FROM users WHERE id = ?1", [id], Self.user)
         }
     }
 
     public func user(username: String) throws -> User? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.userColumns) FROM users WHERE username = ?1", [username], Self.user)
+                "SELECT \(StoreSQL.userColumns) FROM users WHERE username = ?1", [username], Self.user)
         }
     }
 
     public func user(handle: [UInt8]) throws -> User? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.userColumns) FROM users WHERE user_handle = ?1", [handle], Self.user)
+                "SELECT \(StoreSQL.userColumns) FROM users WHERE user_handle = ?1", [handle], Self.user)
         }
     }
 
     public func updateUser(_ user: User) throws {
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 "UPDATE users SET username = ?2, display_name = ?3, disabled_at = ?4 WHERE id = ?1",
                 [user.id, user.username, user.displayName, user.disabledAt])
-            guard connection.changes > 0 else { throw StorageError(.notFound, "no such user") }
+            guard changed > 0 else { throw StorageError(.notFound, "no such user") }
         }
     }
 
     public func deleteUser(id: String) throws -> Bool {
         // Sessions and passkeys go with the user through ON DELETE CASCADE, in the same transaction.
         try database.write { connection in
-            try connection.execute("DELETE FROM users WHERE id = ?1", [id])
-            return connection.changes > 0
+            let changed = try connection.execute("DELETE FROM users WHERE id = ?1", [id])
+            return changed > 0
         }
     }
 
@@ -117,22 +119,22 @@ extension SQLiteStore: UserStore {
         return try database.read { connection in
             if let afterID {
                 return try connection.query(
-                    "SELECT \(Self.userColumns) FROM users WHERE id > ?1 ORDER BY id LIMIT ?2",
+                    "SELECT \(StoreSQL.userColumns) FROM users WHERE id > ?1 ORDER BY id LIMIT ?2",
                     [afterID, limit], Self.user)
             }
             return try connection.query(
-                "SELECT \(Self.userColumns) FROM users ORDER BY id LIMIT ?1", [limit], Self.user)
+                "SELECT \(StoreSQL.userColumns) FROM users ORDER BY id LIMIT ?1", [limit], Self.user)
         }
     }
 
     public func userCount() throws -> Int {
         try database.read { connection in
-            Int(try connection.queryFirst("SELECT count(*) FROM users") { $0.int64(0) } ?? 0)
+            Int(try connection.queryFirst("SELECT count(*) FROM users") { try $0.int64(0) } ?? 0)
         }
     }
 }
 
-extension SQLiteStore: SessionRepository {
+extension SQLStore: SessionRepository {
     public func insertSession(_ session: Session) throws {
         try database.write { try Self.insert(session, on: $0) }
     }
@@ -140,7 +142,7 @@ extension SQLiteStore: SessionRepository {
     public func session(tokenHash: [UInt8]) throws -> Session? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.sessionColumns) FROM sessions WHERE token_hash = ?1", [tokenHash],
+                "SELECT \(StoreSQL.sessionColumns) FROM sessions WHERE token_hash = ?1", [tokenHash],
                 Self.session)
         }
     }
@@ -148,15 +150,15 @@ extension SQLiteStore: SessionRepository {
     public func session(id: String) throws -> Session? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?1", [id], Self.session)
+                "SELECT \(StoreSQL.sessionColumns) FROM sessions WHERE id = ?1", [id], Self.session)
         }
     }
 
     public func touchSession(id: String, at: Date) throws {
-        // max(): touches racing from two requests must not move the activity time backwards.
+        // Only forwards: touches racing from two requests must not move the activity time back.
         try database.write { connection in
             try connection.execute(
-                "UPDATE sessions SET last_seen_at = max(last_seen_at, ?2) WHERE id = ?1", [id, at])
+                "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND last_seen_at < ?2", [id, at])
         }
     }
 
@@ -164,22 +166,22 @@ extension SQLiteStore: SessionRepository {
         try database.write { try Self.revokeSession(id: id, at: at, on: $0) }
     }
 
-    fileprivate static func revokeSession(id: String, at: Date, on connection: Connection) throws -> Bool {
-        try connection.execute(
+    fileprivate static func revokeSession(id: String, at: Date, on connection: any SQLConnection) throws -> Bool {
+        let changed = try connection.execute(
             "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", [id, at])
-        return connection.changes > 0
+        return changed > 0
     }
 
     public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
         // Live means not revoked and not past its absolute expiry at `at`, as in `sessions`.
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 """
                 UPDATE sessions SET revoked_at = ?3
                 WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?3
                   AND (?2 IS NULL OR id <> ?2)
                 """, [userID, exceptID, at])
-            return connection.changes
+            return changed
         }
     }
 
@@ -187,7 +189,7 @@ extension SQLiteStore: SessionRepository {
         try database.read { connection in
             try connection.query(
                 """
-                SELECT \(Self.sessionColumns) FROM sessions
+                SELECT \(StoreSQL.sessionColumns) FROM sessions
                 WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2
                 ORDER BY created_at DESC, id DESC
                 """, [userID, now], Self.session)
@@ -198,10 +200,10 @@ extension SQLiteStore: SessionRepository {
     ///   already revoked (another rotation won) or the replacement collides; nothing changes then.
     public func rotateSession(oldID: String, replacement: Session, at: Date) throws {
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
                 [oldID, at])
-            if connection.changes == 0 {
+            if changed == 0 {
                 // Tell the two failures apart only on the slow path.
                 let exists =
                     try connection.queryFirst(
@@ -219,10 +221,10 @@ extension SQLiteStore: SessionRepository {
         try database.write { connection in
             // The condition is the once-only gate: a rotation that lost the race finds the
             // expiry already brought forward and changes nothing.
-            try connection.execute(
+            let changed = try connection.execute(
                 "UPDATE sessions SET expires_at = ?2 WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
                 [oldID, oldExpiresAt])
-            guard connection.changes > 0 else { return false }
+            guard changed > 0 else { return false }
             try Self.insert(replacement, on: connection)
             return true
         }
@@ -231,34 +233,36 @@ extension SQLiteStore: SessionRepository {
     public func purgeSessions(endedBefore cutoff: Date) throws -> Int {
         // A session ends at the earlier of its expiry and its revocation.
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 "DELETE FROM sessions WHERE expires_at < ?1 OR (revoked_at IS NOT NULL AND revoked_at < ?1)",
                 [cutoff])
-            return connection.changes
+            return changed
         }
     }
 }
 
-extension SQLiteStore: AuditStore {
+extension SQLStore: AuditStore {
     public func appendAudit(_ event: AuditEvent) throws -> Int64 {
         let details = AuditDetails.encode(event.details)
         return try database.write { try Self.insert(event, details: details, on: $0) }
     }
 
     /// Appends `event` with its details already encoded (outside the write lock) and returns its id.
-    fileprivate static func insert(_ event: AuditEvent, details: String, on connection: Connection) throws
+    fileprivate static func insert(_ event: AuditEvent, details: String, on connection: any SQLConnection) throws
         -> Int64
     {
-        try connection.execute(
+        let id = try connection.queryFirst(
             """
             INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id
             """,
             [
                 event.at, event.action, event.actor, event.userID, event.requestID,
                 event.ipAddress, details,
-            ])
-        return connection.lastInsertRowID
+            ]
+        ) { try $0.int64(0) }
+        guard let id else { throw StorageError(.internal, "an audit insert returned no id") }
+        return id
     }
 
     public func auditEvents(userID: String?, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {
@@ -267,11 +271,11 @@ extension SQLiteStore: AuditStore {
     }
 }
 
-extension SQLiteStore: SettingsStore {
+extension SQLStore: SettingsStore {
     public func setting(_ key: String) throws -> [UInt8]? {
         try database.read { connection in
             try connection.queryFirst("SELECT value FROM settings WHERE key = ?1", [key]) {
-                $0.blob(0)
+                try $0.blob(0)
             }
         }
     }
@@ -290,10 +294,10 @@ extension SQLiteStore: SettingsStore {
     public func insertSettingIfAbsent(_ key: String, value: [UInt8]) throws -> Bool {
         let now = clock.now()
         return try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING",
                 [key, value, now])
-            return connection.changes > 0
+            return changed > 0
         }
     }
 }
@@ -320,33 +324,28 @@ enum AuditDetails {
     }
 }
 
-extension SQLiteStore: AccountStore {
-    static let passkeyColumns = """
-        credential_id, user_id, public_key, algorithm, sign_count, aaguid, provider_name, \
-        transports, backup_eligible, backup_state, attestation_format, attestation_type, \
-        attestation_trusted, name, created_at, last_used_at
-        """
+extension SQLStore: AccountStore {
 
-    fileprivate static func passkey(_ row: Row) throws -> StoredPasskey {
-        guard let signCount = UInt32(exactly: row.int64(4)) else {
+    fileprivate static func passkey(_ row: any SQLRow) throws -> StoredPasskey {
+        guard let signCount = UInt32(exactly: try row.int64(4)) else {
             // The CHECK constraint keeps it in range, so anything else means the file was altered.
             throw StorageError(.corrupt, "a passkey has a sign count out of range")
         }
         return StoredPasskey(
-            credentialID: row.blob(0), userID: row.string(1), publicKey: row.blob(2),
-            algorithm: Int(row.int64(3)), signCount: signCount, aaguid: row.string(5),
-            providerName: row.optionalString(6), transports: try Transports.decode(row.string(7)),
-            backupEligible: row.int64(8) != 0, backupState: row.int64(9) != 0,
-            attestationFormat: row.string(10), attestationType: row.string(11),
-            attestationTrusted: row.int64(12) != 0, name: row.string(13), createdAt: row.date(14),
-            lastUsedAt: row.optionalDate(15))
+            credentialID: try row.blob(0), userID: try row.string(1), publicKey: try row.blob(2),
+            algorithm: Int(try row.int64(3)), signCount: signCount, aaguid: try row.string(5),
+            providerName: try row.optionalString(6), transports: try Transports.decode(try row.string(7)),
+            backupEligible: try row.bool(8), backupState: try row.bool(9),
+            attestationFormat: try row.string(10), attestationType: try row.string(11),
+            attestationTrusted: try row.bool(12), name: try row.string(13), createdAt: try row.date(14),
+            lastUsedAt: try row.optionalDate(15))
     }
 
     /// Inserts a passkey inside a caller's transaction (sign-up, enrollment-token redemption).
-    static func insert(_ passkey: StoredPasskey, on connection: Connection) throws {
+    static func insert(_ passkey: StoredPasskey, on connection: any SQLConnection) throws {
         try connection.execute(
             """
-            INSERT INTO passkeys (\(passkeyColumns))
+            INSERT INTO passkeys (\(StoreSQL.passkeyColumns))
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """,
             [
@@ -366,7 +365,7 @@ extension SQLiteStore: AccountStore {
         // The login hot path: one seek of the primary key's index, through a cached statement.
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.passkeyColumns) FROM passkeys WHERE credential_id = ?1",
+                "SELECT \(StoreSQL.passkeyColumns) FROM passkeys WHERE credential_id = ?1",
                 [credentialID], Self.passkey)
         }
     }
@@ -375,33 +374,18 @@ extension SQLiteStore: AccountStore {
         // One statement, so one read transaction (one WAL read lock, one check of the page cache)
         // instead of two: a seek of the passkeys' key, then of the users' key for the owner.
         try database.read { connection in
-            try connection.queryFirst(Self.passkeyWithOwnerSQL, [credentialID]) { row in
-                (passkey: try Self.passkey(row), owner: Self.user(row.shifted(by: Self.passkeyColumnCount)))
+            try connection.queryFirst(StoreSQL.passkeyWithOwnerSQL, [credentialID]) { row in
+                (passkey: try Self.passkey(row), owner: try Self.user(row.shifted(by: StoreSQL.passkeyColumnCount)))
             }
         }
     }
-
-    /// The passkey's columns, then its owner's, each qualified by its table.
-    private static let passkeyWithOwnerSQL: String = {
-        func qualified(_ columns: String, _ table: String) -> String {
-            columns.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }
-                .joined(separator: ", ")
-        }
-        return """
-            SELECT \(qualified(passkeyColumns, "p")), \(qualified(userColumns, "u"))
-            FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1
-            """
-    }()
-
-    /// How many columns `passkeyColumns` names.
-    private static let passkeyColumnCount = Int32(passkeyColumns.split(separator: ",").count)
 
     public func passkeys(userID: String) throws -> [StoredPasskey] {
         // The (user_id, created_at) index yields them in order; the credential id breaks ties.
         try database.read { connection in
             try connection.query(
                 """
-                SELECT \(Self.passkeyColumns) FROM passkeys WHERE user_id = ?1
+                SELECT \(StoreSQL.passkeyColumns) FROM passkeys WHERE user_id = ?1
                 ORDER BY created_at, credential_id
                 """, [userID], Self.passkey)
         }
@@ -412,26 +396,26 @@ extension SQLiteStore: AccountStore {
             Int(
                 try connection.queryFirst(
                     "SELECT count(*) FROM passkeys WHERE user_id = ?1", [userID]
-                ) { $0.int64(0) } ?? 0)
+                ) { try $0.int64(0) } ?? 0)
         }
     }
 
     public func renamePasskey(credentialID: [UInt8], userID: String, name: String) throws -> Bool {
         // The owner is part of the key, so nobody renames another user's passkey.
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 "UPDATE passkeys SET name = ?3 WHERE credential_id = ?1 AND user_id = ?2",
                 [credentialID, userID, name])
-            return connection.changes > 0
+            return changed > 0
         }
     }
 
     public func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool {
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 "DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2",
                 [credentialID, userID])
-            return connection.changes > 0
+            return changed > 0
         }
     }
 
@@ -441,12 +425,12 @@ extension SQLiteStore: AccountStore {
         // One statement decides and deletes; the write lock makes the count and the delete one
         // step, so racing deletions of a user's last two passkeys cannot both succeed.
         try database.write { connection in
-            try connection.execute(
+            let changed = try connection.execute(
                 """
                 DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2
                   AND (SELECT count(*) FROM passkeys WHERE user_id = ?2) > 1
                 """, [credentialID, userID])
-            if connection.changes > 0 { return .deleted }
+            if changed > 0 { return .deleted }
             // Tell the two refusals apart only on the slow path.
             let owned =
                 try connection.queryFirst(
@@ -468,16 +452,19 @@ extension SQLiteStore: AccountStore {
     }
 
     fileprivate static func recordPasskeyUse(
-        credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date, on connection: Connection
+        credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date, on connection: any SQLConnection
     ) throws {
-        // max(): racing logins with one passkey must not move the counter or the time backwards.
-        try connection.execute(
+        // Only forwards: racing logins with one passkey must not move the counter or the time
+        // back. CASE, because SQLite's two-argument max() is PostgreSQL's GREATEST().
+        let changed = try connection.execute(
             """
-            UPDATE passkeys SET sign_count = max(sign_count, ?2), backup_state = ?3,
-              last_used_at = max(coalesce(last_used_at, ?4), ?4)
+            UPDATE passkeys SET
+              sign_count = CASE WHEN sign_count > ?2 THEN sign_count ELSE ?2 END,
+              backup_state = ?3,
+              last_used_at = CASE WHEN last_used_at > ?4 THEN last_used_at ELSE ?4 END
             WHERE credential_id = ?1
             """, [credentialID, Int64(signCount), backupState, at])
-        guard connection.changes > 0 else { throw StorageError(.notFound, "no such passkey") }
+        guard changed > 0 else { throw StorageError(.notFound, "no such passkey") }
     }
 
     public func createUser(_ user: User, firstPasskey: StoredPasskey) throws {
@@ -492,27 +479,24 @@ extension SQLiteStore: AccountStore {
     }
 }
 
-extension SQLiteStore: ChallengeStore {
-    fileprivate static let challengeColumns = """
-        id, challenge, purpose, user_id, username, display_name, user_handle, created_at, expires_at
-        """
+extension SQLStore: ChallengeStore {
 
-    fileprivate static func challenge(_ row: Row) throws -> StoredChallenge {
-        guard let purpose = ChallengePurpose(rawValue: row.string(2)) else {
+    fileprivate static func challenge(_ row: any SQLRow) throws -> StoredChallenge {
+        guard let purpose = ChallengePurpose(rawValue: try row.string(2)) else {
             // The CHECK constraint allows only the known purposes.
             throw StorageError(.corrupt, "a challenge has an unknown purpose")
         }
         return StoredChallenge(
-            id: row.string(0), challenge: row.blob(1), purpose: purpose,
-            userID: row.optionalString(3), username: row.optionalString(4),
-            displayName: row.optionalString(5), userHandle: row.optionalBlob(6),
-            createdAt: row.date(7), expiresAt: row.date(8))
+            id: try row.string(0), challenge: try row.blob(1), purpose: purpose,
+            userID: try row.optionalString(3), username: try row.optionalString(4),
+            displayName: try row.optionalString(5), userHandle: try row.optionalBlob(6),
+            createdAt: try row.date(7), expiresAt: try row.date(8))
     }
 
     public func insertChallenge(_ challenge: StoredChallenge) throws {
         try database.write { connection in
             try connection.execute(
-                "INSERT INTO challenges (\(Self.challengeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO challenges (\(StoreSQL.challengeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 [
                     challenge.id, challenge.challenge, challenge.purpose.rawValue,
                     challenge.userID, challenge.username, challenge.displayName,
@@ -528,13 +512,13 @@ extension SQLiteStore: ChallengeStore {
     }
 
     fileprivate static func consumeChallenge(
-        id: String, purpose: ChallengePurpose, at now: Date, on connection: Connection
+        id: String, purpose: ChallengePurpose, at now: Date, on connection: any SQLConnection
     ) throws -> StoredChallenge? {
         // DELETE … RETURNING removes and reads in one statement under the write lock, so of two
         // racing consumers exactly one gets the row. It goes whatever its purpose or expiry: a
         // challenge is good for one attempt (see ChallengeStore).
         let consumed = try connection.queryFirst(
-            "DELETE FROM challenges WHERE id = ?1 RETURNING \(challengeColumns)", [id], challenge)
+            "DELETE FROM challenges WHERE id = ?1 RETURNING \(StoreSQL.challengeColumns)", [id], challenge)
         return consumed.flatMap { Self.accepts($0, purpose: purpose, at: now) ? $0 : nil }
     }
 
@@ -547,7 +531,7 @@ extension SQLiteStore: ChallengeStore {
     public func challenge(id: String, purpose: ChallengePurpose, at now: Date) throws -> StoredChallenge? {
         let found = try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(Self.challengeColumns) FROM challenges WHERE id = ?1", [id], Self.challenge)
+                "SELECT \(StoreSQL.challengeColumns) FROM challenges WHERE id = ?1", [id], Self.challenge)
         }
         return found.flatMap { Self.accepts($0, purpose: purpose, at: now) ? $0 : nil }
     }
@@ -556,10 +540,9 @@ extension SQLiteStore: ChallengeStore {
         // The expires_at index (the key, for used sealed ones) finds them; <= matches what
         // consumeChallenge and useSealedChallenge refuse as expired.
         try database.write { connection in
-            try connection.execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])
-            let stored = connection.changes
-            try connection.execute("DELETE FROM used_challenges WHERE expires_at <= ?1", [now])
-            return stored + connection.changes
+            let stored = try connection.execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])
+            let used = try connection.execute("DELETE FROM used_challenges WHERE expires_at <= ?1", [now])
+            return stored + used
         }
     }
 
@@ -571,19 +554,19 @@ extension SQLiteStore: ChallengeStore {
 
     /// Records the use inside a caller's transaction; false when used before or expired.
     fileprivate static func useSealedChallenge(
-        _ challenge: [UInt8], expiresAt: Date, at now: Date, on connection: Connection
+        _ challenge: [UInt8], expiresAt: Date, at now: Date, on connection: any SQLConnection
     ) throws -> Bool {
         guard expiresAt.storagePrecision > now.storagePrecision else { return false }
         // The primary key decides under the write lock: of racing uses exactly one inserts.
-        try connection.execute(
+        let changed = try connection.execute(
             "INSERT INTO used_challenges (expires_at, challenge) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
             [expiresAt, challenge])
-        return connection.changes > 0
+        return changed > 0
     }
 
     public func challengeCount() throws -> Int {
         try database.read { connection in
-            Int(try connection.queryFirst("SELECT count(*) FROM challenges") { $0.int64(0) } ?? 0)
+            Int(try connection.queryFirst("SELECT count(*) FROM challenges") { try $0.int64(0) } ?? 0)
         }
     }
 }
@@ -630,7 +613,7 @@ enum Transports {
     }
 }
 
-extension SQLiteStore: PasskeyLoginStore {
+extension SQLStore: PasskeyLoginStore {
     public func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool {
         // Encoded before taking the write lock: the writer does only SQL.
         let details = AuditDetails.encode(record.event.details)
@@ -656,4 +639,40 @@ extension SQLiteStore: PasskeyLoginStore {
             return true
         }
     }
+}
+
+/// The column lists and statements the stores above share.
+extension StoreSQL {
+    static let userColumns =
+        "id, username, display_name, created_at, disabled_at, user_handle"
+
+    fileprivate static let sessionColumns = """
+        id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at, expires_at, \
+        revoked_at, user_agent, ip_address
+        """
+
+    static let passkeyColumns = """
+        credential_id, user_id, public_key, algorithm, sign_count, aaguid, provider_name, \
+        transports, backup_eligible, backup_state, attestation_format, attestation_type, \
+        attestation_trusted, name, created_at, last_used_at
+        """
+
+    /// The passkey's columns, then its owner's, each qualified by its table.
+    fileprivate static let passkeyWithOwnerSQL: String = {
+        func qualified(_ columns: String, _ table: String) -> String {
+            columns.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }
+                .joined(separator: ", ")
+        }
+        return """
+            SELECT \(qualified(passkeyColumns, "p")), \(qualified(userColumns, "u"))
+            FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1
+            """
+    }()
+
+    /// How many columns `passkeyColumns` names.
+    fileprivate static let passkeyColumnCount = Int32(passkeyColumns.split(separator: ",").count)
+
+    fileprivate static let challengeColumns = """
+        id, challenge, purpose, user_id, username, display_name, user_handle, created_at, expires_at
+        """
 }

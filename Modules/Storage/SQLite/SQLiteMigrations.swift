@@ -1,36 +1,8 @@
-public import Foundation
-
-/// One step of the schema: applied once, in its own transaction, and recorded in
-/// `schema_migrations`. Steps are never edited once released; a change is a new step.
-struct Migration: Sendable {
-    /// Position in the sequence, starting at 1 with no gaps.
-    let version: Int
-    /// A short description, recorded beside the version and checked on every open.
-    let name: String
-    /// The DDL, possibly several statements.
-    let sql: String
-}
-
-/// A migration as recorded in the database.
-public struct AppliedMigration: Sendable, Equatable {
-    /// The schema version the migration brought the database to.
-    public let version: Int
-    /// The migration's short description.
-    public let name: String
-    /// When it was applied.
-    public let appliedAt: Date
-
-    /// Creates a record; `SQLiteDatabase.migrate()` is the usual way to get one.
-    public init(version: Int, name: String, appliedAt: Date) {
-        self.version = version
-        self.name = name
-        self.appliedAt = appliedAt
-    }
-}
+import Foundation
 
 extension Migration {
-    /// The bookkeeping table; created before anything else so the version can always be read.
-    static let bookkeepingSQL = """
+    /// SQLite's bookkeeping table; created before anything else so the version can always be read.
+    static let sqliteBookkeeping = """
         CREATE TABLE IF NOT EXISTS schema_migrations (
             version INTEGER PRIMARY KEY NOT NULL,
             name TEXT NOT NULL,
@@ -38,9 +10,10 @@ extension Migration {
         ) STRICT;
         """
 
-    /// Every migration this binary knows, in order. Times are integer milliseconds since 1970.
-    /// Tables are STRICT (SQLite 3.37+) so a type mistake fails loudly instead of being stored.
-    static let all: [Migration] = [
+    /// Every SQLite migration this binary knows, in order (PostgreSQL's are
+    /// `Migration.postgreSQL`: each engine numbers its own). Times are integer milliseconds since
+    /// 1970. Tables are STRICT (SQLite 3.37+) so a type mistake fails loudly instead of being stored.
+    static let sqlite: [Migration] = [
         Migration(
             version: 1, name: "users, sessions, audit events, settings",
             sql: """
@@ -328,14 +301,4 @@ extension Migration {
                 CREATE INDEX audit_events_action ON audit_events(action, id);
                 """),
     ]
-
-    /// Checks that `migrations` run 1, 2, 3, … with no gaps or repeats.
-    static func validate(_ migrations: [Migration]) throws(StorageError) {
-        for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
-            throw StorageError(
-                .migration,
-                "migration versions must run 1, 2, 3, … without gaps; found \(migration.version) at position \(offset + 1)"
-            )
-        }
-    }
 }

@@ -1,0 +1,87 @@
+import Foundation
+
+/// One row of a result, on either engine. Columns are 0-based; reading a column as the wrong
+/// kind, or NULL as a value, throws `storage.internal` (it is a mistake in the SQL).
+protocol SQLRow {
+    /// Whether column `column` is NULL.
+    func isNull(_ column: Int32) -> Bool
+    func int64(_ column: Int32) throws -> Int64
+    func double(_ column: Int32) throws -> Double
+    func string(_ column: Int32) throws -> String
+    func blob(_ column: Int32) throws -> [UInt8]
+    func bool(_ column: Int32) throws -> Bool
+    func date(_ column: Int32) throws -> Date
+    /// This row with column `offset` as its column 0: a joined query reads each table's columns
+    /// with that table's own decoder, shifted past the columns before them.
+    func shifted(by offset: Int32) -> Self
+}
+
+extension SQLRow {
+    func optionalInt64(_ column: Int32) throws -> Int64? { isNull(column) ? nil : try int64(column) }
+    func optionalString(_ column: Int32) throws -> String? { isNull(column) ? nil : try string(column) }
+    func optionalBlob(_ column: Int32) throws -> [UInt8]? { isNull(column) ? nil : try blob(column) }
+    func optionalDate(_ column: Int32) throws -> Date? { isNull(column) ? nil : try date(column) }
+}
+
+/// A connection the stores' SQL runs on, inside a write transaction or as a reader.
+///
+/// The stores write one dialect for both engines: parameters as `?1`, `?2`, … (PostgreSQL's
+/// connection rewrites them to `$1`, `$2`, …), `RETURNING` instead of last-insert ids, `CASE`
+/// instead of SQLite's two-argument `max`, and nothing else that only one engine knows.
+protocol SQLConnection {
+    /// Runs a statement that returns no rows.
+    /// - Returns: How many rows it inserted, updated or deleted.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [any SQLBindable]) throws -> Int
+
+    /// Runs a query and maps every row with `transform`.
+    func query<T>(_ sql: String, _ arguments: [any SQLBindable], _ transform: (any SQLRow) throws -> T) throws -> [T]
+
+    /// Runs a query and maps its first row, or returns nil when it has none.
+    func queryFirst<T>(_ sql: String, _ arguments: [any SQLBindable], _ transform: (any SQLRow) throws -> T) throws
+        -> T?
+}
+
+extension SQLConnection {
+    @discardableResult
+    func execute(_ sql: String) throws -> Int { try execute(sql, []) }
+
+    func query<T>(_ sql: String, _ transform: (any SQLRow) throws -> T) throws -> [T] {
+        try query(sql, [], transform)
+    }
+
+    func queryFirst<T>(_ sql: String, _ transform: (any SQLRow) throws -> T) throws -> T? {
+        try queryFirst(sql, [], transform)
+    }
+}
+
+/// The database a `SQLStore` runs on: SQLite's file or a PostgreSQL server.
+///
+/// `write` gives the body a transaction that behaves as if write transactions ran one after
+/// another (SQLite's single writer; PostgreSQL's SERIALIZABLE, retried on a serialization
+/// failure), so a store may read, decide and write in one body. `read` sees the latest commit.
+enum StoreDatabase: Sendable {
+    case sqlite(SQLiteDatabase)
+    case postgresql(PostgreSQLDatabase)
+
+    /// Runs `body` in a write transaction and commits it; rolls back when it throws. The body
+    /// may run more than once (PostgreSQL retries), so it must do nothing but SQL.
+    @discardableResult
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        switch self {
+        case .sqlite(let database): try database.write { try body($0) }
+        case .postgresql(let database): try database.write { try body($0) }
+        }
+    }
+
+    /// Runs `body` on a connection outside any write transaction.
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        switch self {
+        case .sqlite(let database): try database.read { try body($0) }
+        case .postgresql(let database): try database.read { try body($0) }
+        }
+    }
+}
+
+/// The stores' SQL texts: column lists and statements that several queries share.
+enum StoreSQL {}
