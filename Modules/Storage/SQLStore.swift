@@ -8,22 +8,26 @@ public import SessionCore
 /// code, so they cannot drift apart; what differs is only how each keeps its types and runs a
 /// transaction (`SQLiteDatabase`, `PostgreSQLDatabase`).
 public final class SQLStore: Sendable {
-    let database: StoreDatabase
+    /// The database the stores run on.
+    public let engine: StorageEngine
+    /// The same, under the name every store method reads it by.
+    var database: StorageEngine { engine }
     private let clock: any WallClock
 
-    /// The stores over SQLite's file (the embedded default); `clock` stamps settings' update times.
+    /// The stores over `engine`; `clock` stamps settings' update times.
+    public init(engine: StorageEngine, clock: any WallClock = SystemClock()) {
+        self.engine = engine
+        self.clock = clock
+    }
+
+    /// The stores over SQLite's file (the embedded default).
     public convenience init(database: SQLiteDatabase, clock: any WallClock = SystemClock()) {
-        self.init(.sqlite(database), clock: clock)
+        self.init(engine: .sqlite(database), clock: clock)
     }
 
     /// The stores over a PostgreSQL server, which several instances share.
     public convenience init(database: PostgreSQLDatabase, clock: any WallClock = SystemClock()) {
-        self.init(.postgresql(database), clock: clock)
-    }
-
-    init(_ database: StoreDatabase, clock: any WallClock) {
-        self.database = database
-        self.clock = clock
+        self.init(engine: .postgresql(database), clock: clock)
     }
 
     static func user(_ row: any SQLRow) throws -> User {

@@ -200,17 +200,20 @@ public final class PostgreSQLDatabase: Sendable {
         _ = try schemaVersion
     }
 
-    /// Runs `body` only when no other instance is running the job named `job` right now, under a
-    /// transaction-level advisory lock: periodic maintenance (purging expired rows) runs on one
-    /// instance at a time however many share the database.
+    /// Runs `body` only when no other instance is running the job named `job` right now: the
+    /// caller holds a session advisory lock on one pooled connection while `body` runs on others
+    /// (so the pool needs at least two). The lock ends with the session, so an instance that dies
+    /// mid-job frees it.
     /// - Returns: false when another instance held the job, so `body` did not run.
-    func runAlone(job: String, _ body: (PostgreSQLConnection) throws -> Void) throws -> Bool {
-        try pool.transaction(.readCommitted, attempts: 1) { connection in
-            let acquired = try connection.queryFirst(
-                "SELECT pg_try_advisory_xact_lock($1, hashtext($2))", [Int64(Self.migrationLockKey >> 32), job]
-            ) { try $0.bool(0) }
+    func runAlone(job: String, _ body: () throws -> Void) throws -> Bool {
+        try pool.withConnection { connection in
+            let key: [any SQLBindable] = [Int64(Self.migrationLockKey >> 32), job]
+            let acquired = try connection.queryFirst("SELECT pg_try_advisory_lock($1, hashtext($2))", key) {
+                try $0.bool(0)
+            }
             guard acquired == true else { return false }
-            try body(connection)
+            defer { _ = try? connection.execute("SELECT pg_advisory_unlock($1, hashtext($2))", key) }
+            try body()
             return true
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+public import Kernel
 
 /// One row of a result, on either engine. Columns are 0-based; reading a column as the wrong
 /// kind, or NULL as a value, throws `storage.internal` (it is a mistake in the SQL).
@@ -55,14 +56,95 @@ extension SQLConnection {
     }
 }
 
-/// The database a `SQLStore` runs on: SQLite's file or a PostgreSQL server.
+/// An open database, on either engine: what a `SQLStore` runs its SQL on, and what the server
+/// and the CLI do with the database as a whole (health, migrations, metrics, maintenance).
 ///
 /// `write` gives the body a transaction that behaves as if write transactions ran one after
 /// another (SQLite's single writer; PostgreSQL's SERIALIZABLE, retried on a serialization
 /// failure), so a store may read, decide and write in one body. `read` sees the latest commit.
-enum StoreDatabase: Sendable {
+public enum StorageEngine: Sendable {
     case sqlite(SQLiteDatabase)
     case postgresql(PostgreSQLDatabase)
+
+    /// "sqlite" or "postgresql", as `storage.engine` names it.
+    public var name: String {
+        switch self {
+        case .sqlite: "sqlite"
+        case .postgresql: "postgresql"
+        }
+    }
+
+    /// The newest schema version this binary knows for this engine.
+    public var supportedSchemaVersion: Int {
+        switch self {
+        case .sqlite: SQLiteDatabase.supportedSchemaVersion
+        case .postgresql: PostgreSQLDatabase.supportedSchemaVersion
+        }
+    }
+
+    /// The schema version the database is at.
+    public var schemaVersion: Int {
+        get throws {
+            switch self {
+            case .sqlite(let database): try database.schemaVersion
+            case .postgresql(let database): try database.schemaVersion
+            }
+        }
+    }
+
+    /// Applies every migration the database lacks and returns them.
+    @discardableResult
+    public func migrate() throws -> [AppliedMigration] {
+        switch self {
+        case .sqlite(let database): try database.migrate()
+        case .postgresql(let database): try database.migrate()
+        }
+    }
+
+    /// The migrations recorded in the database, oldest first.
+    public func appliedMigrations() throws -> [AppliedMigration] {
+        switch self {
+        case .sqlite(let database): try database.appliedMigrations()
+        case .postgresql(let database): try database.appliedMigrations()
+        }
+    }
+
+    /// A cheap read that proves the database answers, for `/health/ready`.
+    public func checkHealth() throws {
+        switch self {
+        case .sqlite(let database): try database.checkHealth()
+        case .postgresql(let database): try database.checkHealth()
+        }
+    }
+
+    /// How long write transactions take from call to commit, for the metrics endpoint.
+    public var writeLatency: LatencyHistogram {
+        switch self {
+        case .sqlite(let database): database.writeLatency
+        case .postgresql(let database): database.writeLatency
+        }
+    }
+
+    /// Runs `body` unless another instance sharing the database runs the job named `job` right
+    /// now, so periodic maintenance runs on one instance at a time. SQLite's file has one
+    /// server, so there it always runs.
+    /// - Returns: false when another instance held the job and `body` did not run.
+    public func runAlone(job: String, _ body: () throws -> Void) throws -> Bool {
+        switch self {
+        case .sqlite:
+            try body()
+            return true
+        case .postgresql(let database): return try database.runAlone(job: job, body)
+        }
+    }
+
+    /// Closes every connection; later calls throw `storage.closed`.
+    public func close() {
+        switch self {
+        case .sqlite(let database): database.close()
+        case .postgresql(let database): database.close()
+        }
+    }
 
     /// Runs `body` in a write transaction and commits it; rolls back when it throws. The body
     /// may run more than once (PostgreSQL retries), so it must do nothing but SQL.
