@@ -121,7 +121,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "CCurl", "COpenSSL", "CryptoCore", "HTTPEngine", "Kernel", "PasskeyCore", "SessionCore",
+                "CCurl", "COpenSSL", "CPQ", "CryptoCore", "HTTPEngine", "Kernel", "PasskeyCore", "SessionCore",
                 "Storage",
                 "PortvaktAPI", "PortvaktApp",
             ],

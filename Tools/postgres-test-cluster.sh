@@ -80,7 +80,7 @@ synchronous_commit = off
 full_page_writes = off
 # The deadlock test waits this long before the server detects the cycle.
 deadlock_timeout = '100ms'
-max_connections = 200
+max_connections = 400
 EOF
 
   # Another process may take the port between choosing it and binding it: try a few.
@@ -95,7 +95,7 @@ EOF
 
   as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres \
     -v password="$password" <<'EOF'
-CREATE ROLE portvakt_test LOGIN PASSWORD :'password';
+CREATE ROLE portvakt_test LOGIN CREATEDB PASSWORD :'password';
 CREATE DATABASE portvakt_test OWNER portvakt_test;
 EOF
   echo "postgresql://portvakt_test:$password@127.0.0.1:$port/portvakt_test?sslmode=verify-full&sslrootcert=$dir/ca.crt" \

@@ -6,38 +6,20 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The order store implementations under test; the SQLite one on a real file.
-enum OrderStoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
-    case sqlite
-    case memory
+/// The engines the order store runs on: SQLite on a real file, PostgreSQL on the test server.
+typealias OrderStoreKind = TestEngine
 
-    var description: String { rawValue }
-
-    func make() throws -> OrderStoreFixture {
-        switch self {
-        case .memory: return OrderStoreFixture(store: MemoryBankIDOrderStore())
-        case .sqlite:
-            let directory = try TemporaryDirectory()
-            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
-            return OrderStoreFixture(
-                store: SQLStore(database: database), database: database, directory: directory)
-        }
-    }
+extension TestEngine {
+    /// A fresh, empty order store on this engine.
+    func make() throws -> OrderStoreFixture { OrderStoreFixture(try TestStore(self)) }
 }
 
-/// Keeps a store's database (and its directory) alive for as long as a test uses it.
+/// Keeps a store's database alive for as long as a test uses it.
 final class OrderStoreFixture: Sendable {
-    let store: any BankIDOrderStore
-    let database: SQLiteDatabase?
-    let directory: TemporaryDirectory?
+    let testStore: TestStore
+    var store: any BankIDOrderStore { testStore.store }
 
-    init(store: any BankIDOrderStore, database: SQLiteDatabase? = nil, directory: TemporaryDirectory? = nil) {
-        self.store = store
-        self.database = database
-        self.directory = directory
-    }
-
-    deinit { database?.close() }
+    init(_ testStore: TestStore) { self.testStore = testStore }
 }
 
 @Suite("BankID order store: orders, the collect lease, retention")
@@ -53,7 +35,7 @@ struct OrderStoreTests {
 
     @Test(
         "an order round-trips with every field; a duplicate orderRef is a conflict",
-        arguments: OrderStoreKind.allCases)
+        arguments: OrderStoreKind.tested)
     func roundTrip(kind: OrderStoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertBankIDOrder(order())
@@ -66,7 +48,7 @@ struct OrderStoreTests {
 
     @Test(
         "one lease at a time; it lapses at its expiry; a fresh answer is not collected again",
-        arguments: OrderStoreKind.allCases)
+        arguments: OrderStoreKind.tested)
     func lease(kind: OrderStoreKind) throws {
         let fixture = try kind.make()
         defer { withExtendedLifetime(fixture) {} }
@@ -108,7 +90,7 @@ struct OrderStoreTests {
 
     @Test(
         "of 16 instances racing for the lease at once, exactly one gets it",
-        arguments: OrderStoreKind.allCases)
+        arguments: OrderStoreKind.tested)
     func leaseRace(kind: OrderStoreKind) throws {
         let fixture = try kind.make()
         defer { withExtendedLifetime(fixture) {} }
@@ -137,7 +119,7 @@ struct OrderStoreTests {
 
     @Test(
         "a final state is never leased, never overwritten, and its result is kept exactly",
-        arguments: OrderStoreKind.allCases)
+        arguments: OrderStoreKind.tested)
     func finalState(kind: OrderStoreKind) throws {
         let fixture = try kind.make()
         defer { withExtendedLifetime(fixture) {} }
@@ -164,7 +146,7 @@ struct OrderStoreTests {
 
     @Test(
         "purge removes orders ended before the cutoff and abandoned pending ones",
-        arguments: OrderStoreKind.allCases)
+        arguments: OrderStoreKind.tested)
     func purge(kind: OrderStoreKind) throws {
         let fixture = try kind.make()
         defer { withExtendedLifetime(fixture) {} }

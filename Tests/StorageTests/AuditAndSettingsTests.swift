@@ -6,12 +6,12 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// AuditStore and SettingsStore behaviour, identical for SQLStore and MemoryStore.
+/// AuditStore and SettingsStore behaviour, identical on SQLite and PostgreSQL.
 @Suite("Audit and settings stores")
 struct AuditAndSettingsTests {
     @Test(
         "audit events get increasing ids and read back newest first with every field",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func appendAndRead(kind: StoreKind) throws {
         let fixture = try kind.make()
         let first = AuditEvent(
@@ -33,7 +33,7 @@ struct AuditAndSettingsTests {
             ])
     }
 
-    @Test("audit pages by id and filters by user", arguments: StoreKind.allCases)
+    @Test("audit pages by id and filters by user", arguments: StoreKind.tested)
     func pagination(kind: StoreKind) throws {
         let fixture = try kind.make()
         var ids: [Int64] = []
@@ -57,7 +57,7 @@ struct AuditAndSettingsTests {
         #expect(evenOlder.compactMap(\.id) == [ids[2], ids[0]])
     }
 
-    @Test("audit events outlive the user they mention", arguments: StoreKind.allCases)
+    @Test("audit events outlive the user they mention", arguments: StoreKind.tested)
     func auditOutlivesUser(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -69,7 +69,7 @@ struct AuditAndSettingsTests {
         #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
     }
 
-    @Test("a setting reads back and a later set replaces it", arguments: StoreKind.allCases)
+    @Test("a setting reads back and a later set replaces it", arguments: StoreKind.tested)
     func setAndReplace(kind: StoreKind) throws {
         let fixture = try kind.make()
         #expect(try fixture.store.setting("admin.token_hash") == nil)
@@ -79,14 +79,14 @@ struct AuditAndSettingsTests {
         #expect(try fixture.store.setting("admin.token_hash") == [9])
     }
 
-    @Test("an empty setting value reads back empty, not missing", arguments: StoreKind.allCases)
+    @Test("an empty setting value reads back empty, not missing", arguments: StoreKind.tested)
     func emptyValue(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.setSetting("flag", value: [])
         #expect(try fixture.store.setting("flag") == [])
     }
 
-    @Test("insert-if-absent stores only the first value", arguments: StoreKind.allCases)
+    @Test("insert-if-absent stores only the first value", arguments: StoreKind.tested)
     func insertIfAbsent(kind: StoreKind) throws {
         let fixture = try kind.make()
         #expect(try fixture.store.insertSettingIfAbsent("admin.token_hash", value: [1]))
@@ -96,7 +96,7 @@ struct AuditAndSettingsTests {
 
     @Test(
         "insert-if-absent lets exactly one of many racing threads win",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func insertIfAbsentRace(kind: StoreKind) throws {
         let fixture = try kind.make()
         let store = fixture.store

@@ -27,7 +27,7 @@ struct ConnectionTests {
         }
         for id in 1...10 {
             let text = try connection.queryFirst("SELECT text FROM t WHERE id = ?1", [id]) {
-                $0.string(0)
+                try $0.string(0)
             }
             #expect(text == "row \(id)")
         }
@@ -40,7 +40,7 @@ struct ConnectionTests {
         for id in 1...3 { try connection.execute("INSERT INTO t (id) VALUES (?1)", [id]) }
         let sql = "SELECT id FROM t WHERE id >= ?1 ORDER BY id"
         let pairs = try connection.query(sql, [1]) { outer in
-            (outer.int64(0), try connection.query(sql, [outer.int64(0)]) { $0.int64(0) }.count)
+            (try outer.int64(0), try connection.query(sql, [try outer.int64(0)]) { try $0.int64(0) }.count)
         }
         #expect(pairs.map(\.0) == [1, 2, 3])
         #expect(pairs.map(\.1) == [3, 2, 1])
@@ -50,7 +50,7 @@ struct ConnectionTests {
     @Test("the statement cache stays within its limit")
     func cacheLimit() throws {
         for index in 0..<(Connection.statementCacheLimit + 10) {
-            _ = try connection.queryFirst("SELECT \(index)") { $0.int64(0) }
+            _ = try connection.queryFirst("SELECT \(index)") { try $0.int64(0) }
         }
         #expect(connection.cachedStatementCount == Connection.statementCacheLimit)
     }
@@ -71,8 +71,8 @@ struct ConnectionTests {
             "SELECT text, bytes, real, typeof(text), typeof(bytes) FROM t ORDER BY id"
         ) {
             (
-                $0.optionalString(0), $0.optionalBlob(1), $0.isNull(2) ? nil : $0.double(2),
-                $0.string(3), $0.string(4)
+                try $0.optionalString(0), try $0.optionalBlob(1), $0.isNull(2) ? nil : try $0.double(2),
+                try $0.string(3), try $0.string(4)
             )
         }
         #expect(read.map(\.0) == rows.map(\.1))
@@ -87,7 +87,7 @@ struct ConnectionTests {
         let instant = Date(timeIntervalSince1970: 1_790_000_000.987)
         try connection.execute(
             "INSERT INTO t (id, real) VALUES (?1, ?2)", [1, instant.millisecondsSince1970])
-        let stored = try connection.queryFirst("SELECT real FROM t WHERE id = 1") { $0.int64(0) }
+        let stored = try connection.queryFirst("SELECT real FROM t WHERE id = 1") { try $0.int64(0) }
         #expect(stored == 1_790_000_000_987)
         #expect(Date(millisecondsSince1970: 1_790_000_000_987) == instant.storagePrecision)
         #expect(Date.distantFuture.millisecondsSince1970 > 0, "far dates are storable")
@@ -98,7 +98,7 @@ struct ConnectionTests {
         #expect(throws: StorageError(.internal, "")) {
             try connection.execute("INSERT INTO t (id, text) VALUES (?1, ?2)", [1])
         }
-        #expect(try connection.queryFirst("SELECT count(*) FROM t") { $0.int64(0) } == 0)
+        #expect(try connection.queryFirst("SELECT count(*) FROM t") { try $0.int64(0) } == 0)
     }
 
     @Test("SQLite result codes map to stable storage codes")

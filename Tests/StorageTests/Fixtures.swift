@@ -6,45 +6,24 @@ import SessionCore
 import Storage
 import TestSupport
 
-/// Every store protocol at once: what both implementations provide.
+/// Every store protocol at once: what `SQLStore` provides on both engines.
 typealias AllStores = AccountStore & AuditStore & ChallengeStore & PasskeyLoginStore & SessionRepository
     & SettingsStore & ReviewAccountStore
 
-/// A store under test, keeping its database file alive as long as the fixture lives.
-final class StoreFixture {
-    let store: any AllStores
-    private let database: SQLiteDatabase?
-    private let directory: TemporaryDirectory?
+/// The engines every behavioural test runs against: one contract, two engines.
+typealias StoreKind = TestEngine
 
-    init(
-        store: any AllStores, database: SQLiteDatabase? = nil, directory: TemporaryDirectory? = nil
-    ) {
-        self.store = store
-        self.database = database
-        self.directory = directory
-    }
-
-    deinit { database?.close() }
+extension TestEngine {
+    /// A fresh, empty store on this engine for one test.
+    func make() throws -> StoreFixture { StoreFixture(try TestStore(self)) }
 }
 
-/// The implementations every behavioural test runs against.
-enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
-    case sqlite
-    case memory
+/// A store under test, keeping its database alive as long as the fixture lives.
+final class StoreFixture {
+    let testStore: TestStore
+    var store: SQLStore { testStore.store }
 
-    var description: String { rawValue }
-
-    func make() throws -> StoreFixture {
-        switch self {
-        case .memory:
-            return StoreFixture(store: MemoryStore())
-        case .sqlite:
-            let directory = try TemporaryDirectory()
-            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
-            return StoreFixture(
-                store: SQLStore(database: database), database: database, directory: directory)
-        }
-    }
+    init(_ testStore: TestStore) { self.testStore = testStore }
 }
 
 /// A whole-millisecond instant near the present, so round trips compare exactly.

@@ -9,7 +9,7 @@ import TestSupport
 import Testing
 
 /// The BankID identity store (links, flows, the once-only completion, step-ups), identical for
-/// SQLStore on a real file and the in-memory store.
+/// SQLite on a real file and PostgreSQL.
 @Suite("Identity store")
 struct IdentityStoreTests {
     /// A store under test with the accounts it sits beside.
@@ -20,16 +20,8 @@ struct IdentityStoreTests {
     }
 
     static func make(_ kind: StoreKind) throws -> Fixture {
-        switch kind {
-        case .memory:
-            let memory = MemoryStore()
-            return Fixture(
-                accounts: memory, identities: MemoryIdentityStore(accounts: memory), keepAlive: nil)
-        case .sqlite:
-            let fixture = try kind.make()
-            let sqlite = try #require(fixture.store as? SQLStore)
-            return Fixture(accounts: sqlite, identities: sqlite, keepAlive: fixture)
-        }
+        let fixture = try kind.make()
+        return Fixture(accounts: fixture.store, identities: fixture.store, keepAlive: fixture)
     }
 
     static func digest(_ byte: UInt8, key: String = "k1") -> IdentityDigest {
@@ -46,7 +38,7 @@ struct IdentityStoreTests {
 
     @Test(
         "a flow reads back by its id hash with every field; a repeated id or orderRef conflicts",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func flowRoundTrip(kind: StoreKind) throws {
         let fixture = try Self.make(kind)
         try fixture.accounts.insertUser(makeUser("u1"))
@@ -64,7 +56,7 @@ struct IdentityStoreTests {
 
     @Test(
         "sign-up commits the account, its identity, a session and the audit at once, exactly once",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func signupOnce(kind: StoreKind) throws {
         let fixture = try Self.make(kind)
         let flow = Self.flow(1, intent: .signup)
@@ -99,7 +91,7 @@ struct IdentityStoreTests {
 
     @Test(
         "an identity is unique across users: linking it elsewhere conflicts and consumes nothing",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func identityUnique(kind: StoreKind) throws {
         let fixture = try Self.make(kind)
         try fixture.accounts.insertUser(makeUser("u1"))
@@ -125,7 +117,7 @@ struct IdentityStoreTests {
 
     @Test(
         "of 16 threads racing to consume one completion, exactly one commits a session",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func racingConsumers(kind: StoreKind) throws {
         let fixture = try Self.make(kind)
         try fixture.accounts.insertUser(makeUser("u1"))
@@ -145,7 +137,7 @@ struct IdentityStoreTests {
 
     @Test(
         "a signature is kept with its session and replaced by a newer one; flows purge by age",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func stepUpsAndPurge(kind: StoreKind) throws {
         let fixture = try Self.make(kind)
         try fixture.accounts.insertUser(makeUser("u1"))

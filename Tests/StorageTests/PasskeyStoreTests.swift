@@ -5,10 +5,10 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// PasskeyStore, AccountStore and user handles, identical for SQLStore and MemoryStore.
+/// PasskeyStore, AccountStore and user handles, identical on SQLite and PostgreSQL.
 @Suite("Passkey store")
 struct PasskeyStoreTests {
-    @Test("a passkey reads back by credential id with every field", arguments: StoreKind.allCases)
+    @Test("a passkey reads back by credential id with every field", arguments: StoreKind.tested)
     func roundTrip(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -31,7 +31,7 @@ struct PasskeyStoreTests {
 
     @Test(
         "a passkey reads back with its owner in one lookup, every field of both",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func withOwner(kind: StoreKind) throws {
         let fixture = try kind.make()
         var ada = makeUser("u1", username: "ada", createdAt: at(0.5))
@@ -54,7 +54,7 @@ struct PasskeyStoreTests {
 
     @Test(
         "transports round-trip whatever they hold: none, plain tokens, commas, quotes, escapes, Unicode",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func transportsRoundTrip(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -70,7 +70,7 @@ struct PasskeyStoreTests {
         }
     }
 
-    @Test("a credential id registered to anyone is a conflict", arguments: StoreKind.allCases)
+    @Test("a credential id registered to anyone is a conflict", arguments: StoreKind.tested)
     func duplicateCredential(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -83,7 +83,7 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.passkeyCount(userID: "u2") == 0)
     }
 
-    @Test("a passkey for a missing user is a constraint failure", arguments: StoreKind.allCases)
+    @Test("a passkey for a missing user is a constraint failure", arguments: StoreKind.tested)
     func missingUser(kind: StoreKind) throws {
         let fixture = try kind.make()
         #expect(throws: StorageError(.constraint, "")) {
@@ -92,7 +92,7 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.passkey(credentialID: [1]) == nil)
     }
 
-    @Test("a user's passkeys list oldest first and count", arguments: StoreKind.allCases)
+    @Test("a user's passkeys list oldest first and count", arguments: StoreKind.tested)
     func listAndCount(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -110,7 +110,7 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.passkeyCount(userID: "nobody") == 0)
     }
 
-    @Test("renaming works for the owner and is refused for anyone else", arguments: StoreKind.allCases)
+    @Test("renaming works for the owner and is refused for anyone else", arguments: StoreKind.tested)
     func rename(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -125,7 +125,7 @@ struct PasskeyStoreTests {
 
     @Test(
         "deleting works for the owner, even the last one, and is refused for anyone else",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func delete(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -138,7 +138,7 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.deletePasskey(credentialID: [1], userID: "u1") == false)
     }
 
-    @Test("the last-passkey guard keeps a user's only passkey", arguments: StoreKind.allCases)
+    @Test("the last-passkey guard keeps a user's only passkey", arguments: StoreKind.tested)
     func lastPasskeyGuard(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -158,7 +158,7 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.passkeyCount(userID: "u2") == 2, "nobody else's changed")
     }
 
-    @Test("two racing guarded deletions of a user's two passkeys leave one", arguments: StoreKind.allCases)
+    @Test("two racing guarded deletions of a user's two passkeys leave one", arguments: StoreKind.tested)
     func lastPasskeyRace(kind: StoreKind) throws {
         let fixture = try kind.make()
         let store = fixture.store
@@ -180,7 +180,7 @@ struct PasskeyStoreTests {
 
     @Test(
         "a recorded use moves counter, backup state and time, never backwards",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func recordUse(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -206,7 +206,7 @@ struct PasskeyStoreTests {
         }
     }
 
-    @Test("deleting a user deletes their passkeys and no one else's", arguments: StoreKind.allCases)
+    @Test("deleting a user deletes their passkeys and no one else's", arguments: StoreKind.tested)
     func cascade(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -224,7 +224,7 @@ struct PasskeyStoreTests {
 
     // MARK: Sign-up
 
-    @Test("sign-up stores the user and the first passkey together", arguments: StoreKind.allCases)
+    @Test("sign-up stores the user and the first passkey together", arguments: StoreKind.tested)
     func createUser(kind: StoreKind) throws {
         let fixture = try kind.make()
         let user = makeUser("u1", username: "alice")
@@ -235,7 +235,7 @@ struct PasskeyStoreTests {
     }
 
     @Test(
-        "a refused sign-up leaves no account and no passkey behind", arguments: StoreKind.allCases)
+        "a refused sign-up leaves no account and no passkey behind", arguments: StoreKind.tested)
     func createUserRollsBack(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.createUser(
@@ -268,7 +268,7 @@ struct PasskeyStoreTests {
 
     // MARK: User handles
 
-    @Test("a user is found by their user handle", arguments: StoreKind.allCases)
+    @Test("a user is found by their user handle", arguments: StoreKind.tested)
     func userByHandle(kind: StoreKind) throws {
         let fixture = try kind.make()
         let user = makeUser("u1", username: "alice")
@@ -281,7 +281,7 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.user(handle: user.userHandle) == nil)
     }
 
-    @Test("a user handle taken by another user is a conflict", arguments: StoreKind.allCases)
+    @Test("a user handle taken by another user is a conflict", arguments: StoreKind.tested)
     func duplicateHandle(kind: StoreKind) throws {
         let fixture = try kind.make()
         let handle: [UInt8] = Array(repeating: 42, count: 32)
@@ -294,7 +294,7 @@ struct PasskeyStoreTests {
         #expect(try fixture.store.user(handle: handle)?.id == "u1")
     }
 
-    @Test("an empty or over-long user handle is refused", arguments: StoreKind.allCases)
+    @Test("an empty or over-long user handle is refused", arguments: StoreKind.tested)
     func invalidHandle(kind: StoreKind) throws {
         let fixture = try kind.make()
         for handle in [[], Array(repeating: UInt8(1), count: 65)] {

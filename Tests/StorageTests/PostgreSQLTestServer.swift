@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Storage
@@ -11,36 +12,20 @@ import Testing
 /// says why instead of failing. Under CI or `PORTVAKT_REQUIRE_POSTGRES=1` (which `make test` sets)
 /// a missing URL fails every test instead: the engine must never pass by not running.
 enum PostgreSQLTestServer {
-    private static let environment = ProcessInfo.processInfo.environment
-
     /// The server's URL, when one is given.
-    static let url: String? = environment["PORTVAKT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-
-    /// Whether this run must test PostgreSQL.
-    static let isRequired: Bool = {
-        if environment["PORTVAKT_REQUIRE_POSTGRES"] == "1" { return true }
-        guard let ci = environment["CI"]?.lowercased() else { return false }
-        return !["", "0", "false", "no"].contains(ci)
-    }()
+    static var url: String? { TestPostgreSQL.url }
 
     /// Whether the PostgreSQL suites run: with a server, or when one is required (and then fail).
-    static let isEnabled = url != nil || isRequired
+    static var isEnabled: Bool { TestPostgreSQL.isEnabled }
 
     /// Why the suites are disabled, shown by the test runner.
-    static let disabledReason: Comment =
-        "PORTVAKT_TEST_POSTGRES_URL is not set: `make test` starts a throwaway PostgreSQL and sets it"
+    static let disabledReason = Comment(rawValue: TestPostgreSQL.disabledReason)
 
     /// The server's configuration, with the timeouts a test asks for.
     static func configuration(
         statementTimeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(5)
     ) throws -> PostgreSQLConfiguration {
-        guard let url else {
-            throw StorageError(
-                .invalidArgument,
-                "PORTVAKT_TEST_POSTGRES_URL is not set, but CI or PORTVAKT_REQUIRE_POSTGRES requires the PostgreSQL tests"
-            )
-        }
-        var configuration = try PostgreSQLConfiguration(url: url)
+        var configuration = try PostgreSQLConfiguration(url: TestPostgreSQL.requiredURL())
         configuration.applicationName = "portvakt-tests"
         configuration.statementTimeout = statementTimeout
         configuration.connectTimeout = connectTimeout

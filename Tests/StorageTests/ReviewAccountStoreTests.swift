@@ -4,12 +4,12 @@ import Storage
 import TestSupport
 import Testing
 
-/// The review account's listing, identical for SQLStore (a real file) and MemoryStore.
+/// The review account's listing, identical on SQLite (a real file) and PostgreSQL.
 @Suite("Review account store")
 struct ReviewAccountStoreTests {
     @Test(
         "ensureReviewAccount creates and lists the account once, refuses an unlisted owner of the username, and goes with its user",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func listing(kind: StoreKind) throws {
         let fixture = try kind.make()
         let store = fixture.store

@@ -41,7 +41,7 @@ struct SQLiteDatabaseTests {
         try database.read { connection in
             Set(
                 try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table'") {
-                    $0.string(0)
+                    try $0.string(0)
                 })
         }
     }
@@ -187,7 +187,7 @@ struct SQLiteDatabaseTests {
         #expect(try store.session(id: "s1")?.userID == "u1", "sessions survive the migration")
         #expect(try database.integrityCheck() == "ok")
         let foreignKeyProblems = try database.read { connection in
-            try connection.query("PRAGMA foreign_key_check") { $0.string(0) }
+            try connection.query("PRAGMA foreign_key_check") { try $0.string(0) }
         }
         #expect(foreignKeyProblems.isEmpty)
     }
@@ -232,7 +232,7 @@ struct SQLiteDatabaseTests {
         let purgePlan = try database.read { connection in
             try connection.query(
                 "EXPLAIN QUERY PLAN DELETE FROM used_challenges WHERE expires_at <= ?1", [0]
-            ) { $0.string(3) }.joined(separator: "; ")
+            ) { try $0.string(3) }.joined(separator: "; ")
         }
         #expect(purgePlan.contains("PRIMARY KEY (expires_at<?)"), "\(purgePlan)")
         #expect(try database.integrityCheck() == "ok")
@@ -262,7 +262,7 @@ struct SQLiteDatabaseTests {
         try beforeRebuild.write { try $0.execute("DELETE FROM audit_events WHERE id = 150") }
         written.removeAll { $0.id == 150 }
         let sequenced = try beforeRebuild.read { connection in
-            try connection.query("SELECT name FROM sqlite_sequence") { $0.string(0) }
+            try connection.query("SELECT name FROM sqlite_sequence") { try $0.string(0) }
         }
         #expect(sequenced == ["audit_events"])
         beforeRebuild.close()
@@ -277,12 +277,12 @@ struct SQLiteDatabaseTests {
         #expect(try store.auditEvents(userID: "u1", beforeID: nil, limit: 1000).count == 150)
         let schema = try database.read { connection in
             try connection.queryFirst("SELECT sql FROM sqlite_schema WHERE name = 'audit_events'") {
-                $0.string(0)
+                try $0.string(0)
             }
         }
         #expect(schema?.contains("AUTOINCREMENT") == false)
         let sequencedAfter = try database.read { connection in
-            try connection.query("SELECT name FROM sqlite_sequence") { $0.string(0) }
+            try connection.query("SELECT name FROM sqlite_sequence") { try $0.string(0) }
         }
         #expect(sequencedAfter.isEmpty, "no sequence row left to update on every append")
         let next = try store.appendAudit(
@@ -290,7 +290,7 @@ struct SQLiteDatabaseTests {
         #expect(next == 301, "the next id follows the largest kept")
         func plan(_ sql: String) throws -> String {
             try database.read { connection in
-                try connection.query("EXPLAIN QUERY PLAN " + sql) { $0.string(3) }.joined(separator: "; ")
+                try connection.query("EXPLAIN QUERY PLAN " + sql) { try $0.string(3) }.joined(separator: "; ")
             }
         }
         #expect(
@@ -309,7 +309,7 @@ struct SQLiteDatabaseTests {
         defer { database.close() }
         func plan(_ sql: String) throws -> String {
             try database.read { connection in
-                try connection.query("EXPLAIN QUERY PLAN " + sql, [[UInt8](), ""]) { $0.string(3) }
+                try connection.query("EXPLAIN QUERY PLAN " + sql, [[UInt8](), ""]) { try $0.string(3) }
                     .joined(separator: "; ")
             }
         }
@@ -340,7 +340,7 @@ struct SQLiteDatabaseTests {
                 busyTimeoutMilliseconds: 1234, synchronous: synchronous, readerCount: 2))
         defer { database.close() }
         func pragma(_ name: String, on connection: Connection) throws -> String? {
-            try connection.queryFirst("PRAGMA \(name)") { $0.string(0) }
+            try connection.queryFirst("PRAGMA \(name)") { try $0.string(0) }
         }
         let names = ["journal_mode", "foreign_keys", "busy_timeout", "synchronous", "query_only"]
         let writer = try database.write { connection in
@@ -522,7 +522,7 @@ struct SQLiteDatabaseTests {
         }
         #expect(unexpected.all.isEmpty, "each writer saw its own outcome")
         let keys = try database.read { connection in
-            Set(try connection.query("SELECT key FROM settings") { $0.string(0) })
+            Set(try connection.query("SELECT key FROM settings") { try $0.string(0) })
         }
         var expected = Set<String>()
         for thread in 0..<8 {

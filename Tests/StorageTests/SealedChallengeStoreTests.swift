@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The used set of sealed login challenges (schema 7), identical for SQLStore and MemoryStore:
+/// The used set of sealed login challenges (schema 7), identical on SQLite and PostgreSQL:
 /// a sealed challenge is used at most once, and never after its expiry.
 @Suite("Sealed challenge uses")
 struct SealedChallengeStoreTests {
@@ -14,7 +14,7 @@ struct SealedChallengeStoreTests {
 
     @Test(
         "a sealed challenge is used once, never after it expires, and purged at its expiry",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func useOnce(kind: StoreKind) throws {
         let fixture = try kind.make()
         let store = fixture.store
@@ -28,7 +28,7 @@ struct SealedChallengeStoreTests {
         #expect(try store.purgeChallenges(expiredBefore: at(300)) == 2)
     }
 
-    @Test("8 threads using one sealed challenge: exactly one wins", arguments: StoreKind.allCases)
+    @Test("8 threads using one sealed challenge: exactly one wins", arguments: StoreKind.tested)
     func race(kind: StoreKind) throws {
         let fixture = try kind.make()
         let store = fixture.store
@@ -72,7 +72,7 @@ struct SealedChallengeStoreTests {
 
     @Test(
         "a login answering a sealed challenge commits once; a replay or an expired one commits nothing",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func commit(kind: StoreKind) throws {
         let fixture = try prepared(kind)
         let store = fixture.store
@@ -85,7 +85,7 @@ struct SealedChallengeStoreTests {
         #expect(try store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
     }
 
-    @Test("a failing login write leaves the sealed challenge unused", arguments: StoreKind.allCases)
+    @Test("a failing login write leaves the sealed challenge unused", arguments: StoreKind.tested)
     func rollsBack(kind: StoreKind) throws {
         let fixture = try prepared(kind)
         #expect(throws: StorageError(.notFound, "")) {
@@ -95,7 +95,7 @@ struct SealedChallengeStoreTests {
         #expect(try fixture.store.commitPasskeyLogin(record()), "the challenge is still good")
     }
 
-    @Test("of eight racing commits for one sealed challenge exactly one wins", arguments: StoreKind.allCases)
+    @Test("of eight racing commits for one sealed challenge exactly one wins", arguments: StoreKind.tested)
     func commitRace(kind: StoreKind) throws {
         let fixture = try prepared(kind)
         let store = fixture.store

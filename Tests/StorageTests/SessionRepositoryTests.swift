@@ -6,12 +6,12 @@ import Storage
 import TestSupport
 import Testing
 
-/// SessionRepository behaviour, identical for SQLStore and MemoryStore.
+/// SessionRepository behaviour, identical on SQLite and PostgreSQL.
 @Suite("Session repository")
 struct SessionRepositoryTests {
     @Test(
         "a session reads back by token hash and by id with every field",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func insertAndRead(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -28,7 +28,7 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.session(id: "unknown") == nil)
     }
 
-    @Test("a session for a missing user is a constraint violation", arguments: StoreKind.allCases)
+    @Test("a session for a missing user is a constraint violation", arguments: StoreKind.tested)
     func missingUser(kind: StoreKind) throws {
         let fixture = try kind.make()
         #expect(throws: StorageError(.constraint, "")) {
@@ -37,7 +37,7 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.session(id: "s1") == nil)
     }
 
-    @Test("a duplicate session id or token hash is a conflict", arguments: StoreKind.allCases)
+    @Test("a duplicate session id or token hash is a conflict", arguments: StoreKind.tested)
     func duplicates(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -51,7 +51,7 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.session(id: "s2") == nil)
     }
 
-    @Test("touching records activity and never moves it backwards", arguments: StoreKind.allCases)
+    @Test("touching records activity and never moves it backwards", arguments: StoreKind.tested)
     func touch(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -66,7 +66,7 @@ struct SessionRepositoryTests {
 
     @Test(
         "revoking succeeds once; again, or for a missing id, it reports false",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func revoke(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -80,7 +80,7 @@ struct SessionRepositoryTests {
 
     @Test(
         "revoking all of a user's sessions spares the kept one, other users and ended ones",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func revokeAll(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -105,7 +105,7 @@ struct SessionRepositoryTests {
 
     @Test(
         "live sessions leave out revoked and expired ones and come newest first",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func liveSessions(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -128,7 +128,7 @@ struct SessionRepositoryTests {
     }
 
     @Test(
-        "rotation revokes the old session and stores the replacement", arguments: StoreKind.allCases
+        "rotation revokes the old session and stores the replacement", arguments: StoreKind.tested
     )
     func rotate(kind: StoreKind) throws {
         let fixture = try kind.make()
@@ -143,7 +143,7 @@ struct SessionRepositoryTests {
 
     @Test(
         "a rotation with a grace brings the old expiry forward and stores the replacement, once",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func rotateWithGrace(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -165,7 +165,7 @@ struct SessionRepositoryTests {
         #expect(try !fixture.store.rotateSession(oldID: "missing", replacement: other, oldExpiresAt: at(100)))
     }
 
-    @Test("a rotation whose replacement is refused changes nothing", arguments: StoreKind.allCases)
+    @Test("a rotation whose replacement is refused changes nothing", arguments: StoreKind.tested)
     func rotationIsAtomic(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -189,7 +189,7 @@ struct SessionRepositoryTests {
 
     @Test(
         "rotating a revoked session is a conflict and a missing one is not found",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func rotateRevokedOrMissing(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -209,7 +209,7 @@ struct SessionRepositoryTests {
 
     @Test(
         "purge deletes sessions that expired or were revoked before the cutoff",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func purge(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -232,7 +232,7 @@ struct SessionRepositoryTests {
 
     @Test(
         "SessionService issues, authenticates, rotates and revokes over the store",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func sessionService(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))

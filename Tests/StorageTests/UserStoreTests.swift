@@ -5,10 +5,10 @@ import Storage
 import TestSupport
 import Testing
 
-/// UserStore behaviour, identical for SQLStore and MemoryStore.
+/// UserStore behaviour, identical on SQLite and PostgreSQL.
 @Suite("User store")
 struct UserStoreTests {
-    @Test("an inserted user reads back by id and by username", arguments: StoreKind.allCases)
+    @Test("an inserted user reads back by id and by username", arguments: StoreKind.tested)
     func insertAndRead(kind: StoreKind) throws {
         let fixture = try kind.make()
         let user = User(
@@ -21,7 +21,7 @@ struct UserStoreTests {
         #expect(try fixture.store.user(username: "Alice") == nil, "usernames compare exactly")
     }
 
-    @Test("a duplicate username is a conflict", arguments: StoreKind.allCases)
+    @Test("a duplicate username is a conflict", arguments: StoreKind.tested)
     func duplicateUsername(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1", username: "alice"))
@@ -31,7 +31,7 @@ struct UserStoreTests {
         #expect(try fixture.store.userCount() == 1)
     }
 
-    @Test("a duplicate user id is a conflict", arguments: StoreKind.allCases)
+    @Test("a duplicate user id is a conflict", arguments: StoreKind.tested)
     func duplicateID(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1", username: "alice"))
@@ -41,7 +41,7 @@ struct UserStoreTests {
         #expect(try fixture.store.user(username: "bob") == nil)
     }
 
-    @Test("any number of users may have no username", arguments: StoreKind.allCases)
+    @Test("any number of users may have no username", arguments: StoreKind.tested)
     func nilUsernames(kind: StoreKind) throws {
         let fixture = try kind.make()
         for id in ["a", "b", "c"] { try fixture.store.insertUser(makeUser(id, username: nil)) }
@@ -50,7 +50,7 @@ struct UserStoreTests {
 
     @Test(
         "an update changes username, display name and disabled time, never the creation time or the user handle",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func update(kind: StoreKind) throws {
         let fixture = try kind.make()
         let original = makeUser("u1", username: "alice", createdAt: at(0))
@@ -69,7 +69,7 @@ struct UserStoreTests {
         try fixture.store.insertUser(makeUser("u2", username: "alice"))
     }
 
-    @Test("updating a missing user is not found", arguments: StoreKind.allCases)
+    @Test("updating a missing user is not found", arguments: StoreKind.tested)
     func updateMissing(kind: StoreKind) throws {
         let fixture = try kind.make()
         #expect(throws: StorageError(.notFound, "")) {
@@ -80,7 +80,7 @@ struct UserStoreTests {
 
     @Test(
         "renaming to another user's username is a conflict and changes nothing",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func updateConflict(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1", username: "alice"))
@@ -94,7 +94,7 @@ struct UserStoreTests {
 
     @Test(
         "deleting a user cascades to their sessions and no one else's",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func deleteCascades(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1", username: "alice"))
@@ -116,7 +116,7 @@ struct UserStoreTests {
         try fixture.store.insertSession(makeSession("s1", userID: "u1"))
     }
 
-    @Test("users page by id in byte order with keyset pagination", arguments: StoreKind.allCases)
+    @Test("users page by id in byte order with keyset pagination", arguments: StoreKind.tested)
     func pagination(kind: StoreKind) throws {
         let fixture = try kind.make()
         // Inserted out of order, with non-ASCII ids where Unicode and byte order could differ.
@@ -139,7 +139,7 @@ struct UserStoreTests {
         #expect(try fixture.store.userCount() == ids.count)
     }
 
-    @Test("a non-positive limit returns an empty page", arguments: StoreKind.allCases)
+    @Test("a non-positive limit returns an empty page", arguments: StoreKind.tested)
     func nonPositiveLimit(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -150,7 +150,7 @@ struct UserStoreTests {
 
     @Test(
         "times are kept to the millisecond, the same way in both stores",
-        arguments: StoreKind.allCases)
+        arguments: StoreKind.tested)
     func millisecondPrecision(kind: StoreKind) throws {
         let fixture = try kind.make()
         // 0.1234567 s after a whole second: stored as 123 ms.
@@ -161,7 +161,7 @@ struct UserStoreTests {
         #expect(abs(stored.timeIntervalSince(precise)) < 0.001)
     }
 
-    @Test("an empty display name is stored as empty, not as NULL", arguments: StoreKind.allCases)
+    @Test("an empty display name is stored as empty, not as NULL", arguments: StoreKind.tested)
     func emptyText(kind: StoreKind) throws {
         let fixture = try kind.make()
         let user = User(id: "u1", username: "", displayName: "", createdAt: epoch)

@@ -1,0 +1,59 @@
+public import Kernel
+public import Storage
+
+/// The storage engines a store test runs on: SQLite always, PostgreSQL when the test server is
+/// there (or required, and then failing without it).
+public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite
+    case postgresql
+
+    public var description: String { rawValue }
+
+    /// The engines this run tests: every behavioural store test takes these as its arguments.
+    public static var tested: [TestEngine] { TestPostgreSQL.isEnabled ? [.sqlite, .postgresql] : [.sqlite] }
+}
+
+/// A fresh, empty store on one engine for one test: SQLite on a file in a temporary folder, or a
+/// new PostgreSQL database on the test server. Both are closed, and the folder or database
+/// removed, when the fixture goes.
+public final class TestStore: @unchecked Sendable {
+    /// The stores.
+    public let store: SQLStore
+    /// The open database under them.
+    public var engine: StorageEngine { store.engine }
+    private let directory: TemporaryDirectory?
+    private let postgresURL: String?
+
+    /// - Parameter poolSize: PostgreSQL connections; small, since tests run in parallel against
+    ///   one server.
+    public init(_ kind: TestEngine, clock: any WallClock = SystemClock(), poolSize: Int = 4) throws {
+        switch kind {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            self.directory = directory
+            postgresURL = nil
+            store = SQLStore(database: try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock), clock: clock)
+        case .postgresql:
+            let url = try TestPostgreSQL.createDatabase()
+            directory = nil
+            postgresURL = url
+            var connection = try PostgreSQLConfiguration(url: url)
+            connection.applicationName = "portvakt-tests"
+            connection.statementTimeout = .seconds(10)
+            do {
+                let database = try PostgreSQLDatabase(
+                    configuration: PostgreSQLDatabase.Configuration(connection: connection, poolSize: poolSize),
+                    clock: clock)
+                store = SQLStore(database: database, clock: clock)
+            } catch {
+                TestPostgreSQL.dropDatabase(url)
+                throw error
+            }
+        }
+    }
+
+    deinit {
+        store.engine.close()
+        if let postgresURL { TestPostgreSQL.dropDatabase(postgresURL) }
+    }
+}
