@@ -177,13 +177,14 @@ extension SQLStore: SessionRepository {
     }
 
     public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
-        // Live means not revoked and not past its absolute expiry at `at`, as in `sessions`.
+        // Live means not revoked and not past its absolute expiry at `at`, as in `sessions`. IS
+        // DISTINCT FROM spares the kept one and, with none kept, none: NULL is distinct from every id.
         try database.write { connection in
             let changed = try connection.execute(
                 """
                 UPDATE sessions SET revoked_at = ?3
                 WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?3
-                  AND (?2 IS NULL OR id <> ?2)
+                  AND id IS DISTINCT FROM ?2
                 """, [userID, exceptID, at])
             return changed
         }
