@@ -82,7 +82,7 @@ public final class PostgreSQLDatabase: Sendable {
             if configuration.migrateOnOpen {
                 _ = try migrate()
             } else {
-                try withMigrationLock { try Self.checkHistory($0, knowing: migrations) }
+                try withMigrationLock { try Migration.checkHistory(on: $0, knowing: migrations) }
             }
         } catch {
             pool.close()
@@ -121,7 +121,7 @@ public final class PostgreSQLDatabase: Sendable {
     @discardableResult
     public func migrate() throws -> [AppliedMigration] {
         try withMigrationLock { connection in
-            try Self.checkHistory(connection, knowing: migrations)
+            try Migration.checkHistory(on: connection, knowing: migrations)
             var applied: [AppliedMigration] = []
             for migration in migrations where migration.version > (try Self.currentVersion(connection)) {
                 let now = clock.now().storagePrecision
@@ -164,26 +164,6 @@ public final class PostgreSQLDatabase: Sendable {
             defer { _ = try? connection.execute("SELECT pg_advisory_unlock($1)", [Self.migrationLockKey]) }
             try connection.exec(Migration.postgreSQLBookkeeping)
             return try body(connection)
-        }
-    }
-
-    /// Refuses a database newer than `migrations`, or one whose recorded history disagrees.
-    private static func checkHistory(_ connection: PostgreSQLConnection, knowing migrations: [Migration]) throws {
-        let recorded = try connection.query("SELECT version, name FROM schema_migrations ORDER BY version") {
-            (version: Int(try $0.int64(0)), name: try $0.string(1))
-        }
-        let known = migrations.last?.version ?? 0
-        if let newest = recorded.last, newest.version > known {
-            throw StorageError(
-                .migration,
-                "the database is at schema version \(newest.version) but this Portvakt knows only up to \(known); use a newer Portvakt or restore a backup"
-            )
-        }
-        for entry in recorded {
-            guard entry.version >= 1, migrations[entry.version - 1].name == entry.name else {
-                throw StorageError(
-                    .migration, "schema version \(entry.version) in the database is not the one this Portvakt knows")
-            }
         }
     }
 

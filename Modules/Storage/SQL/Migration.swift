@@ -39,4 +39,25 @@ extension Migration {
             )
         }
     }
+
+    /// Refuses a database whose `schema_migrations` (read on `connection`) is newer than
+    /// `migrations`, or whose recorded history disagrees with them: the same rule on both engines.
+    static func checkHistory(on connection: any SQLConnection, knowing migrations: [Migration]) throws {
+        let recorded = try connection.query("SELECT version, name FROM schema_migrations ORDER BY version") {
+            (version: Int(try $0.int64(0)), name: try $0.string(1))
+        }
+        let known = migrations.last?.version ?? 0
+        if let newest = recorded.last, newest.version > known {
+            throw StorageError(
+                .migration,
+                "the database is at schema version \(newest.version) but this Portvakt knows only up to \(known); use a newer Portvakt or restore a backup"
+            )
+        }
+        for entry in recorded {
+            guard entry.version >= 1, migrations[entry.version - 1].name == entry.name else {
+                throw StorageError(
+                    .migration, "schema version \(entry.version) in the database is not the one this Portvakt knows")
+            }
+        }
+    }
 }

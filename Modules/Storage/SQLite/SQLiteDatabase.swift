@@ -308,26 +308,7 @@ public final class SQLiteDatabase: Sendable {
     /// process migrating the same file at the same moment is waited for, not half-seen.
     private static func bootstrap(_ connection: Connection, knowing migrations: [Migration]) throws {
         try connection.exec(Migration.sqliteBookkeeping)
-        let recorded = try connection.query(
-            "SELECT version, name FROM schema_migrations ORDER BY version"
-        ) {
-            (version: Int(try $0.int64(0)), name: try $0.string(1))
-        }
-        let known = migrations.last?.version ?? 0
-        if let newest = recorded.last, newest.version > known {
-            throw StorageError(
-                .migration,
-                "the database is at schema version \(newest.version) but this Portvakt knows only up to \(known); use a newer Portvakt or restore a backup"
-            )
-        }
-        for entry in recorded {
-            guard entry.version >= 1, migrations[entry.version - 1].name == entry.name else {
-                throw StorageError(
-                    .migration,
-                    "schema version \(entry.version) in the database is not the one this Portvakt knows"
-                )
-            }
-        }
+        try Migration.checkHistory(on: connection, knowing: migrations)
     }
 
     /// The highest recorded version, or 0.
