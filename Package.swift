@@ -116,8 +116,9 @@ let package = Package(
             dependencies: ["Kernel", "BankIDCore", "BankIDSimulator", "Storage", "TestSupport"],
             path: "Benchmarks/BankID", swiftSettings: strictSettings),
 
-        // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, software
-        // keys, a throwaway certificate authority and a software WebAuthn authenticator over OpenSSL.
+        // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, a fresh
+        // SQLite store in a temporary directory, software keys, a throwaway certificate authority and
+        // a software WebAuthn authenticator over OpenSSL.
         .target(
             name: "TestSupport",
             dependencies: [
