@@ -18,22 +18,22 @@ struct AccountSessionServiceTests {
     {
         AccountSessionService(
             sessions: f.sessions, users: f.store, audit: audit ?? f.store,
-            bankID: bankID ? f.opened.identities : nil,
+            bankID: bankID ? f.store : nil,
             clock: f.clock)
     }
 
-    @Test("no token is session.missing, an unknown one session.unknown", arguments: Backend.allCases)
-    func missingAndUnknown(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("no token is session.missing, an unknown one session.unknown")
+    func missingAndUnknown() throws {
+        let f = try ServiceFixture()
         #expect(throws: SessionError(.missing, "")) { try access(f).signedIn(token: nil, rotating: true) }
         #expect(throws: SessionError(.unknown, "")) {
             try access(f).signedIn(token: "pvs_" + String(repeating: "A", count: 43), rotating: true)
         }
     }
 
-    @Test("a disabled account's session is refused with account.disabled", arguments: Backend.allCases)
-    func disabledAccount(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a disabled account's session is refused with account.disabled")
+    func disabledAccount() throws {
+        let f = try ServiceFixture()
         let (signedUp, _) = try f.signUp("ada")
         let token = try #require(signedUp.session?.token)
         #expect(try access(f).signedIn(token: token, rotating: false).user.id == signedUp.user.id)
@@ -51,11 +51,9 @@ struct AccountSessionServiceTests {
         #expect(try f.sessions.list(userID: user.id).count == 1)
     }
 
-    @Test(
-        "a token past the rotation interval is exchanged when rotating, never otherwise",
-        arguments: Backend.allCases)
-    func rotation(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a token past the rotation interval is exchanged when rotating, never otherwise")
+    func rotation() throws {
+        let f = try ServiceFixture()
         let (signedUp, _) = try f.signUp("ada")
         let token = try #require(signedUp.session?.token)
         // The fixture's policy: rotation after a day; keep the session active on the way there.
@@ -71,11 +69,9 @@ struct AccountSessionServiceTests {
         #expect(try access(f).signedIn(token: fresh.token, rotating: true).rotated == nil)
     }
 
-    @Test(
-        "the overview shows a step-up only while its window is open, and BankID only when on",
-        arguments: Backend.allCases)
-    func overviewStepUp(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("the overview shows a step-up only while its window is open, and BankID only when on")
+    func overviewStepUp() throws {
+        let f = try ServiceFixture()
         let (signedUp, _) = try f.signUp("ada")
         let session = try #require(signedUp.session?.session)
         let signedIn = SignedIn(session: session, user: signedUp.user)
@@ -88,9 +84,9 @@ struct AccountSessionServiceTests {
             idHash: Digest.sha256("order-sign"), orderRef: "ref-sign", intent: .sign, sameDevice: false,
             bindingHash: Digest.sha256("binding"), userID: signedUp.user.id, sessionID: session.id,
             createdAt: now)
-        try f.opened.identities.insertBankIDFlow(flow)
+        try f.store.insertBankIDFlow(flow)
         #expect(
-            try f.opened.identities.commitBankIDCompletion(
+            try f.store.commitBankIDCompletion(
                 BankIDCompletionRecord(
                     flowIDHash: flow.idHash, outcome: "bankid.signed", at: now,
                     stepUp: SessionStepUp(
@@ -103,11 +99,9 @@ struct AccountSessionServiceTests {
         #expect(try access(f).overview(signedIn).steppedUpUntil == nil)
     }
 
-    @Test(
-        "logout ends the session and audits session.logout; ending another's session is not found",
-        arguments: Backend.allCases)
-    func logoutAndRevoke(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("logout ends the session and audits session.logout; ending another's session is not found")
+    func logoutAndRevoke() throws {
+        let f = try ServiceFixture()
         let (ada, _) = try f.signUp("ada")
         let (bob, _) = try f.signUp("bob")
         let adaSession = try #require(ada.session)
@@ -131,11 +125,9 @@ struct AccountSessionServiceTests {
         #expect(events.first?.details["sessionId"] == adaSession.session.id)
     }
 
-    @Test(
-        "a logout whose audit event cannot be written fails, so no user act goes unrecorded",
-        arguments: Backend.allCases)
-    func auditFailureFails(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a logout whose audit event cannot be written fails, so no user act goes unrecorded")
+    func auditFailureFails() throws {
+        let f = try ServiceFixture()
         let (ada, _) = try f.signUp("ada")
         let token = try #require(ada.session?.token)
         let failing = access(f, audit: FailingAuditStore())
@@ -148,15 +140,13 @@ struct AccountSessionServiceTests {
 /// failures must always leave a trail.
 @Suite("PasskeyService: a failed login's audit")
 struct FailedLoginAuditTests {
-    @Test(
-        "a refused login whose audit event cannot be written fails with the storage error",
-        arguments: Backend.allCases)
-    func unrecordedRefusal(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a refused login whose audit event cannot be written fails with the storage error")
+    func unrecordedRefusal() throws {
+        let f = try ServiceFixture()
         let (_, credential) = try f.signUp("ada")
         let failing = PasskeyService(
             accounts: f.store, challenges: f.store, audit: FailingAuditStore(), logins: f.store,
-            identities: f.opened.identities, sessions: f.sessions, policy: f.service.policy, clock: f.clock,
+            identities: f.store, sessions: f.sessions, policy: f.service.policy, clock: f.clock,
             random: SeededRandom(seed: "failing-audit"))
         let issued = try failing.startLogin(username: nil)
         // Signed for another origin: refused by verification, which must then be audited.

@@ -9,11 +9,14 @@ import Testing
 @Suite("Admin tokens")
 struct AdminTokenServiceTests {
     let clock = FixedClock()
-    let store = MemoryAdminTokenStore()
-    let audit = MemoryStore()
+    /// The tokens, the audit trail and the settings, in one database as in the server.
+    let storage: TemporaryStore
+    var store: SQLStore { storage.store }
+
+    init() throws { storage = try TemporaryStore(clock: clock) }
 
     var service: AdminTokenService {
-        AdminTokenService(store: store, audit: audit, clock: clock, random: SystemRandom())
+        AdminTokenService(store: store, audit: store, clock: clock, random: SystemRandom())
     }
 
     @Test("a token is pva_ + 256 bits, stored only as its SHA-256, and authorises its scope")
@@ -29,7 +32,7 @@ struct AdminTokenServiceTests {
         #expect(throws: AuthError(.adminForbidden, "")) {
             try service.authorize(bearer: created.token, scope: .write)
         }
-        let events = try audit.auditEvents(userID: nil, beforeID: nil, limit: 10)
+        let events = try store.auditEvents(userID: nil, beforeID: nil, limit: 10)
         #expect(events.map(\.action.rawValue) == ["admin.token.created"])
         #expect(!"\(events)".contains(created.token))
     }
@@ -69,23 +72,25 @@ struct AdminTokenServiceTests {
     func environmentToken() throws {
         let secret = "pva_" + String(repeating: "e", count: 43)
         let service = AdminTokenService(
-            store: store, audit: audit, clock: clock, random: SystemRandom(), environmentToken: secret)
+            store: store, audit: store, clock: clock, random: SystemRandom(), environmentToken: secret)
         #expect(try service.authorize(bearer: secret, scope: .write).actor.rawValue == "admin:environment")
         #expect(try store.adminTokens().isEmpty)
     }
 
     @Test("bootstrap creates one write token on an empty table, once; a legacy hash is adopted instead")
     func bootstrap() throws {
-        let settings = MemoryStore()
-        let token = try #require(try service.bootstrap(settings: settings, legacyKey: "legacy"))
+        let token = try #require(try service.bootstrap(settings: store, legacyKey: "legacy"))
         #expect(try service.authorize(bearer: token, scope: .write).name == "bootstrap")
-        #expect(try service.bootstrap(settings: settings, legacyKey: "legacy") == nil)
+        #expect(try service.bootstrap(settings: store, legacyKey: "legacy") == nil)
 
-        let legacyStore = MemoryAdminTokenStore()
-        let legacy = AdminTokenService(store: legacyStore, audit: audit, clock: clock, random: SystemRandom())
+        // Another database, with no tokens yet but the hash an older version kept in its settings.
+        let legacyStorage = try TemporaryStore(clock: clock)
+        let legacyStore = legacyStorage.store
+        let legacy = AdminTokenService(
+            store: legacyStore, audit: legacyStore, clock: clock, random: SystemRandom())
         let old = "pva_" + String(repeating: "o", count: 43)
-        try settings.setSetting("legacy", value: Digest.sha256(old))
-        #expect(try legacy.bootstrap(settings: settings, legacyKey: "legacy") == nil)
+        try legacyStore.setSetting("legacy", value: Digest.sha256(old))
+        #expect(try legacy.bootstrap(settings: legacyStore, legacyKey: "legacy") == nil)
         #expect(try legacy.authorize(bearer: old, scope: .write).name == "bootstrap")
     }
 }

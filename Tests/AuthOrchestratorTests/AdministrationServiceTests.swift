@@ -10,11 +10,12 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Administration and enrollment over one real store of either kind.
+/// Administration and enrollment over one real store.
 final class AdminFixture: @unchecked Sendable {
-    let opened: OpenedStore
-    var store: any Backend.Stores { opened.store }
     let clock = FixedClock()
+    /// The one database behind every store the services use; it lives as long as the fixture.
+    let storage: TemporaryStore
+    var store: SQLStore { storage.store }
     let administration: AccountAdministration
     let enrollment: EnrollmentService
     let sessions: SessionService
@@ -22,13 +23,13 @@ final class AdminFixture: @unchecked Sendable {
     let origin = "https://login.example.com"
     let admin = AdminPrincipal(tokenID: "adt_1", name: "ops", scope: .write)
 
-    init(_ backend: Backend) throws {
-        opened = try backend.open(clock: clock)
-        let store = opened.store
-        let random = SeededRandom(seed: "administration-\(backend)")
+    init() throws {
+        storage = try TemporaryStore(clock: clock)
+        let store = storage.store
+        let random = SeededRandom(seed: "administration")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
         let passkeys = PasskeyService(
-            accounts: store, challenges: store, audit: store, logins: store, identities: opened.identities,
+            accounts: store, challenges: store, audit: store, logins: store, identities: store,
             sessions: sessions,
             policy: PasskeyPolicy(
                 relyingParty: RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])),
@@ -62,9 +63,9 @@ final class AdminFixture: @unchecked Sendable {
 
 @Suite("AccountAdministration and EnrollmentService over real stores")
 struct AdministrationServiceTests {
-    @Test("list and search page through users by id with an opaque cursor", arguments: Backend.allCases)
-    func listing(_ backend: Backend) throws {
-        let fixture = try AdminFixture(backend)
+    @Test("list and search page through users by id with an opaque cursor")
+    func listing() throws {
+        let fixture = try AdminFixture()
         for index in 0..<25 {
             _ = try fixture.administration.createUser(
                 username: "user\(index)", displayName: index % 5 == 0 ? "Five \(index)" : nil,
@@ -93,11 +94,9 @@ struct AdministrationServiceTests {
         }
     }
 
-    @Test(
-        "disabling ends every session and is audited as the admin token; the audit search filters",
-        arguments: Backend.allCases)
-    func disableAndAudit(_ backend: Backend) throws {
-        let fixture = try AdminFixture(backend)
+    @Test("disabling ends every session and is audited as the admin token; the audit search filters")
+    func disableAndAudit() throws {
+        let fixture = try AdminFixture()
         let user = try fixture.administration.createUser(
             username: "ada", displayName: nil, by: fixture.admin, context: ClientContext(requestID: "r-1"))
         _ = try fixture.sessions.issue(userID: user.id, clientKind: .native, authMethod: .passkey)
@@ -123,9 +122,9 @@ struct AdministrationServiceTests {
         }
     }
 
-    @Test("an enrollment token adds one passkey and a session, once; it expires", arguments: Backend.allCases)
-    func enrollment(_ backend: Backend) throws {
-        let fixture = try AdminFixture(backend)
+    @Test("an enrollment token adds one passkey and a session, once; it expires")
+    func enrollment() throws {
+        let fixture = try AdminFixture()
         let user = try fixture.administration.createUser(
             username: "bob", displayName: nil, by: fixture.admin, context: ClientContext())
         let issued = try fixture.administration.issueEnrollment(
@@ -152,9 +151,9 @@ struct AdministrationServiceTests {
         }
     }
 
-    @Test("racing redemptions of one token store exactly one passkey", arguments: Backend.allCases)
-    func race(_ backend: Backend) throws {
-        let fixture = try AdminFixture(backend)
+    @Test("racing redemptions of one token store exactly one passkey")
+    func race() throws {
+        let fixture = try AdminFixture()
         let user = try fixture.administration.createUser(
             username: "cyd", displayName: nil, by: fixture.admin, context: ClientContext())
         let issued = try fixture.enrollment.issue(

@@ -27,13 +27,11 @@ struct LastPasskeyGuardTests {
         #expect(linked)
     }
 
-    @Test(
-        "with a linked identity the last passkey may go (audited); without one it still may not",
-        arguments: Backend.allCases)
-    func linkedIdentityCounts(backend: Backend) throws {
-        let f = try ServiceFixture(backend, bankIDLogin: true)
+    @Test("with a linked identity the last passkey may go (audited); without one it still may not")
+    func linkedIdentityCounts() throws {
+        let f = try ServiceFixture(bankIDLogin: true)
         let service = f.service
-        let identities = f.opened.identities
+        let identities = f.store
         let (ada, adaKey) = try f.signUp("ada")
         let (bob, bobKey) = try f.signUp("bob")
         try Self.link(ada.user.id, in: identities, at: f.clock.now())
@@ -55,13 +53,11 @@ struct LastPasskeyGuardTests {
         }
     }
 
-    @Test(
-        "with BankID login off a linked identity is no way in: the last passkey still may not go",
-        arguments: Backend.allCases)
-    func linkedIdentityNeedsBankIDLogin(backend: Backend) throws {
-        let f = try ServiceFixture(backend, bankIDLogin: false)
+    @Test("with BankID login off a linked identity is no way in: the last passkey still may not go")
+    func linkedIdentityNeedsBankIDLogin() throws {
+        let f = try ServiceFixture(bankIDLogin: false)
         let (ada, adaKey) = try f.signUp("ada")
-        try Self.link(ada.user.id, in: f.opened.identities, at: f.clock.now())
+        try Self.link(ada.user.id, in: f.store, at: f.clock.now())
         #expect(throws: AuthError(.lastPasskey, "")) {
             try f.service.deletePasskey(
                 userID: ada.user.id, credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
@@ -74,11 +70,9 @@ struct LastPasskeyGuardTests {
 /// digest, never matched as text (the rule used to sit in the admin handler).
 @Suite("AccountAdministration: searching by personal number")
 struct PersonalNumberSearchTests {
-    @Test(
-        "a personal-number search finds the linked account by digest; text search never matches the number",
-        arguments: Backend.allCases)
-    func search(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a personal-number search finds the linked account by digest; text search never matches the number")
+    func search() throws {
+        let f = try ServiceFixture()
         let (ada, _) = try f.signUp("ada")
         _ = try f.signUp("198112289874")  // a username that is the number's text
         let hasher = try IdentityHasher(
@@ -87,9 +81,9 @@ struct PersonalNumberSearchTests {
         let flow = BankIDFlow(
             idHash: Digest.sha256("order-ada"), orderRef: "ref-ada", intent: .link, sameDevice: false,
             bindingHash: Digest.sha256("binding"), userID: ada.user.id, createdAt: f.clock.now())
-        try f.opened.identities.insertBankIDFlow(flow)
+        try f.store.insertBankIDFlow(flow)
         #expect(
-            try f.opened.identities.commitBankIDCompletion(
+            try f.store.commitBankIDCompletion(
                 BankIDCompletionRecord(
                     flowIDHash: flow.idHash, outcome: "bankid.linked", at: f.clock.now(),
                     link: LinkedIdentity(
@@ -97,7 +91,7 @@ struct PersonalNumberSearchTests {
                         linkedAt: f.clock.now()))))
         let administration = AccountAdministration(
             store: f.store, clock: f.clock, random: SeededRandom(seed: "search"),
-            identities: IdentityDirectory(store: f.opened.identities, hasher: hasher))
+            identities: IdentityDirectory(store: f.store, hasher: hasher))
         let found = try administration.listUsers(search: "198112289874", cursor: nil, limit: nil)
         #expect(found.items.map(\.id) == [ada.user.id] && found.nextCursor == nil)
         // Without BankID there is no identity to find, and the number is still not matched as text.

@@ -27,9 +27,9 @@ struct PasskeyRegistrationTests {
         return try f.authenticator.register(credential, challenge: challenge, origin: f.origin).json()
     }
 
-    @Test("a username is a sign-up: a new account and its first session", arguments: Backend.allCases)
-    func signUp(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a username is a sign-up: a new account and its first session")
+    func signUp() throws {
+        let f = try ServiceFixture()
         let (registration, _) = registration(f)
         let issued = try registration.start(RegistrationRequest(username: "ada"), by: Registrant())
         let completed = try registration.finish(
@@ -38,11 +38,9 @@ struct PasskeyRegistrationTests {
         #expect(completed.user.username == "ada" && completed.session != nil && completed.recovery == nil)
     }
 
-    @Test(
-        "neither username nor token needs a session: none is session.missing, a failed one says why",
-        arguments: Backend.allCases)
-    func addedPasskeyNeedsSession(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("neither username nor token needs a session: none is session.missing, a failed one says why")
+    func addedPasskeyNeedsSession() throws {
+        let f = try ServiceFixture()
         let (registration, _) = registration(f)
         #expect(throws: SessionError(.missing, "")) {
             try registration.start(RegistrationRequest(), by: Registrant())
@@ -54,10 +52,10 @@ struct PasskeyRegistrationTests {
     }
 
     @Test(
-        "an added passkey's challenge finished after the session failed reports the session, not the challenge",
-        arguments: Backend.allCases)
-    func finishWithFailedSession(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+        "an added passkey's challenge finished after the session failed reports the session, not the challenge"
+    )
+    func finishWithFailedSession() throws {
+        let f = try ServiceFixture()
         let (registration, _) = registration(f)
         let (ada, _) = try f.signUp("ada")
         let session = try #require(ada.session?.session)
@@ -71,10 +69,9 @@ struct PasskeyRegistrationTests {
         }
     }
 
-    @Test(
-        "an enrollment token is the token's account, with or without a session", arguments: Backend.allCases)
-    func enrollmentToken(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("an enrollment token is the token's account, with or without a session")
+    func enrollmentToken() throws {
+        let f = try ServiceFixture()
         let (registration, enrollment) = registration(f)
         let (ada, _) = try f.signUp("ada")
         let token = try enrollment.issue(

@@ -9,52 +9,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The stores a service runs over: both implementations, so the use cases hold on either.
-enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
-    case memory, sqlite
-    var description: String { rawValue }
-
-    /// Every store the orchestrator's services use; both implementations provide them all.
-    typealias Stores = AccountAdministration.Stores & EnrollmentService.Stores & PasskeyLoginStore
-
-    /// A fresh store of this kind; the SQLite one on a file in a temporary folder.
-    func open(clock: FixedClock) throws -> OpenedStore {
-        switch self {
-        case .memory:
-            let store = MemoryStore()
-            return OpenedStore(
-                store: store, identities: MemoryIdentityStore(accounts: store), database: nil, directory: nil)
-        case .sqlite:
-            let directory = try TemporaryDirectory()
-            let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
-            let store = SQLStore(database: database, clock: clock)
-            return OpenedStore(store: store, identities: store, database: database, directory: directory)
-        }
-    }
-}
-
-/// A store under test, keeping its database file open (and its folder) as long as it lives.
-final class OpenedStore: @unchecked Sendable {
-    let store: any Backend.Stores
-    /// Linked BankID identities beside `store`'s accounts.
-    let identities: any BankIDIdentityStore
-    private let database: SQLiteDatabase?
-    private let directory: TemporaryDirectory?
-
-    init(
-        store: any Backend.Stores, identities: any BankIDIdentityStore, database: SQLiteDatabase?,
-        directory: TemporaryDirectory?
-    ) {
-        self.store = store
-        self.identities = identities
-        self.database = database
-        self.directory = directory
-    }
-
-    deinit { database?.close() }
-}
-
-/// A PasskeyService over real stores, a fixed clock and a software authenticator.
 /// How many of `count` attempts, started on threads at the same moment, finish without throwing
 /// (the finalize races: exactly one may win).
 func succeeding(_ count: Int, _ attempt: @escaping @Sendable (Int) throws -> Void) -> Int {
@@ -71,26 +25,28 @@ func succeeding(_ count: Int, _ attempt: @escaping @Sendable (Int) throws -> Voi
     return wins.load(ordering: .relaxed)
 }
 
+/// A PasskeyService over a real store, a fixed clock and a software authenticator.
 final class ServiceFixture: @unchecked Sendable {
-    let opened: OpenedStore
-    var store: any Backend.Stores { opened.store }
     let clock = FixedClock()
+    /// The one database behind every store the services use; it lives as long as the fixture.
+    let storage: TemporaryStore
+    var store: SQLStore { storage.store }
     let service: PasskeyService
     let sessions: SessionService
     let authenticator = SoftwareAuthenticator()
     let origin = "https://login.example.com"
 
     init(
-        _ backend: Backend, challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true,
+        challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true,
         bankIDLogin: Bool = false
     ) throws {
-        opened = try backend.open(clock: clock)
-        let store = opened.store
-        let random = SeededRandom(seed: "auth-orchestrator-\(backend)")
+        storage = try TemporaryStore(clock: clock)
+        let store = storage.store
+        let random = SeededRandom(seed: "auth-orchestrator")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
         let relyingParty = RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])
         service = PasskeyService(
-            accounts: store, challenges: store, audit: store, logins: store, identities: opened.identities,
+            accounts: store, challenges: store, audit: store, logins: store, identities: store,
             sessions: sessions,
             policy: PasskeyPolicy(
                 relyingParty: relyingParty, challengeLifetime: challengeLifetime, enabled: enabled,
@@ -148,11 +104,9 @@ final class ServiceFixture: @unchecked Sendable {
 
 @Suite("PasskeyService: sign-up, sign-in and passkey management over real stores")
 struct PasskeyServiceTests {
-    @Test(
-        "sign-up opens a session; sign-in by username and discoverable records the use and audits",
-        arguments: Backend.allCases)
-    func signUpAndSignIn(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("sign-up opens a session; sign-in by username and discoverable records the use and audits")
+    func signUpAndSignIn() throws {
+        let f = try ServiceFixture()
         let (registered, credential) = try f.signUp("Ada")
         #expect(registered.user.username == "ada", "usernames are normalised")
         let signUpSession = try #require(registered.session)
@@ -177,9 +131,9 @@ struct PasskeyServiceTests {
         #expect(try f.store.challengeCount() == 0, "every challenge was used up")
     }
 
-    @Test("signing in ends the session the request came with", arguments: Backend.allCases)
-    func replacesSession(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("signing in ends the session the request came with")
+    func replacesSession() throws {
+        let f = try ServiceFixture()
         let (registered, credential) = try f.signUp("ada")
         let old = try #require(registered.session)
         let fresh = try f.login(credential, replacing: old.session.id)
@@ -187,11 +141,9 @@ struct PasskeyServiceTests {
         #expect(try f.sessions.authenticate(token: fresh.session.token).id == fresh.session.session.id)
     }
 
-    @Test(
-        "a refused response uses the challenge up: the right response afterwards is refused too",
-        arguments: Backend.allCases)
-    func refusalBurnsChallenge(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a refused response uses the challenge up: the right response afterwards is refused too")
+    func refusalBurnsChallenge() throws {
+        let f = try ServiceFixture()
         let (_, credential) = try f.signUp("ada")
         let issued = try f.service.startLogin(username: nil)
         var forged = SoftwareAuthenticator.Behaviour()
@@ -202,11 +154,9 @@ struct PasskeyServiceTests {
         #expect(try f.store.challengeCount() == 0)
     }
 
-    @Test(
-        "an expired challenge is refused and removed; the failure is audited with its code",
-        arguments: Backend.allCases)
-    func expiredChallenge(backend: Backend) throws {
-        let f = try ServiceFixture(backend, challengeLifetime: 60)
+    @Test("an expired challenge is refused and removed; the failure is audited with its code")
+    func expiredChallenge() throws {
+        let f = try ServiceFixture(challengeLifetime: 60)
         let (registered, credential) = try f.signUp("ada")
         let issued = try f.service.startLogin(username: nil)
         f.clock.advance(by: 60)
@@ -218,19 +168,19 @@ struct PasskeyServiceTests {
         #expect(try f.actions(userID: registered.user.id) == ["passkey.registered"])
     }
 
-    @Test("a registration challenge is no login challenge", arguments: Backend.allCases)
-    func otherPurpose(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a registration challenge is no login challenge")
+    func otherPurpose() throws {
+        let f = try ServiceFixture()
         let (_, credential) = try f.signUp("ada")
         let registration = try f.service.startRegistration(.newAccount(username: "bob", displayName: nil))
         #expect(throws: AuthError(.challengeInvalid, "")) { try f.finish(registration, credential) }
     }
 
     @Test(
-        "a login naming one account refuses another's passkey, and an unknown name refuses all, with one code",
-        arguments: Backend.allCases)
-    func namedLogin(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+        "a login naming one account refuses another's passkey, and an unknown name refuses all, with one code"
+    )
+    func namedLogin() throws {
+        let f = try ServiceFixture()
         _ = try f.signUp("ada")
         let (bob, bobsKey) = try f.signUp("bob")
         #expect(throws: AuthError(.loginFailed, "")) { try f.login(bobsKey, username: "ada") }
@@ -244,17 +194,17 @@ struct PasskeyServiceTests {
         #expect(events.allSatisfy { !$0.details.values.contains("nobody") })
     }
 
-    @Test("an unknown credential fails with the same code as a foreign one", arguments: Backend.allCases)
-    func unknownCredential(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("an unknown credential fails with the same code as a foreign one")
+    func unknownCredential() throws {
+        let f = try ServiceFixture()
         _ = try f.signUp("ada")
         let stranger = f.authenticator.makeCredential(algorithm: .es256, rpID: "example.com", userHandle: [7])
         #expect(throws: AuthError(.loginFailed, "")) { try f.login(stranger) }
     }
 
-    @Test("a disabled account cannot sign in and gets no session", arguments: Backend.allCases)
-    func disabledAccount(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a disabled account cannot sign in and gets no session")
+    func disabledAccount() throws {
+        let f = try ServiceFixture()
         let (registered, credential) = try f.signUp("ada")
         var user = registered.user
         user.disabledAt = f.clock.now()
@@ -263,9 +213,9 @@ struct PasskeyServiceTests {
         #expect(try f.store.sessions(userID: user.id, liveAt: f.clock.now()).count == 1, "only the sign-up's")
     }
 
-    @Test("a counter that goes backwards is refused under the reject policy", arguments: Backend.allCases)
-    func counterRegression(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a counter that goes backwards is refused under the reject policy")
+    func counterRegression() throws {
+        let f = try ServiceFixture()
         let (_, credential) = try f.signUp("ada")
         var ten = SoftwareAuthenticator.Behaviour()
         ten.signCount = 10
@@ -276,11 +226,9 @@ struct PasskeyServiceTests {
         #expect(try f.store.passkey(credentialID: credential.id)?.signCount == 10)
     }
 
-    @Test(
-        "of eight finalize calls racing with one response exactly one opens a session",
-        arguments: Backend.allCases)
-    func finalizeRace(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("of eight finalize calls racing with one response exactly one opens a session")
+    func finalizeRace() throws {
+        let f = try ServiceFixture()
         let (registered, credential) = try f.signUp("ada")
         let issued = try f.service.startLogin(username: nil)
         let assertion = f.authenticator.authenticate(
@@ -294,27 +242,23 @@ struct PasskeyServiceTests {
         #expect(try f.store.sessions(userID: registered.user.id, liveAt: f.clock.now()).count == 2)
     }
 
-    @Test(
-        "switches: passkeys off refuses everything, sign-up off refuses new accounts only",
-        arguments: Backend.allCases)
-    func switches(backend: Backend) throws {
-        let off = try ServiceFixture(backend, enabled: false)
+    @Test("switches: passkeys off refuses everything, sign-up off refuses new accounts only")
+    func switches() throws {
+        let off = try ServiceFixture(enabled: false)
         #expect(throws: AuthError(.passkeyDisabled, "")) { try off.service.startLogin(username: nil) }
         #expect(throws: AuthError(.passkeyDisabled, "")) {
             try off.service.startRegistration(.newAccount(username: "ada", displayName: nil))
         }
-        let noSignup = try ServiceFixture(backend, signup: false)
+        let noSignup = try ServiceFixture(signup: false)
         #expect(throws: AuthError(.signupDisabled, "")) {
             try noSignup.service.startRegistration(.newAccount(username: "ada", displayName: nil))
         }
         _ = try noSignup.service.startLogin(username: nil)
     }
 
-    @Test(
-        "adding, renaming and removing passkeys; never the last one; never someone else's",
-        arguments: Backend.allCases)
-    func managePasskeys(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("adding, renaming and removing passkeys; never the last one; never someone else's")
+    func managePasskeys() throws {
+        let f = try ServiceFixture()
         let (ada, first) = try f.signUp("ada")
         let (bob, _) = try f.signUp("bob")
         let context = ClientContext()
@@ -369,11 +313,9 @@ struct PasskeyServiceTests {
 
     // Login challenges are sealed, not stored, since schema 7: what the purge finds of them is
     // their recorded use. Stored (registration) challenges are purged as before.
-    @Test(
-        "the hourly purge removes expired challenges only: stored ones and used sealed login ones",
-        arguments: Backend.allCases)
-    func purge(backend: Backend) throws {
-        let f = try ServiceFixture(backend, challengeLifetime: 60)
+    @Test("the hourly purge removes expired challenges only: stored ones and used sealed login ones")
+    func purge() throws {
+        let f = try ServiceFixture(challengeLifetime: 60)
         let (_, credential) = try f.signUp("ada")
         _ = try f.service.startRegistration(.newAccount(username: "bob", displayName: nil))
         _ = try f.login(credential)

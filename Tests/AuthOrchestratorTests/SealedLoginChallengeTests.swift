@@ -17,7 +17,7 @@ struct SealedLoginChallengeTests {
     private func instance(of f: ServiceFixture, key: [UInt8]?) -> PasskeyService {
         PasskeyService(
             accounts: f.store, challenges: f.store, audit: f.store, logins: f.store,
-            identities: f.opened.identities, sessions: f.sessions,
+            identities: f.store, sessions: f.sessions,
             policy: f.service.policy, clock: f.clock, random: SeededRandom(seed: "other-instance"),
             challengeKey: key)
     }
@@ -30,10 +30,9 @@ struct SealedLoginChallengeTests {
         return String(characters)
     }
 
-    @Test(
-        "issuing a login challenge stores nothing; answering it records its use", arguments: Backend.allCases)
-    func issuingWritesNothing(backend: Backend) throws {
-        let f = try ServiceFixture(backend, challengeLifetime: 60)
+    @Test("issuing a login challenge stores nothing; answering it records its use")
+    func issuingWritesNothing() throws {
+        let f = try ServiceFixture(challengeLifetime: 60)
         let (_, credential) = try f.signUp("ada")
         let issued = try f.service.startLogin(username: nil)
         #expect(try f.store.challengeCount() == 0)
@@ -46,11 +45,9 @@ struct SealedLoginChallengeTests {
         #expect(throws: AuthError(.challengeInvalid, "")) { try f.finish(issued, credential) }
     }
 
-    @Test(
-        "an altered id is refused wherever the change is, and the failure is audited",
-        arguments: Backend.allCases)
-    func alteredID(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("an altered id is refused wherever the change is, and the failure is audited")
+    func alteredID() throws {
+        let f = try ServiceFixture()
         let (registered, credential) = try f.signUp("ada")
         // The version byte, the expiry, the challenge and the MAC.
         for offset in [0, 3, 20, -5] {
@@ -81,9 +78,9 @@ struct SealedLoginChallengeTests {
         #expect(try f.actions(userID: registered.user.id) == ["passkey.registered"])
     }
 
-    @Test("a login challenge id is no registration challenge", arguments: Backend.allCases)
-    func otherPurpose(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("a login challenge id is no registration challenge")
+    func otherPurpose() throws {
+        let f = try ServiceFixture()
         let login = try f.service.startLogin(username: nil)
         let credential = f.authenticator.makeCredential(
             algorithm: .es256, rpID: "example.com", userHandle: [9])
@@ -96,13 +93,11 @@ struct SealedLoginChallengeTests {
         }
     }
 
-    @Test(
-        "an instance with the shared key finishes another's login; one with its own key refuses it",
-        arguments: Backend.allCases)
-    func sharedKey(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("an instance with the shared key finishes another's login; one with its own key refuses it")
+    func sharedKey() throws {
+        let f = try ServiceFixture()
         let (_, credential) = try f.signUp("ada")
-        let settings = try #require(f.store as? any SettingsStore)
+        let settings = f.store
         let key = try PasskeyService.sharedChallengeKey(settings: settings, random: SeededRandom(seed: "k"))
         #expect(key.count == 32)
         #expect(
@@ -132,14 +127,12 @@ struct SealedLoginChallengeTests {
         }
     }
 
-    @Test(
-        "of eight finalize calls racing on two instances with one response exactly one wins",
-        arguments: Backend.allCases)
-    func raceAcrossInstances(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("of eight finalize calls racing on two instances with one response exactly one wins")
+    func raceAcrossInstances() throws {
+        let f = try ServiceFixture()
         let (registered, credential) = try f.signUp("ada")
         let key = try PasskeyService.sharedChallengeKey(
-            settings: try #require(f.store as? any SettingsStore), random: SystemRandom())
+            settings: f.store, random: SystemRandom())
         let instances = [instance(of: f, key: key), instance(of: f, key: key)]
         let issued = try instances[0].startLogin(username: nil)
         let assertion = f.authenticator.authenticate(
@@ -153,11 +146,9 @@ struct SealedLoginChallengeTests {
         #expect(try f.store.sessions(userID: registered.user.id, liveAt: f.clock.now()).count == 2)
     }
 
-    @Test(
-        "the id is bound to the named username and reads the same whether or not the account exists",
-        arguments: Backend.allCases)
-    func namedBinding(backend: Backend) throws {
-        let f = try ServiceFixture(backend)
+    @Test("the id is bound to the named username and reads the same whether or not the account exists")
+    func namedBinding() throws {
+        let f = try ServiceFixture()
         let (_, adasKey) = try f.signUp("ada")
         let known = try f.service.startLogin(username: "ada")
         let unknown = try f.service.startLogin(username: "zed")

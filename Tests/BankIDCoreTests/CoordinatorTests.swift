@@ -10,6 +10,10 @@ import Testing
 struct CoordinatorTests {
     static let key = try! IdentityKey(id: "k1", secret: Array(repeating: 42, count: 32))
     let hasher = try! IdentityHasher(currentKeyID: "k1", keys: [CoordinatorTests.key])
+    /// Each test's own orders database (Swift Testing makes the suite anew for every test).
+    let storage: TemporaryStore
+
+    init() throws { storage = try TemporaryStore() }
 
     /// A scripted BankID: /auth starts the fixture order, /collect answers what `collectAnswer`
     /// holds (waiting at `gate` first when one is set), /cancel answers {}.
@@ -46,13 +50,14 @@ struct CoordinatorTests {
         func count(_ path: String) -> Int { transport.paths().filter { $0 == path }.count }
     }
 
+    /// A coordinator over `store`, or over the test's own database when none is given.
     func coordinator(
-        _ bankID: ScriptedBankID, store: any BankIDOrderStore = MemoryBankIDOrderStore(), clock: FixedClock,
+        _ bankID: ScriptedBankID, store: (any BankIDOrderStore)? = nil, clock: FixedClock,
         instance: String = "i1"
     ) -> BankIDCollectCoordinator {
         BankIDCollectCoordinator(
-            client: BankIDClient(transport: bankID.transport), store: store, hasher: hasher, clock: clock,
-            instanceID: instance, timing: BankIDOrderTiming())
+            client: BankIDClient(transport: bankID.transport), store: store ?? storage.store, hasher: hasher,
+            clock: clock, instanceID: instance, timing: BankIDOrderTiming())
     }
 
     func startAuth(_ coordinator: BankIDCollectCoordinator) async throws -> BankIDStartedOrder {
@@ -62,7 +67,7 @@ struct CoordinatorTests {
     @Test("start stores the order and returns the autostart token and QR data at t = 0, never the secret")
     func start() async throws {
         let bankID = ScriptedBankID()
-        let store = MemoryBankIDOrderStore()
+        let store = storage.store
         let clock = FixedClock()
         let coordinator = coordinator(bankID, store: store, clock: clock)
         let started = try await startAuth(coordinator)
@@ -139,13 +144,12 @@ struct CoordinatorTests {
 
     @Test("two instances sharing one SQLite database send one /collect between them")
     func twoInstances() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
-        defer { database.close() }
         let bankID = ScriptedBankID()
         let clock = FixedClock()
-        let first = coordinator(bankID, store: SQLStore(database: database), clock: clock, instance: "a")
-        let second = coordinator(bankID, store: SQLStore(database: database), clock: clock, instance: "b")
+        let first = coordinator(
+            bankID, store: SQLStore(database: storage.database), clock: clock, instance: "a")
+        let second = coordinator(
+            bankID, store: SQLStore(database: storage.database), clock: clock, instance: "b")
         let started = try await startAuth(first)
         let gate = Gate()
         bankID.hold(at: gate)
@@ -170,7 +174,7 @@ struct CoordinatorTests {
     @Test("after complete: the kept result answers late and duplicate polls; no /collect is ever sent again")
     func completeKept() async throws {
         let bankID = ScriptedBankID()
-        let store = MemoryBankIDOrderStore()
+        let store = storage.store
         let clock = FixedClock()
         let coordinator = coordinator(bankID, store: store, clock: clock)
         let started = try await startAuth(coordinator)
@@ -259,7 +263,7 @@ struct CoordinatorTests {
     @Test("a new order supersedes the old one: the old is cancelled upstream first")
     func supersede() async throws {
         let bankID = ScriptedBankID()
-        let store = MemoryBankIDOrderStore()
+        let store = storage.store
         let coordinator = coordinator(bankID, store: store, clock: FixedClock())
         let first = try await coordinator.startPhone(
             .phoneAuth, BankIDPhoneRequest(callInitiator: .rp), intent: .login)
@@ -269,7 +273,8 @@ struct CoordinatorTests {
         #expect(bankID.transport.paths() == ["/phone/auth", "/cancel", "/auth"])
         #expect(try store.bankIDOrder(orderRef: "phone-1")?.state.status == .cancelled)
         // Superseding an order that is already gone is not an error.
-        let fresh = self.coordinator(ScriptedBankID(), clock: FixedClock())
+        let elsewhere = try TemporaryStore()
+        let fresh = self.coordinator(ScriptedBankID(), store: elsewhere.store, clock: FixedClock())
         _ = try await fresh.start(
             .auth, BankIDStartRequest(endUserIP: "192.0.2.1"), intent: .login, superseding: "purged-long-ago")
     }
@@ -278,7 +283,7 @@ struct CoordinatorTests {
     func collectErrors() async throws {
         let bankID = ScriptedBankID()
         let clock = FixedClock()
-        let store = MemoryBankIDOrderStore()
+        let store = storage.store
         let coordinator = coordinator(bankID, store: store, clock: clock)
         let started = try await startAuth(coordinator)
         bankID.answer(Fixtures.error("internalError"), status: 500)

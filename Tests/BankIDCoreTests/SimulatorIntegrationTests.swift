@@ -24,10 +24,12 @@ final class CountingTransport: BankIDTransport {
 }
 
 /// A simulator on ephemeral ports with a fixed clock shared with the coordinator, the real libcurl
-/// transport configured from what the simulator reports, and a plain client for the user's side.
+/// transport configured from what the simulator reports, a SQLite database for the orders, and a
+/// plain client for the user's side.
 final class SimulatorFixture: @unchecked Sendable {
     let clock = FixedClock()
     let directory: TemporaryDirectory
+    let storage: TemporaryStore
     let simulator: RunningSimulator
     let transport: CountingTransport
     let client: BankIDClient
@@ -36,6 +38,7 @@ final class SimulatorFixture: @unchecked Sendable {
 
     init() throws {
         directory = try TemporaryDirectory(prefix: "bankid-core-sim")
+        storage = try TemporaryStore(clock: clock)
         simulator = try BankIDSimulator.start(
             BankIDSimulatorConfiguration(dataDirectory: directory.path("sim")), clock: clock)
         transport = CountingTransport(try CurlBankIDTransport(configuration: Self.configuration(simulator)))
@@ -55,9 +58,11 @@ final class SimulatorFixture: @unchecked Sendable {
             caCertificatePath: simulator.caCertificatePath, connectTimeout: 5, requestTimeout: 15)
     }
 
-    func coordinator(store: any BankIDOrderStore = MemoryBankIDOrderStore()) -> BankIDCollectCoordinator {
+    /// A coordinator over the fixture's database.
+    func coordinator() -> BankIDCollectCoordinator {
         BankIDCollectCoordinator(
-            client: client, store: store, hasher: try! IdentityHasher(currentKeyID: "k1", keys: [key]),
+            client: client, store: storage.store,
+            hasher: try! IdentityHasher(currentKeyID: "k1", keys: [key]),
             clock: clock)
     }
 
@@ -214,10 +219,7 @@ struct SimulatorIntegrationTests {
     @Test("50 concurrent pollers of one order: at most one upstream /collect per poll interval")
     func fiftyPollers() async throws {
         let fixture = try SimulatorFixture()
-        let directory = try TemporaryDirectory()
-        let database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"))
-        defer { database.close() }
-        let coordinator = fixture.coordinator(store: SQLStore(database: database))
+        let coordinator = fixture.coordinator()
         let started = try await coordinator.start(
             .auth, BankIDStartRequest(endUserIP: "192.0.2.10"), intent: .login)
         for round in 1...3 {

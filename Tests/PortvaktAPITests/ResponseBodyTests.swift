@@ -22,8 +22,10 @@ struct ResponseBodyTests {
         return (try #require(written), try #require(encoded))
     }
 
+    /// A session made but not stored (`prepare` writes nothing), so the store is only a stand-in.
     private func session(client: ClientKind) throws -> IssuedSession {
-        try SessionService(repository: MemoryStore(), policy: SessionPolicy())
+        let storage = try TemporaryStore()
+        return try SessionService(repository: storage.store, policy: SessionPolicy())
             .prepare(userID: "u1", clientKind: client, authMethod: .passkey)
     }
 

@@ -6,14 +6,17 @@ import Storage
 import TestSupport
 import Testing
 
-/// SessionService over the in-memory store, with a fixed clock.
+/// SessionService over a real SQLite store, with a fixed clock.
 @Suite("SessionService")
 struct SessionServiceTests {
     let clock = FixedClock()
-    let store = MemoryStore()
+    let storage: TemporaryStore
+    var store: SQLStore { storage.store }
     let service: SessionService
 
     init() throws {
+        storage = try TemporaryStore(clock: clock)
+        let store = storage.store
         try store.insertUser(User(id: "u1", username: "ada", displayName: "Ada", createdAt: clock.now()))
         try store.insertUser(User(id: "u2", username: "bob", displayName: "Bob", createdAt: clock.now()))
         service = SessionService(
