@@ -117,7 +117,7 @@ let package = Package(
             path: "Benchmarks/BankID", swiftSettings: strictSettings),
 
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, a fresh
-        // SQLite store in a temporary directory, software keys, a throwaway certificate authority and
+        // store on either engine (TestStore: SQLite in a temporary folder, or a new PostgreSQL database), software keys, a throwaway certificate authority and
         // a software WebAuthn authenticator over OpenSSL.
         .target(
             name: "TestSupport",

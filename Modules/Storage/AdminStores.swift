@@ -71,7 +71,8 @@ extension SQLStore: AdminTokenStore {
         }
         return AdminTokenRecord(
             id: try row.string(0), name: try row.string(1), scope: scope, tokenHash: try row.blob(3),
-            createdAt: try row.date(4), expiresAt: try row.optionalDate(5), revokedAt: try row.optionalDate(6))
+            createdAt: try row.date(4), expiresAt: try row.optionalDate(5), revokedAt: try row.optionalDate(6)
+        )
     }
 
     public func insertAdminToken(_ token: AdminTokenRecord) throws {
@@ -174,7 +175,8 @@ extension SQLStore: AdministrationStore {
         return try database.read { connection in
             try connection.query(sql, arguments) { row in
                 AuditEvent(
-                    id: try row.int64(0), at: try row.date(1), action: AuditAction(rawValue: try row.string(2)),
+                    id: try row.int64(0), at: try row.date(1),
+                    action: AuditAction(rawValue: try row.string(2)),
                     actor: try AuditActor.stored(try row.string(3)),
                     userID: try row.optionalString(4), requestID: try row.optionalString(5),
                     ipAddress: try row.optionalString(6), details: try AuditDetails.decode(try row.string(7)))

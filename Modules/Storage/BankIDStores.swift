@@ -21,7 +21,8 @@ extension SQLStore: BankIDOrderStore {
         }
         return BankIDOrder(
             orderRef: try row.string(0), kind: kind, intent: intent, startedAt: try row.date(3),
-            qrStartToken: try row.optionalString(4), qrStartSecret: try row.optionalString(5).map(QRStartSecret.init),
+            qrStartToken: try row.optionalString(4),
+            qrStartSecret: try row.optionalString(5).map(QRStartSecret.init),
             autoStartToken: try row.optionalString(6), endUserIP: try row.optionalString(7),
             state: BankIDOrderState(
                 status: status, hintCode: try row.optionalString(9).map(HintCode.init(rawValue:)),
@@ -61,7 +62,8 @@ extension SQLStore: BankIDOrderStore {
     public func bankIDOrder(orderRef: String) throws -> BankIDOrder? {
         try database.read { connection in
             try connection.queryFirst(
-                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order)
+                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef],
+                Self.order)
         }
     }
 
@@ -84,7 +86,8 @@ extension SQLStore: BankIDOrderStore {
                 return .acquired(leased)
             }
             return try connection.queryFirst(
-                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order
+                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef],
+                Self.order
             ).map { .notAcquired($0) }
         }
     }
@@ -113,7 +116,8 @@ extension SQLStore: BankIDOrderStore {
                     """, [orderRef, owner])
             }
             return try connection.queryFirst(
-                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef], Self.order)
+                "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef],
+                Self.order)
         }
     }
 

@@ -92,7 +92,8 @@ extension SQLStore: EnrollmentTokenStore {
                 "SELECT \(StoreSQL.enrollmentColumns) FROM enrollment_tokens WHERE \(column) = ?1", [value]
             ) { row in
                 EnrollmentTokenRecord(
-                    id: try row.string(0), userID: try row.string(1), tokenHash: try row.blob(2), purpose: try row.string(3),
+                    id: try row.string(0), userID: try row.string(1), tokenHash: try row.blob(2),
+                    purpose: try row.string(3),
                     createdBy: try row.string(4), createdAt: try row.date(5), expiresAt: try row.date(6),
                     usedAt: try row.optionalDate(7), bindingHash: try row.optionalBlob(8))
             }

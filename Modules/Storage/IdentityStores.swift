@@ -179,7 +179,8 @@ extension SQLStore: BankIDIdentityStore {
 
     fileprivate static func identity(_ row: any SQLRow) throws -> LinkedIdentity {
         LinkedIdentity(
-            userID: try row.string(0), digest: IdentityDigest(keyID: try row.string(1), value: try row.blob(2)),
+            userID: try row.string(0),
+            digest: IdentityDigest(keyID: try row.string(1), value: try row.blob(2)),
             name: try row.string(3), linkedAt: try row.date(4))
     }
 
@@ -192,7 +193,8 @@ extension SQLStore: BankIDIdentityStore {
             clientKind: clientKind, bindingHash: try row.blob(4), userID: try row.optionalString(5),
             sessionID: try row.optionalString(6),
             returnNonce: try row.optionalString(7), userVisibleText: try row.optionalString(8),
-            createdAt: try row.date(9), consumedAt: try row.optionalDate(10), outcome: try row.optionalString(11))
+            createdAt: try row.date(9), consumedAt: try row.optionalDate(10),
+            outcome: try row.optionalString(11))
     }
 
     public func linkedIdentity(userID: String) throws -> LinkedIdentity? {

@@ -170,7 +170,9 @@ extension SQLStore: SessionRepository {
         try database.write { try Self.revokeSession(id: id, at: at, on: $0) }
     }
 
-    fileprivate static func revokeSession(id: String, at: Date, on connection: any SQLConnection) throws -> Bool {
+    fileprivate static func revokeSession(id: String, at: Date, on connection: any SQLConnection) throws
+        -> Bool
+    {
         let changed = try connection.execute(
             "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", [id, at])
         return changed > 0
@@ -253,7 +255,8 @@ extension SQLStore: AuditStore {
     }
 
     /// Appends `event` with its details already encoded (outside the write lock) and returns its id.
-    fileprivate static func insert(_ event: AuditEvent, details: String, on connection: any SQLConnection) throws
+    fileprivate static func insert(_ event: AuditEvent, details: String, on connection: any SQLConnection)
+        throws
         -> Int64
     {
         let id = try connection.queryFirst(
@@ -380,7 +383,10 @@ extension SQLStore: AccountStore {
         // instead of two: a seek of the passkeys' key, then of the users' key for the owner.
         try database.read { connection in
             try connection.queryFirst(StoreSQL.passkeyWithOwnerSQL, [credentialID]) { row in
-                (passkey: try Self.passkey(row), owner: try Self.user(row.shifted(by: StoreSQL.passkeyColumnCount)))
+                (
+                    passkey: try Self.passkey(row),
+                    owner: try Self.user(row.shifted(by: StoreSQL.passkeyColumnCount))
+                )
             }
         }
     }
@@ -457,7 +463,8 @@ extension SQLStore: AccountStore {
     }
 
     fileprivate static func recordPasskeyUse(
-        credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date, on connection: any SQLConnection
+        credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date,
+        on connection: any SQLConnection
     ) throws {
         // Only forwards: racing logins with one passkey must not move the counter or the time
         // back. CASE, because SQLite's two-argument max() is PostgreSQL's GREATEST().

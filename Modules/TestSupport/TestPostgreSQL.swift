@@ -12,7 +12,9 @@ public enum TestPostgreSQL {
     private static let environment = ProcessInfo.processInfo.environment
 
     /// The server's URL, when one is given.
-    public static let url: String? = environment["PORTVAKT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    public static let url: String? = environment["PORTVAKT_TEST_POSTGRES_URL"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
 
     /// Whether this run must test PostgreSQL.
     public static let isRequired: Bool = {
@@ -90,6 +92,7 @@ public enum TestPostgreSQL {
     }
 
     private static func message(_ connection: OpaquePointer?) -> String {
-        PQerrorMessage(connection).map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        PQerrorMessage(connection).map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            ?? ""
     }
 }

@@ -13,9 +13,13 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible 
     public static var tested: [TestEngine] { TestPostgreSQL.isEnabled ? [.sqlite, .postgresql] : [.sqlite] }
 }
 
-/// A fresh, empty store on one engine for one test: SQLite on a file in a temporary folder, or a
-/// new PostgreSQL database on the test server. Both are closed, and the folder or database
-/// removed, when the fixture goes.
+/// A fresh, empty store on one engine for one test: SQLite on a file in a temporary folder (not
+/// ":memory:", which `SQLiteDatabase` refuses: its pooled connections must share one database),
+/// or a new PostgreSQL database on the test server.
+///
+/// Keep this value alive while the store is used: when it goes, the database is closed and the
+/// folder or database removed, so `try TestStore(.sqlite).store` alone is a closed store. A test
+/// that plays a second instance puts another `SQLStore(engine: testStore.engine)` on it.
 public final class TestStore: @unchecked Sendable {
     /// The stores.
     public let store: SQLStore
@@ -32,7 +36,9 @@ public final class TestStore: @unchecked Sendable {
             let directory = try TemporaryDirectory()
             self.directory = directory
             postgresURL = nil
-            store = SQLStore(database: try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock), clock: clock)
+            store = SQLStore(
+                database: try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock),
+                clock: clock)
         case .postgresql:
             let url = try TestPostgreSQL.createDatabase()
             directory = nil
@@ -42,7 +48,8 @@ public final class TestStore: @unchecked Sendable {
             connection.statementTimeout = .seconds(10)
             do {
                 let database = try PostgreSQLDatabase(
-                    configuration: PostgreSQLDatabase.Configuration(connection: connection, poolSize: poolSize),
+                    configuration: PostgreSQLDatabase.Configuration(
+                        connection: connection, poolSize: poolSize),
                     clock: clock)
                 store = SQLStore(database: database, clock: clock)
             } catch {

@@ -10,10 +10,10 @@ import Testing
 struct AdminTokenServiceTests {
     let clock = FixedClock()
     /// The tokens, the audit trail and the settings, in one database as in the server.
-    let storage: TemporaryStore
+    let storage: TestStore
     var store: SQLStore { storage.store }
 
-    init() throws { storage = try TemporaryStore(clock: clock) }
+    init() throws { storage = try TestStore(.sqlite, clock: clock) }
 
     var service: AdminTokenService {
         AdminTokenService(store: store, audit: store, clock: clock, random: SystemRandom())
@@ -84,7 +84,7 @@ struct AdminTokenServiceTests {
         #expect(try service.bootstrap(settings: store, legacyKey: "legacy") == nil)
 
         // Another database, with no tokens yet but the hash an older version kept in its settings.
-        let legacyStorage = try TemporaryStore(clock: clock)
+        let legacyStorage = try TestStore(.sqlite, clock: clock)
         let legacyStore = legacyStorage.store
         let legacy = AdminTokenService(
             store: legacyStore, audit: legacyStore, clock: clock, random: SystemRandom())

@@ -14,7 +14,7 @@ import Testing
 final class AdminFixture: @unchecked Sendable {
     let clock = FixedClock()
     /// The one database behind every store the services use; it lives as long as the fixture.
-    let storage: TemporaryStore
+    let storage: TestStore
     var store: SQLStore { storage.store }
     let administration: AccountAdministration
     let enrollment: EnrollmentService
@@ -24,7 +24,7 @@ final class AdminFixture: @unchecked Sendable {
     let admin = AdminPrincipal(tokenID: "adt_1", name: "ops", scope: .write)
 
     init() throws {
-        storage = try TemporaryStore(clock: clock)
+        storage = try TestStore(.sqlite, clock: clock)
         let store = storage.store
         let random = SeededRandom(seed: "administration")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)

@@ -29,7 +29,7 @@ func succeeding(_ count: Int, _ attempt: @escaping @Sendable (Int) throws -> Voi
 final class ServiceFixture: @unchecked Sendable {
     let clock = FixedClock()
     /// The one database behind every store the services use; it lives as long as the fixture.
-    let storage: TemporaryStore
+    let storage: TestStore
     var store: SQLStore { storage.store }
     let service: PasskeyService
     let sessions: SessionService
@@ -40,7 +40,7 @@ final class ServiceFixture: @unchecked Sendable {
         challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true,
         bankIDLogin: Bool = false
     ) throws {
-        storage = try TemporaryStore(clock: clock)
+        storage = try TestStore(.sqlite, clock: clock)
         let store = storage.store
         let random = SeededRandom(seed: "auth-orchestrator")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)

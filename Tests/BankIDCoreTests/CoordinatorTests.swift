@@ -11,9 +11,9 @@ struct CoordinatorTests {
     static let key = try! IdentityKey(id: "k1", secret: Array(repeating: 42, count: 32))
     let hasher = try! IdentityHasher(currentKeyID: "k1", keys: [CoordinatorTests.key])
     /// Each test's own orders database (Swift Testing makes the suite anew for every test).
-    let storage: TemporaryStore
+    let storage: TestStore
 
-    init() throws { storage = try TemporaryStore() }
+    init() throws { storage = try TestStore(.sqlite) }
 
     /// A scripted BankID: /auth starts the fixture order, /collect answers what `collectAnswer`
     /// holds (waiting at `gate` first when one is set), /cancel answers {}.
@@ -147,9 +147,9 @@ struct CoordinatorTests {
         let bankID = ScriptedBankID()
         let clock = FixedClock()
         let first = coordinator(
-            bankID, store: SQLStore(database: storage.database), clock: clock, instance: "a")
+            bankID, store: SQLStore(engine: storage.engine), clock: clock, instance: "a")
         let second = coordinator(
-            bankID, store: SQLStore(database: storage.database), clock: clock, instance: "b")
+            bankID, store: SQLStore(engine: storage.engine), clock: clock, instance: "b")
         let started = try await startAuth(first)
         let gate = Gate()
         bankID.hold(at: gate)
@@ -273,7 +273,7 @@ struct CoordinatorTests {
         #expect(bankID.transport.paths() == ["/phone/auth", "/cancel", "/auth"])
         #expect(try store.bankIDOrder(orderRef: "phone-1")?.state.status == .cancelled)
         // Superseding an order that is already gone is not an error.
-        let elsewhere = try TemporaryStore()
+        let elsewhere = try TestStore(.sqlite)
         let fresh = self.coordinator(ScriptedBankID(), store: elsewhere.store, clock: FixedClock())
         _ = try await fresh.start(
             .auth, BankIDStartRequest(endUserIP: "192.0.2.1"), intent: .login, superseding: "purged-long-ago")

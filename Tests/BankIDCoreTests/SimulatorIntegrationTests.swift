@@ -29,7 +29,7 @@ final class CountingTransport: BankIDTransport {
 final class SimulatorFixture: @unchecked Sendable {
     let clock = FixedClock()
     let directory: TemporaryDirectory
-    let storage: TemporaryStore
+    let storage: TestStore
     let simulator: RunningSimulator
     let transport: CountingTransport
     let client: BankIDClient
@@ -38,7 +38,7 @@ final class SimulatorFixture: @unchecked Sendable {
 
     init() throws {
         directory = try TemporaryDirectory(prefix: "bankid-core-sim")
-        storage = try TemporaryStore(clock: clock)
+        storage = try TestStore(.sqlite, clock: clock)
         simulator = try BankIDSimulator.start(
             BankIDSimulatorConfiguration(dataDirectory: directory.path("sim")), clock: clock)
         transport = CountingTransport(try CurlBankIDTransport(configuration: Self.configuration(simulator)))

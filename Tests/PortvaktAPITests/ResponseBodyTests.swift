@@ -24,7 +24,7 @@ struct ResponseBodyTests {
 
     /// A session made but not stored (`prepare` writes nothing), so the store is only a stand-in.
     private func session(client: ClientKind) throws -> IssuedSession {
-        let storage = try TemporaryStore()
+        let storage = try TestStore(.sqlite)
         return try SessionService(repository: storage.store, policy: SessionPolicy())
             .prepare(userID: "u1", clientKind: client, authMethod: .passkey)
     }

@@ -10,12 +10,12 @@ import Testing
 @Suite("SessionService")
 struct SessionServiceTests {
     let clock = FixedClock()
-    let storage: TemporaryStore
+    let storage: TestStore
     var store: SQLStore { storage.store }
     let service: SessionService
 
     init() throws {
-        storage = try TemporaryStore(clock: clock)
+        storage = try TestStore(.sqlite, clock: clock)
         let store = storage.store
         try store.insertUser(User(id: "u1", username: "ada", displayName: "Ada", createdAt: clock.now()))
         try store.insertUser(User(id: "u2", username: "bob", displayName: "Bob", createdAt: clock.now()))

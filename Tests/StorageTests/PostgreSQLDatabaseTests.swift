@@ -13,7 +13,8 @@ import Testing
     .enabled(if: PostgreSQLTestServer.isEnabled, PostgreSQLTestServer.disabledReason))
 struct PostgreSQLDatabaseTests {
     static let notes = Migration(
-        version: Migration.postgreSQL.count + 1, name: "notes", sql: "CREATE TABLE notes (body text NOT NULL);")
+        version: Migration.postgreSQL.count + 1, name: "notes",
+        sql: "CREATE TABLE notes (body text NOT NULL);")
 
     /// A fresh, empty database on the test server; dropped when the test ends.
     final class Scratch {
@@ -21,17 +22,21 @@ struct PostgreSQLDatabaseTests {
         init() throws { url = try TestPostgreSQL.createDatabase() }
         deinit { TestPostgreSQL.dropDatabase(url) }
 
-        func configuration(migrateOnOpen: Bool = true, poolSize: Int = 2) throws -> PostgreSQLDatabase.Configuration {
+        func configuration(migrateOnOpen: Bool = true, poolSize: Int = 2) throws
+            -> PostgreSQLDatabase.Configuration
+        {
             var connection = try PostgreSQLConfiguration(url: url)
             connection.applicationName = "portvakt-tests"
-            return PostgreSQLDatabase.Configuration(connection: connection, poolSize: poolSize, migrateOnOpen: migrateOnOpen)
+            return PostgreSQLDatabase.Configuration(
+                connection: connection, poolSize: poolSize, migrateOnOpen: migrateOnOpen)
         }
 
         func open(
             migrateOnOpen: Bool = true, migrations: [Migration] = Migration.postgreSQL, poolSize: Int = 2
         ) throws -> PostgreSQLDatabase {
             try PostgreSQLDatabase(
-                configuration: configuration(migrateOnOpen: migrateOnOpen, poolSize: poolSize), clock: SystemClock(),
+                configuration: configuration(migrateOnOpen: migrateOnOpen, poolSize: poolSize),
+                clock: SystemClock(),
                 migrations: migrations)
         }
     }
@@ -47,13 +52,16 @@ struct PostgreSQLDatabaseTests {
             applied.withLock { $0.append(versions) }
         }
         let results = applied.withLock { $0 }
-        #expect(results.filter { $0 == Migration.postgreSQL.map(\.version) }.count == 1, "one instance migrated")
+        #expect(
+            results.filter { $0 == Migration.postgreSQL.map(\.version) }.count == 1, "one instance migrated")
         #expect(results.filter(\.isEmpty).count == 2, "the others found nothing left to do: \(results)")
         #expect(try instances[0].appliedMigrations().map(\.version) == Migration.postgreSQL.map(\.version))
         #expect(try instances[2].schemaVersion == PostgreSQLDatabase.supportedSchemaVersion)
     }
 
-    @Test("a later step is applied on its own; a database newer than this binary is refused, naming its version")
+    @Test(
+        "a later step is applied on its own; a database newer than this binary is refused, naming its version"
+    )
     func newerSchemaIsRefused() throws {
         let scratch = try Scratch()
         try scratch.open().close()
@@ -91,7 +99,9 @@ struct PostgreSQLDatabaseTests {
         defer { database.close() }
         #expect(try database.schemaVersion == PostgreSQLDatabase.supportedSchemaVersion)
         let half = try database.read { connection in
-            try connection.queryFirst("SELECT count(*) FROM pg_tables WHERE tablename = 'half'") { try $0.int64(0) }
+            try connection.queryFirst("SELECT count(*) FROM pg_tables WHERE tablename = 'half'") {
+                try $0.int64(0)
+            }
         }
         #expect(half == 0, "the failed step left nothing behind")
     }
@@ -136,7 +146,8 @@ struct PostgreSQLDatabaseTests {
         connection.port = 1
         connection.connectTimeout = .seconds(2)
         let failure = #expect(throws: StorageError.self) {
-            try PostgreSQLDatabase(configuration: PostgreSQLDatabase.Configuration(connection: connection, poolSize: 2))
+            try PostgreSQLDatabase(
+                configuration: PostgreSQLDatabase.Configuration(connection: connection, poolSize: 2))
         }
         #expect(failure?.code == .unavailable)
         #expect(failure?.message.contains("\(connection.host):1") == true)

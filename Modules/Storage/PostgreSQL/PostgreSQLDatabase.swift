@@ -137,7 +137,8 @@ public final class PostgreSQLDatabase: Sendable {
                         "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
                         [migration.version, migration.name, now])
                 }
-                applied.append(AppliedMigration(version: migration.version, name: migration.name, appliedAt: now))
+                applied.append(
+                    AppliedMigration(version: migration.version, name: migration.name, appliedAt: now))
             }
             return applied
         }
@@ -152,7 +153,8 @@ public final class PostgreSQLDatabase: Sendable {
     public func appliedMigrations() throws -> [AppliedMigration] {
         try read { connection in
             try connection.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version") {
-                AppliedMigration(version: Int(try $0.int64(0)), name: try $0.string(1), appliedAt: try $0.date(2))
+                AppliedMigration(
+                    version: Int(try $0.int64(0)), name: try $0.string(1), appliedAt: try $0.date(2))
             }
         }
     }
@@ -168,9 +170,10 @@ public final class PostgreSQLDatabase: Sendable {
     }
 
     private static func currentVersion(_ connection: PostgreSQLConnection) throws -> Int {
-        Int(try connection.queryFirst("SELECT coalesce(max(version), 0)::bigint FROM schema_migrations") {
-            try $0.int64(0)
-        } ?? 0)
+        Int(
+            try connection.queryFirst("SELECT coalesce(max(version), 0)::bigint FROM schema_migrations") {
+                try $0.int64(0)
+            } ?? 0)
     }
 
     // MARK: Operations

@@ -56,7 +56,8 @@ extension Migration {
         for entry in recorded {
             guard entry.version >= 1, migrations[entry.version - 1].name == entry.name else {
                 throw StorageError(
-                    .migration, "schema version \(entry.version) in the database is not the one this Portvakt knows")
+                    .migration,
+                    "schema version \(entry.version) in the database is not the one this Portvakt knows")
             }
         }
     }

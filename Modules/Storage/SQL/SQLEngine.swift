@@ -36,10 +36,12 @@ protocol SQLConnection {
     func execute(_ sql: String, _ arguments: [any SQLBindable]) throws -> Int
 
     /// Runs a query and maps every row with `transform`.
-    func query<T>(_ sql: String, _ arguments: [any SQLBindable], _ transform: (any SQLRow) throws -> T) throws -> [T]
+    func query<T>(_ sql: String, _ arguments: [any SQLBindable], _ transform: (any SQLRow) throws -> T) throws
+        -> [T]
 
     /// Runs a query and maps its first row, or returns nil when it has none.
-    func queryFirst<T>(_ sql: String, _ arguments: [any SQLBindable], _ transform: (any SQLRow) throws -> T) throws
+    func queryFirst<T>(_ sql: String, _ arguments: [any SQLBindable], _ transform: (any SQLRow) throws -> T)
+        throws
         -> T?
 }
 
