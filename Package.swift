@@ -117,12 +117,13 @@ let package = Package(
             path: "Benchmarks/BankID", swiftSettings: strictSettings),
 
         // Shared test helpers: an HTTP client over libcurl, a fixed clock, a server on port 0, a fresh
-        // store on either engine (TestStore: SQLite in a temporary folder, or a new PostgreSQL database), software keys, a throwaway certificate authority and
-        // a software WebAuthn authenticator over OpenSSL.
+        // store on either engine (TestStore), software keys, a throwaway certificate authority and a
+        // software WebAuthn authenticator over OpenSSL.
         .target(
             name: "TestSupport",
             dependencies: [
-                "CCurl", "COpenSSL", "CPQ", "CryptoCore", "HTTPEngine", "Kernel", "PasskeyCore", "SessionCore",
+                "CCurl", "COpenSSL", "CPQ", "CryptoCore", "HTTPEngine", "Kernel", "PasskeyCore",
+                "SessionCore",
                 "Storage",
                 "PortvaktAPI", "PortvaktApp",
             ],
