@@ -1,5 +1,6 @@
 public import CryptoCore
-import Foundation
+public import Foundation
+import Synchronization
 import HTTPEngine
 public import Kernel
 
@@ -169,6 +170,14 @@ public final class RunningSimulator: Sendable {
             } ?? SimulatorEngine.error(405, "methodNotAllowed", "Unknown method")
         return (answer.status, answer.headers["Content-Type"] ?? "application/octet-stream", answer.body)
     }
+
+    /// When each /collect of `orderRef` arrived (empty for an unknown order).
+    public func collectTimes(orderRef: String) -> [Date] {
+        engine.state.withLock { $0.orders[orderRef]?.collectTimes ?? [] }
+    }
+
+    /// The orderRefs of every order the simulator holds.
+    public var orderRefs: [String] { engine.state.withLock { Array($0.orders.keys) } }
 
     /// The test persons in effect; the first is the default.
     public var testPersons: [TestPerson] { engine.persons }

@@ -140,6 +140,9 @@ public struct Order: Sendable {
     public private(set) var deviceIP: String?
     /// Collects so far (for auto-complete).
     public private(set) var collects = 0
+    /// When every collect of this order arrived, the final one included: what a test counts to
+    /// see that the servers sharing an order collect it at most once per poll interval.
+    public private(set) var collectTimes: [Date] = []
     /// Wrong codes so far.
     public private(set) var wrongCodes = 0
     /// The ID document was scanned (mrtd step done).
@@ -201,6 +204,7 @@ public struct Order: Sendable {
         at now: Date, timing: OrderTiming, autoCompleteAfter: Int?, defaultPerson: TestPerson
     ) -> CollectAnswer {
         advance(to: now, timing: timing)
+        collectTimes.append(now)
         if !phase.isFinal {
             collects += 1
             if let autoCompleteAfter, collects > autoCompleteAfter {
