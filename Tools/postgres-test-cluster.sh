@@ -6,6 +6,8 @@
 # Usage: Tools/postgres-test-cluster.sh start     start one (stops this checkout's previous one)
 #        Tools/postgres-test-cluster.sh url       print its connection URL (holds the password)
 #        Tools/postgres-test-cluster.sh stop      stop it and remove its folder
+#        Tools/postgres-test-cluster.sh pause     stop the server, keeping its folder (a fault test's outage)
+#        Tools/postgres-test-cluster.sh resume    start it again on the same port
 #        Tools/postgres-test-cluster.sh run CMD…  start, run CMD with PORTVAKT_TEST_POSTGRES_URL and
 #                                                 PORTVAKT_REQUIRE_POSTGRES=1 set, stop (also when
 #                                                 CMD fails), exit with CMD's status
@@ -98,6 +100,7 @@ EOF
 CREATE ROLE portvakt_test LOGIN CREATEDB PASSWORD :'password';
 CREATE DATABASE portvakt_test OWNER portvakt_test;
 EOF
+  echo "$port" >"$dir/port"
   echo "postgresql://portvakt_test:$password@127.0.0.1:$port/portvakt_test?sslmode=verify-full&sslrootcert=$dir/ca.crt" \
     >"$dir/url"
   echo "PostgreSQL test cluster on 127.0.0.1:$port ($dir)"
@@ -122,6 +125,21 @@ stop() {
   rm -f "$state"
 }
 
+# An outage for a fault test: the server stops at once (as a crash would), the folder stays.
+pause() {
+  [ -f "$state" ] || { echo "no test cluster is running (start one first)" >&2; exit 1; }
+  as_owner "$(bindir)/pg_ctl" -D "$(cat "$state")/data" -m immediate -w stop >/dev/null
+}
+
+# The end of the outage: the same cluster on the same port, so clients reconnect to the same URL.
+resume() {
+  [ -f "$state" ] || { echo "no test cluster is running (start one first)" >&2; exit 1; }
+  local dir
+  dir="$(cat "$state")"
+  as_owner "$(bindir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "-p $(cat "$dir/port")" -w -t 30 start \
+    >/dev/null
+}
+
 run() {
   start
   trap stop EXIT
@@ -138,13 +156,15 @@ case "${1:-}" in
   start) start ;;
   url) url ;;
   stop) stop ;;
+  pause) pause ;;
+  resume) resume ;;
   run)
     shift
     [ $# -gt 0 ] || { echo "usage: $0 run COMMAND [ARGUMENT…]" >&2; exit 2; }
     run "$@"
     ;;
   *)
-    echo "usage: $0 start|url|stop|run COMMAND…" >&2
+    echo "usage: $0 start|url|stop|pause|resume|run COMMAND…" >&2
     exit 2
     ;;
 esac
