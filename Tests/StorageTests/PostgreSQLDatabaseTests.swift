@@ -75,6 +75,54 @@ struct PostgreSQLDatabaseTests {
         #expect(throws: StorageError.self) { try scratch.open(migrateOnOpen: false) }
     }
 
+    @Test("an instance waits for another's migration longer than a statement may take, then finds it done")
+    func waitsForAnotherMigration() throws {
+        let scratch = try Scratch()
+        // Another instance, mid-migration: it holds the lock for longer than the statement timeout.
+        let holder = try PostgreSQLConnection(configuration: PostgreSQLConfiguration(url: scratch.url))
+        try holder.execute("SELECT pg_advisory_lock($1)", [PostgreSQLDatabase.migrationLockKey])
+        var configuration = try scratch.configuration()
+        configuration.connection.statementTimeout = .milliseconds(500)
+        let settings = configuration
+        let opened = Mutex<Result<Int, any Error>?>(nil)
+        let opener = Thread {
+            let result = Result { () throws -> Int in
+                let database = try PostgreSQLDatabase(configuration: settings)
+                defer { database.close() }
+                return try database.schemaVersion
+            }
+            opened.withLock { $0 = result }
+        }
+        opener.start()
+        Thread.sleep(forTimeInterval: 2)
+        #expect(opened.withLock { $0 } == nil, "still waiting for the lock, past four statement timeouts")
+        try holder.execute("SELECT pg_advisory_unlock($1)", [PostgreSQLDatabase.migrationLockKey])
+        for _ in 0..<250 where opened.withLock({ $0 }) == nil { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try opened.withLock { $0 }?.get() == PostgreSQLDatabase.supportedSchemaVersion)
+    }
+
+    @Test("a pool of one is refused: maintenance holds one connection while its work needs another")
+    func poolOfOne() throws {
+        let scratch = try Scratch()
+        let failure = #expect(throws: StorageError.self) { try scratch.open(poolSize: 1) }
+        #expect(failure?.code == .invalidArgument)
+    }
+
+    @Test("opening to look writes nothing: an unmigrated database stays empty and reads as version 0")
+    func lookOnly() throws {
+        let scratch = try Scratch()
+        let database = try scratch.open(migrateOnOpen: false)
+        defer { database.close() }
+        #expect(try database.schemaVersion == 0)
+        #expect(try database.appliedMigrations().isEmpty)
+        let tables = try database.read { connection in
+            try connection.queryFirst("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") {
+                try $0.int64(0)
+            }
+        }
+        #expect(tables == 0)
+    }
+
     @Test("a database whose recorded history differs from this binary's is refused")
     func foreignHistoryIsRefused() throws {
         let scratch = try Scratch()

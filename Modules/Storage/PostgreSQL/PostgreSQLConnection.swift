@@ -52,7 +52,7 @@ final class PostgreSQLConnection: SQLConnection, @unchecked Sendable {
     let backendPID: Int32
 
     private var handle: OpaquePointer?
-    private let statementTimeout: Duration
+    private var statementTimeout: Duration
     private var statements: [String: PreparedStatement] = [:]
     private var nextStatementNumber = 1
     /// How many statements this connection has prepared (tests use it to prove reuse).
@@ -125,6 +125,21 @@ final class PostgreSQLConnection: SQLConnection, @unchecked Sendable {
         let handle = try liveHandle()
         guard PQsendQuery(handle, sql) == 1 else { throw lost("could not send a statement") }
         return try awaitResult(context: "statement failed").commandStatus
+    }
+
+    /// Runs `body` with the statement timeout set to `timeout` on this connection, on the server
+    /// and for how long the client waits for an answer, then sets it back: for the rare work that
+    /// may rightly take longer than a request's statement (a migration, waiting for another
+    /// instance's).
+    func withStatementTimeout<T>(_ timeout: Duration, _ body: () throws -> T) throws -> T {
+        let previous = statementTimeout
+        try exec("SET statement_timeout = \(timeout.milliseconds)")
+        statementTimeout = timeout
+        defer {
+            statementTimeout = previous
+            _ = try? exec("SET statement_timeout = \(previous.milliseconds)")
+        }
+        return try body()
     }
 
     /// Runs `body` in a transaction and commits it; rolls back when `body` throws.

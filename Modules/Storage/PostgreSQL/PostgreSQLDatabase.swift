@@ -25,16 +25,21 @@ public final class PostgreSQLDatabase: Sendable {
         /// Whether opening applies missing migrations (the default); `false` for tools that only
         /// look, such as `portvakt migrate --status`.
         public var migrateOnOpen: Bool
+        /// How long migrating may take, waiting for another instance's migration included: longer
+        /// than a request's statement timeout, since a step may build an index on a large table.
+        public var migrationTimeout: Duration
 
         public init(
             connection: PostgreSQLConfiguration, poolSize: Int = 10, poolWaitTimeout: Duration = .seconds(5),
-            transactionAttempts: Int = 8, migrateOnOpen: Bool = true
+            transactionAttempts: Int = 8, migrateOnOpen: Bool = true,
+            migrationTimeout: Duration = .seconds(900)
         ) {
             self.connection = connection
             self.poolSize = poolSize
             self.poolWaitTimeout = poolWaitTimeout
             self.transactionAttempts = transactionAttempts
             self.migrateOnOpen = migrateOnOpen
+            self.migrationTimeout = migrationTimeout
         }
     }
 
@@ -71,6 +76,10 @@ public final class PostgreSQLDatabase: Sendable {
         guard configuration.transactionAttempts >= 1 else {
             throw StorageError(.invalidArgument, "a transaction needs at least one attempt")
         }
+        // Maintenance holds one connection for its lock while its work runs on another.
+        guard configuration.poolSize >= 2 else {
+            throw StorageError(.invalidArgument, "a PostgreSQL pool needs at least 2 connections")
+        }
         try Migration.validate(migrations)
         self.configuration = configuration
         self.migrations = migrations
@@ -82,7 +91,7 @@ public final class PostgreSQLDatabase: Sendable {
             if configuration.migrateOnOpen {
                 _ = try migrate()
             } else {
-                try withMigrationLock { try Migration.checkHistory(on: $0, knowing: migrations) }
+                try checkWithoutWriting()
             }
         } catch {
             pool.close()
@@ -146,13 +155,20 @@ public final class PostgreSQLDatabase: Sendable {
 
     /// The schema version the database is at (0 before the first migration).
     public var schemaVersion: Int {
-        get throws { try read { try Self.currentVersion($0) } }
+        get throws {
+            try read { connection in
+                try Self.isMigrated(connection) ? try Self.currentVersion(connection) : 0
+            }
+        }
     }
 
     /// The migrations recorded in the database, oldest first.
     public func appliedMigrations() throws -> [AppliedMigration] {
         try read { connection in
-            try connection.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version") {
+            guard try Self.isMigrated(connection) else { return [] }
+            return try connection.query(
+                "SELECT version, name, applied_at FROM schema_migrations ORDER BY version"
+            ) {
                 AppliedMigration(
                     version: Int(try $0.int64(0)), name: try $0.string(1), appliedAt: try $0.date(2))
             }
@@ -160,13 +176,34 @@ public final class PostgreSQLDatabase: Sendable {
     }
 
     /// Runs `body` on one connection holding the migration lock, with the bookkeeping table made.
+    /// Waiting for the lock and the steps themselves get the migration timeout, not a request's.
     private func withMigrationLock<T>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
         try pool.withConnection { connection in
-            try connection.execute("SELECT pg_advisory_lock($1)", [Self.migrationLockKey])
-            defer { _ = try? connection.execute("SELECT pg_advisory_unlock($1)", [Self.migrationLockKey]) }
-            try connection.exec(Migration.postgreSQLBookkeeping)
-            return try body(connection)
+            try connection.withStatementTimeout(configuration.migrationTimeout) {
+                try connection.execute("SELECT pg_advisory_lock($1)", [Self.migrationLockKey])
+                defer {
+                    _ = try? connection.execute("SELECT pg_advisory_unlock($1)", [Self.migrationLockKey])
+                }
+                try connection.exec(Migration.postgreSQLBookkeeping)
+                return try body(connection)
+            }
         }
+    }
+
+    /// Refuses a schema this binary does not know, writing nothing (a standby accepts it): with no
+    /// bookkeeping table yet the database is simply unmigrated.
+    private func checkWithoutWriting() throws {
+        try read { connection in
+            if try Self.isMigrated(connection) {
+                try Migration.checkHistory(on: connection, knowing: migrations)
+            }
+        }
+    }
+
+    /// Whether the bookkeeping table exists (a database never migrated has none).
+    private static func isMigrated(_ connection: PostgreSQLConnection) throws -> Bool {
+        try connection.queryFirst("SELECT to_regclass('schema_migrations') IS NOT NULL") { try $0.bool(0) }
+            == true
     }
 
     private static func currentVersion(_ connection: PostgreSQLConnection) throws -> Int {
