@@ -95,7 +95,8 @@ EOF
 
   as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres \
     -v password="$password" <<'EOF'
-CREATE ROLE portvakt_test LOGIN PASSWORD :'password';
+-- CREATEDB: the app tests give each test a fresh database of its own (CREATE DATABASE).
+CREATE ROLE portvakt_test LOGIN CREATEDB PASSWORD :'password';
 CREATE DATABASE portvakt_test OWNER portvakt_test;
 EOF
   echo "postgresql://portvakt_test:$password@127.0.0.1:$port/portvakt_test?sslmode=verify-full&sslrootcert=$dir/ca.crt" \
