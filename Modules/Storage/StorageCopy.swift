@@ -187,19 +187,24 @@ public enum StorageCopy {
 
     /// Both databases must be at the schema versions `tables` was written for.
     private static func checkVersions(source: SQLiteDatabase, target: PostgreSQLDatabase) throws {
-        let sqliteVersion = try source.schemaVersion
-        guard sqliteVersion == sqliteSchemaVersion,
-            SQLiteDatabase.supportedSchemaVersion == sqliteSchemaVersion
+        // A release that adds a migration must extend `tables` and these versions with it.
+        guard SQLiteDatabase.supportedSchemaVersion == sqliteSchemaVersion,
+            PostgreSQLDatabase.supportedSchemaVersion == postgreSQLSchemaVersion
         else {
+            throw StorageError(
+                .internal,
+                "storage copy knows SQLite schema \(sqliteSchemaVersion) and PostgreSQL schema \(postgreSQLSchemaVersion), but this Portvakt migrates to \(SQLiteDatabase.supportedSchemaVersion) and \(PostgreSQLDatabase.supportedSchemaVersion)"
+            )
+        }
+        let sqliteVersion = try source.schemaVersion
+        guard sqliteVersion == sqliteSchemaVersion else {
             throw StorageError(
                 .migration,
                 "the SQLite database is at schema version \(sqliteVersion); storage copy reads version \(sqliteSchemaVersion): run `portvakt migrate` on it first"
             )
         }
         let postgresVersion = try target.schemaVersion
-        guard postgresVersion == postgreSQLSchemaVersion,
-            PostgreSQLDatabase.supportedSchemaVersion == postgreSQLSchemaVersion
-        else {
+        guard postgresVersion == postgreSQLSchemaVersion else {
             throw StorageError(
                 .migration,
                 "the PostgreSQL database is at schema version \(postgresVersion); storage copy writes version \(postgreSQLSchemaVersion)"

@@ -168,6 +168,30 @@ struct PostgreSQLAppTests {
         #expect(newest.action == .passkeyLogin)
     }
 
+    @Test("storage copy refuses a SQLite file behind the current schema, pointing to portvakt migrate")
+    func copyNeedsCurrentSchema() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("old.sqlite")
+        try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Array(Migration.sqlite.prefix(7))
+        ).close()
+        let database = try PostgreSQLTestDatabase()
+        let config = try database.writeConfiguration(in: directory.url)
+        let copy = try PortvaktProcess.run(
+            ["storage", "copy", "--from", path, "--to-config", config],
+            environment: database.passwordEnvironment)
+        #expect(copy.status == 1)
+        #expect(
+            copy.stderr.contains(
+                "storage.migration: the SQLite database is at schema version 7; storage copy reads version 8: run `portvakt migrate` on it first"
+            ), "\(copy.stderr)")
+        // Nothing was written to the target but its schema.
+        let target = try database.open()
+        #expect(try Self.counts(postgres: target).values.allSatisfy { $0 == 0 })
+        target.close()
+    }
+
     /// Rows per data table in a SQLite file.
     static func counts(sqlite path: String) throws -> [String: Int] {
         let database = try SQLiteDatabase(
