@@ -97,6 +97,7 @@ EOF
 
   as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres \
     -v password="$password" <<'EOF'
+-- CREATEDB: store and app tests give each test a fresh database of its own (CREATE DATABASE).
 CREATE ROLE portvakt_test LOGIN CREATEDB PASSWORD :'password';
 CREATE DATABASE portvakt_test OWNER portvakt_test;
 EOF

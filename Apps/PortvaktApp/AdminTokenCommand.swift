@@ -4,8 +4,9 @@ import Foundation
 import Kernel
 import Storage
 
-/// `portvakt admin token create|list|revoke`: works on the data folder directly, so an operator
-/// can mint the first tokens (or replace a lost one) without a running server or a token.
+/// `portvakt admin token create|list|revoke`: works on the configured database directly (the
+/// SQLite file, or the PostgreSQL server), so an operator can mint the first tokens (or replace a
+/// lost one) without a running server or a token.
 enum AdminTokenCommand {
     static func run(_ arguments: ArraySlice<String>, environment: [String: String]) throws -> Int32 {
         var rest = arguments
@@ -71,12 +72,9 @@ enum AdminTokenCommand {
         _ configPath: String?, _ environment: [String: String], _ body: (AdminTokenService) throws -> T
     ) throws -> T {
         let configuration = try PortvaktConfiguration.load(path: configPath, environment: environment)
-        let database = try SQLiteDatabase(
-            path: configuration.storagePath,
-            configuration: SQLiteDatabase.Configuration(
-                busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds))
-        defer { database.close() }
-        let store = SQLStore(database: database)
+        let engine = try StorageEngine.open(configuration)
+        defer { engine.close() }
+        let store = SQLStore(engine: engine)
         return try body(
             AdminTokenService(store: store, audit: store, clock: SystemClock(), random: SystemRandom()))
     }

@@ -16,7 +16,13 @@ public enum PortvaktCLI {
         Commands:
           serve [--config FILE]          run the server (no configuration: the embedded default,
                                          http://localhost:8080, data in ./.portvakt)
-          migrate [--config FILE]        apply database migrations and exit
+          migrate [--config FILE] [--status]
+                                         apply database migrations and exit (SQLite or
+                                         PostgreSQL, as storage.engine says); --status only
+                                         reports the schema version and applied migrations
+          storage copy --from SQLITE_FILE --to-config FILE
+                                         copy a SQLite database into the empty PostgreSQL
+                                         database FILE names, in one transaction
           config check FILE              validate a configuration file; names every problem
           config show [--config FILE]    print the effective configuration, secrets redacted
           webauthn verify-registration --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
@@ -55,6 +61,8 @@ public enum PortvaktCLI {
         Environment:
           PORTVAKT_DATA                  data directory (default ./.portvakt)
           PORTVAKT_ADMIN_TOKEN           admin API token (otherwise created on first start)
+          PORTVAKT_DATABASE_PASSWORD     the PostgreSQL password (never in the file)
+          PORTVAKT_DATABASE_URL          a whole postgresql:// URL; selects PostgreSQL
         """
 
     /// Runs the command in `arguments` (without the program name).
@@ -76,8 +84,13 @@ public enum PortvaktCLI {
                 let options = try Options.parse(rest, command: "serve", flags: ["--config"])
                 return try ServeCommand.run(configPath: options["--config"], environment: environment)
             case "migrate":
-                let options = try Options.parse(rest, command: "migrate", flags: ["--config"])
-                return try migrate(configPath: options["--config"], environment: environment)
+                let options = try Options.parse(
+                    rest, command: "migrate", flags: ["--config"], switches: ["--status"])
+                return try migrate(
+                    configPath: options["--config"], statusOnly: options.isSet("--status"),
+                    environment: environment)
+            case "storage":
+                return try StorageCommand.run(rest, environment: environment)
             case "config":
                 return try config(rest, environment: environment)
             case "webauthn":
@@ -166,16 +179,32 @@ public enum PortvaktCLI {
         }
     }
 
-    private static func migrate(configPath: String?, environment: [String: String]) throws -> Int32 {
+    /// `portvakt migrate`: applies the configured engine's missing migrations (on PostgreSQL under
+    /// its advisory lock, so a server starting meanwhile waits), or with `statusOnly` lists them.
+    private static func migrate(configPath: String?, statusOnly: Bool, environment: [String: String]) throws
+        -> Int32
+    {
         let configuration = try PortvaktConfiguration.load(path: configPath, environment: environment)
-        let database = try SQLiteDatabase(
-            path: configuration.storagePath,
-            configuration: SQLiteDatabase.Configuration(
-                busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds, migrateOnOpen: false))
-        defer { database.close() }
-        let applied = try database.migrate()
+        let engine = try StorageEngine.open(configuration, migrate: false)
+        defer { engine.close() }
+        if statusOnly {
+            let version = try engine.schemaVersion
+            print(
+                "\(engine.name) database \(engine.location): schema version \(version) of \(engine.supportedSchemaVersion)"
+            )
+            for migration in try engine.appliedMigrations() {
+                print(
+                    "  \(migration.version)  \(AdminTokenCommand.timestamp(migration.appliedAt))  \(migration.name)"
+                )
+            }
+            if version < engine.supportedSchemaVersion {
+                print("\(engine.supportedSchemaVersion - version) migration(s) pending; run portvakt migrate")
+            }
+            return 0
+        }
+        let applied = try engine.migrate()
         if applied.isEmpty {
-            print("database is up to date (schema version \(try database.schemaVersion))")
+            print("\(engine.name) database is up to date (schema version \(try engine.schemaVersion))")
         } else {
             for migration in applied { print("applied migration \(migration.version): \(migration.name)") }
         }

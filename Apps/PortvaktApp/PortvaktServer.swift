@@ -15,9 +15,9 @@ import Synchronization
 public final class PortvaktServer: Sendable {
     /// The configuration the server was built from.
     public let configuration: PortvaktConfiguration
-    /// The opened database (migrations applied).
-    public let database: SQLiteDatabase
-    /// The stores over `database`.
+    /// The opened database, SQLite or PostgreSQL (migrations applied).
+    public let engine: StorageEngine
+    /// The stores over `engine`.
     public let store: SQLStore
     /// Sessions over `store`.
     public let sessions: SessionService
@@ -61,14 +61,9 @@ public final class PortvaktServer: Sendable {
     ) throws {
         self.configuration = configuration
         self.logger = logger
-        database = try SQLiteDatabase(
-            path: configuration.storagePath,
-            configuration: SQLiteDatabase.Configuration(
-                busyTimeoutMilliseconds: configuration.storage.busyTimeoutMilliseconds,
-                synchronous: configuration.storage.synchronous == .full ? .full : .normal,
-                readerCount: configuration.storage.readers),
-            clock: clock)
-        store = SQLStore(database: database, clock: clock)
+        engine = try StorageEngine.open(configuration, clock: clock)
+        logger.log(.info, "storage opened", ["engine": engine.name, "location": engine.location])
+        store = SQLStore(engine: engine, clock: clock)
         sessions = SessionService(
             repository: store,
             policy: SessionPolicy(
@@ -96,12 +91,12 @@ public final class PortvaktServer: Sendable {
             store: store, clock: clock, random: random,
             identities: bankID.map { IdentityDirectory(store: store, hasher: $0.hasher) })
 
-        let database = database
+        let engine = engine
         let certificate = bankID?.certificate
         // Ready while the database answers and the BankID certificate can be used; a certificate
         // near its expiry is reported (and logged once a day) without taking the server out.
         let readiness: @Sendable () throws -> [String] = {
-            try database.checkHealth()
+            try engine.checkHealth()
             guard let certificate else { return [] }
             guard certificate.health.isUsable(at: certificateClock.now()) else {
                 throw BankIDError(.certificate, certificate.check() ?? "the BankID certificate is not usable")
@@ -177,7 +172,7 @@ public final class PortvaktServer: Sendable {
         bankID?.mountSimulator(on: &publicRouter)
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         let metrics = ServerMetrics(
-            publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), database: database,
+            publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), engine: engine,
             store: store, clock: clock, bankIDCalls: bankID?.calls ?? Tally(), bankIDResults: bankIDResults)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
@@ -217,7 +212,8 @@ public final class PortvaktServer: Sendable {
         }
 
         // Hourly upkeep off the request threads: ended sessions are deleted a day after they end,
-        // expired challenges at once.
+        // expired challenges at once. Instances sharing PostgreSQL would otherwise all purge the
+        // same rows at the same hour, so each purge runs on one instance at a time (runAlone).
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "portvakt.maintenance"))
         timer.schedule(deadline: .now() + 60, repeating: 3600, leeway: .seconds(60))
         let sessions = sessions
@@ -225,25 +221,29 @@ public final class PortvaktServer: Sendable {
         let bankIDFlows = bankIDFlows
         let coordinator = bankID?.coordinator
         timer.setEventHandler { [logger] in
+            /// Runs one purge unless another instance is running it; logs a failure by its type only.
+            func purge(_ job: String, failure: String, _ body: () throws -> Void) {
+                do {
+                    if try !engine.runAlone(job: job, body) {
+                        logger.log(.debug, "maintenance job left to another instance", ["job": job])
+                    }
+                } catch {
+                    logger.log(.error, failure, ["error": String(describing: type(of: error))])
+                }
+            }
             // Ended BankID orders past their retention, then the flows that pointed at them.
-            do {
+            purge("purge-bankid", failure: "BankID purge failed") {
                 _ = try coordinator?.purge()
                 _ = try bankIDFlows.purge()
-            } catch {
-                logger.log(.error, "BankID purge failed", ["error": String(describing: type(of: error))])
             }
-            do {
+            purge("purge-sessions", failure: "session purge failed") {
                 let purged = try sessions.purge()
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
-            } catch {
-                logger.log(.error, "session purge failed", ["error": String(describing: type(of: error))])
             }
             certificate?.check()
-            do {
+            purge("purge-challenges", failure: "challenge purge failed") {
                 let purged = try passkeys.purgeExpiredChallenges()
                 if purged > 0 { logger.log(.info, "purged expired challenges", ["count": String(purged)]) }
-            } catch {
-                logger.log(.error, "challenge purge failed", ["error": String(describing: type(of: error))])
             }
         }
         maintenance = Mutex(MaintenanceTimer(source: timer))
@@ -298,7 +298,7 @@ public final class PortvaktServer: Sendable {
         publicServer.shutdown(grace: grace)
         adminServer?.shutdown(grace: grace)
         bankID?.stop()
-        database.close()
+        engine.close()
         logger.log(.info, "stopped")
         logger.flush()
     }

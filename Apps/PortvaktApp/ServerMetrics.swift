@@ -7,13 +7,13 @@ import Synchronization
 
 /// Everything `GET /metrics` reports, gathered at scrape time from counters that the request
 /// path keeps with atomics: requests and latencies per listener, passkey logins and
-/// registrations (read off their routes' counters), live sessions (one indexed count) and SQLite
-/// write latency.
+/// registrations (read off their routes' counters), live sessions (one indexed count) and the
+/// database's write latency.
 final class ServerMetrics: Sendable {
     let publicRequests: HTTPMetrics
     /// Set once the admin router is complete (its routes include /metrics itself).
     private let adminRequests = Mutex<HTTPMetrics?>(nil)
-    let database: SQLiteDatabase
+    let engine: StorageEngine
     let store: any AdministrationStore
     let clock: any WallClock
     let bankIDCalls: Tally<BankIDCall>
@@ -21,13 +21,13 @@ final class ServerMetrics: Sendable {
     let bankIDResults: Tally<BankIDOutcome>
 
     init(
-        publicRequests: HTTPMetrics, database: SQLiteDatabase, store: any AdministrationStore,
+        publicRequests: HTTPMetrics, engine: StorageEngine, store: any AdministrationStore,
         clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<BankIDOutcome>
     ) {
         self.bankIDResults = bankIDResults
         self.publicRequests = publicRequests
         self.bankIDCalls = bankIDCalls
-        self.database = database
+        self.engine = engine
         self.store = store
         self.clock = clock
     }
@@ -78,12 +78,24 @@ final class ServerMetrics: Sendable {
             # HELP portvakt_sessions_active Sessions neither revoked nor past their absolute expiry.
             # TYPE portvakt_sessions_active gauge
             portvakt_sessions_active \(try store.liveSessionCount(at: clock.now()))
-            # HELP portvakt_sqlite_write_duration_seconds SQLite write transactions, from call to commit (queueing included).
-            # TYPE portvakt_sqlite_write_duration_seconds histogram
+            # HELP portvakt_storage_write_duration_seconds Write transactions, from call to commit (waiting for the writer or a connection, and retries, included), by engine.
+            # TYPE portvakt_storage_write_duration_seconds histogram
 
             """
         PrometheusText.histogram(
-            "portvakt_sqlite_write_duration_seconds", labels: "", database.writeLatency, into: &text)
+            "portvakt_storage_write_duration_seconds", labels: "engine=\"\(engine.name)\"",
+            engine.writeLatency,
+            into: &text)
+        if case .sqlite = engine {
+            // The name before PostgreSQL came, kept for existing dashboards; deprecated.
+            text += """
+                # HELP portvakt_sqlite_write_duration_seconds Deprecated: portvakt_storage_write_duration_seconds{engine="sqlite"}.
+                # TYPE portvakt_sqlite_write_duration_seconds histogram
+
+                """
+            PrometheusText.histogram(
+                "portvakt_sqlite_write_duration_seconds", labels: "", engine.writeLatency, into: &text)
+        }
         text += """
             # HELP portvakt_bankid_results_total BankID journeys by result: bankid.signed_in (a login), bankid.no_account, bankid.account_created (a sign-up), bankid.linked, bankid.signed, bankid.risk_refused, failures.
             # TYPE portvakt_bankid_results_total counter

@@ -40,13 +40,18 @@ struct MetricsTests {
             #"portvakt_passkey_logins_total{outcome="refused"} 0"#,
             #"portvakt_passkey_registrations_total{outcome="success"} 1"#,
             "portvakt_sessions_active 2",
+            "# TYPE portvakt_storage_write_duration_seconds histogram",
             "# TYPE portvakt_sqlite_write_duration_seconds histogram",
         ] {
             #expect(lines.contains(expected), "missing: \(expected)")
         }
         let writes = try #require(
-            lines.first { $0.hasPrefix("portvakt_sqlite_write_duration_seconds_count ") })
+            lines.first { $0.hasPrefix(#"portvakt_storage_write_duration_seconds_count{engine="sqlite"} "#) })
         #expect((UInt64(writes.split(separator: " ")[1]) ?? 0) > 0)
+        // The name from before PostgreSQL, kept on SQLite for existing dashboards.
+        let legacy = try #require(
+            lines.first { $0.hasPrefix("portvakt_sqlite_write_duration_seconds_count ") })
+        #expect(legacy.split(separator: " ")[1] == writes.split(separator: " ")[1])
 
         // Every sample is `name{labels} value`, and every family has HELP and TYPE before its samples.
         let sample = try Regex(#"^([a-z_]+)(\{[a-z_]+="[^"\n]*"(,[a-z_]+="[^"\n]*")*\})? [0-9][0-9.e+-]*$"#)

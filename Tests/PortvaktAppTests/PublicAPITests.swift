@@ -32,7 +32,7 @@ struct PublicAPITests {
     func notReady() throws {
         let server = try TestServer.inProcess()
         defer { server.stop() }
-        server.server.database.close()
+        server.server.engine.close()
         let ready = try client.send(.GET, "\(server.publicURL)/health/ready")
         #expect(ready.status == 503)
         #expect(try ready.problemCode() == "health.not_ready")

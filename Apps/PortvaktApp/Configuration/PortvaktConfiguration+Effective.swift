@@ -6,7 +6,8 @@ extension PortvaktConfiguration {
     ///
     /// This is what `portvakt config show` prints and `/admin/v1/config` returns. Resolved defaults
     /// appear as values (`storage.path`, `sessions.cookieName`); the admin token never appears, only
-    /// `admin.tokenFromEnvironment: true` when `PORTVAKT_ADMIN_TOKEN` supplied one. Parsing the
+    /// `admin.tokenFromEnvironment: true` when `PORTVAKT_ADMIN_TOKEN` supplied one, and the database
+    /// password only as `storage.postgresql.passwordFromEnvironment: true`. Parsing the
     /// output with the same environment gives an equal configuration. There is deliberately no
     /// way to render secrets: whatever prints or serves this can never leak one.
     ///
@@ -61,15 +62,7 @@ extension PortvaktConfiguration {
                         )
                     })
             ),
-            (
-                "storage",
-                .object([
-                    ("path", .string(storage.path)),
-                    ("busyTimeoutMilliseconds", .integer(storage.busyTimeoutMilliseconds)),
-                    ("synchronous", .string(storage.synchronous.rawValue)),
-                    ("readers", .integer(storage.readers)),
-                ])
-            ),
+            ("storage", storage.effectiveJSON),
             (
                 "sessions",
                 .object([

@@ -10,7 +10,9 @@ extension PortvaktConfiguration {
         /// The admin API's bearer token (at least 32 visible ASCII characters); never in the file.
         public static let adminToken = "PORTVAKT_ADMIN_TOKEN"
 
-        static let all = [dataDirectory, adminToken, bankIDPassphrase, reviewCode]
+        static let all = [
+            dataDirectory, adminToken, bankIDPassphrase, reviewCode, databasePassword, databaseURL,
+        ]
     }
 
     /// A configuration file larger than this is refused: a real one is a few kilobytes.
@@ -24,7 +26,7 @@ extension PortvaktConfiguration {
     /// - Parameters:
     ///   - path: The JSON file; nil means no file, that is the embedded default.
     ///   - environment: The process environment (pass `ProcessInfo.processInfo.environment`);
-    ///     only `PORTVAKT_DATA` and `PORTVAKT_ADMIN_TOKEN` are used.
+    ///     only the variables in `EnvironmentVariable` are used.
     /// - Returns: The checked configuration, with dependent defaults resolved.
     /// - Throws: Every problem in the file and the environment, each naming its key path.
     public static func load(path: String?, environment: [String: String]) throws(ConfigurationError)
@@ -151,7 +153,9 @@ extension PortvaktConfiguration {
             listen: r.section("listen") { ListenSettings(reading: $0) },
             http: r.section("http") { HTTPSettings(reading: $0) },
             rateLimits: r.section("rateLimits") { RateLimitSettings(reading: $0) },
-            storage: r.section("storage") { StorageSettings(reading: $0, dataDirectory: dataDirectory) },
+            storage: r.section("storage") {
+                StorageSettings(reading: $0, dataDirectory: dataDirectory, environment: environment)
+            },
             sessions: r.section("sessions") {
                 SessionSettings(reading: $0, secure: secure, publicURLValid: r.log.allValid("publicURL"))
             },
@@ -255,20 +259,6 @@ extension PortvaktConfiguration.RateLimitSettings {
             key == "maxTrackedClients"
                 ? "not a route class: the number of tracked clients is set at http.maxTrackedClients" : nil
         }
-    }
-}
-
-extension PortvaktConfiguration.StorageSettings {
-    init(reading r: ConfigReader, dataDirectory: String) {
-        let defaults = Self(path: Self.defaultPath(dataDirectory: dataDirectory))
-        self.init(
-            path: r.string(
-                "path", default: defaults.path, expectation: "a file path",
-                validate: ConfigValidators.pathProblem),
-            busyTimeoutMilliseconds: r.integer(
-                "busyTimeoutMilliseconds", default: defaults.busyTimeoutMilliseconds, in: 0...600_000),
-            synchronous: r.choice("synchronous", default: defaults.synchronous),
-            readers: r.integer("readers", default: defaults.readers, in: 1...64))
     }
 }
 

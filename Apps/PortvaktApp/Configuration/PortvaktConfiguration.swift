@@ -21,7 +21,7 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var http: HTTPSettings
     /// Token-bucket limits per route class.
     public var rateLimits: RateLimitSettings
-    /// The SQLite database.
+    /// The database: SQLite by default, or a shared PostgreSQL server.
     public var storage: StorageSettings
     /// Session lifetimes and the session cookie.
     public var sessions: SessionSettings
@@ -260,26 +260,43 @@ extension PortvaktConfiguration {
         case full
     }
 
-    /// The SQLite database.
+    /// The database engines Portvakt runs on (`storage.engine`).
+    public enum DatabaseEngine: String, Sendable, CaseIterable {
+        /// One SQLite file in the data directory: the embedded default, for one instance.
+        case sqlite
+        /// A PostgreSQL server that several instances share.
+        case postgresql
+    }
+
+    /// The database: SQLite (the default) or PostgreSQL.
     public struct StorageSettings: Sendable, Equatable {
-        /// The database file; by default `<dataDirectory>/portvakt.sqlite`, resolved at load.
+        /// SQLite's database file; by default `<dataDirectory>/portvakt.sqlite`, resolved at load.
+        /// Resolved under PostgreSQL too, but unused there.
         public var path: String
-        /// How long a statement waits for a lock, in milliseconds (0 to 600000).
+        /// How long a SQLite statement waits for a lock, in milliseconds (0 to 600000).
         public var busyTimeoutMilliseconds: Int
         /// SQLite's `synchronous` mode.
         public var synchronous: SynchronousMode
-        /// Read connections kept open beside the one writer (1 to 64).
+        /// SQLite read connections kept open beside the one writer (1 to 64).
         public var readers: Int
+        /// The PostgreSQL server, set exactly when the engine is PostgreSQL; the four SQLite
+        /// settings above are then unused.
+        public var postgresql: PostgreSQLSettings?
 
-        /// Creates storage settings for the database at `path`.
+        /// Which engine runs: PostgreSQL when `postgresql` is set, otherwise SQLite.
+        public var engine: DatabaseEngine { postgresql == nil ? .sqlite : .postgresql }
+
+        /// Creates storage settings for the SQLite database at `path`, or for PostgreSQL when
+        /// `postgresql` is given.
         public init(
             path: String, busyTimeoutMilliseconds: Int = 5000, synchronous: SynchronousMode = .normal,
-            readers: Int = 4
+            readers: Int = 4, postgresql: PostgreSQLSettings? = nil
         ) {
             self.path = path
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.synchronous = synchronous
             self.readers = readers
+            self.postgresql = postgresql
         }
 
         /// The database file Portvakt uses in `dataDirectory` when `storage.path` is not given.
