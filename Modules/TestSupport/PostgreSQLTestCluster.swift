@@ -13,12 +13,15 @@ public final class PostgreSQLTestCluster: @unchecked Sendable {
     public init() throws {
         folder = try TemporaryDirectory(prefix: "portvakt-cluster-state")
         var root = URL(fileURLWithPath: #filePath)
-        while root.path != "/", !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+        while root.path != "/",
+            !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path)
+        {
             root.deleteLastPathComponent()
         }
         script = root.appendingPathComponent("Tools/postgres-test-cluster.sh").path
         try Self.run(script, "start", state: folder.path("state"))
-        url = try Self.run(script, "url", state: folder.path("state")).trimmingCharacters(in: .whitespacesAndNewlines)
+        url = try Self.run(script, "url", state: folder.path("state")).trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     /// Stops the server at once, as a crash would; the data stays for `resume`.

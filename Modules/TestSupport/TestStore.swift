@@ -26,7 +26,7 @@ public final class TestStore: @unchecked Sendable {
     /// The open database under them.
     public var engine: StorageEngine { store.engine }
     private let directory: TemporaryDirectory?
-    private let postgresURL: String?
+    private let postgres: PostgreSQLTestDatabase?
 
     /// - Parameter poolSize: PostgreSQL connections; small, since tests run in parallel against
     ///   one server.
@@ -35,32 +35,25 @@ public final class TestStore: @unchecked Sendable {
         case .sqlite:
             let directory = try TemporaryDirectory()
             self.directory = directory
-            postgresURL = nil
+            postgres = nil
             store = SQLStore(
                 database: try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock),
                 clock: clock)
         case .postgresql:
-            let url = try TestPostgreSQL.createDatabase()
+            let postgres = try PostgreSQLTestDatabase()
+            self.postgres = postgres
             directory = nil
-            postgresURL = url
-            var connection = try PostgreSQLConfiguration(url: url)
-            connection.applicationName = "portvakt-tests"
+            var connection = postgres.configuration
             connection.statementTimeout = .seconds(10)
-            do {
-                let database = try PostgreSQLDatabase(
+            store = SQLStore(
+                database: try PostgreSQLDatabase(
                     configuration: PostgreSQLDatabase.Configuration(
                         connection: connection, poolSize: poolSize),
-                    clock: clock)
-                store = SQLStore(database: database, clock: clock)
-            } catch {
-                TestPostgreSQL.dropDatabase(url)
-                throw error
-            }
+                    clock: clock),
+                clock: clock)
         }
     }
 
-    deinit {
-        store.engine.close()
-        if let postgresURL { TestPostgreSQL.dropDatabase(postgresURL) }
-    }
+    // Closed here, before the folder or the database goes with the stored properties.
+    deinit { store.engine.close() }
 }

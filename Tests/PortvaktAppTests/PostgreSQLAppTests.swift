@@ -13,7 +13,7 @@ import Testing
 /// against a database of each test's own on the test server.
 @Suite(
     "portvakt on PostgreSQL", .serialized,
-    .enabled(if: PostgreSQLTestServer.isEnabled, PostgreSQLTestServer.disabledReason))
+    .enabled(if: TestPostgreSQL.isEnabled, Comment(rawValue: TestPostgreSQL.disabledReason)))
 struct PostgreSQLAppTests {
     let client = HTTPTestClient()
 
