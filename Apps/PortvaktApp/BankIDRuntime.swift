@@ -89,8 +89,13 @@ final class BankIDRuntime: Sendable {
             client = BankIDClient(
                 transport: MeteredBankIDTransport(
                     wrapping: try CurlBankIDTransport(configuration: transportConfiguration), counts: calls))
+            // The collect lease must outlast the longest call its holder can make (connect, the
+            // whole request, and a margin for waiting on a transport thread): a lease that lapsed
+            // mid-call would let another instance send a second /collect in the same interval.
+            let longestCall = TimeInterval(settings.connectTimeoutSeconds + settings.requestTimeoutSeconds)
             coordinator = BankIDCollectCoordinator(
-                client: client, store: store, hasher: hasher, clock: clock)
+                client: client, store: store, hasher: hasher, clock: clock,
+                timing: BankIDOrderTiming(leaseDuration: max(30, longestCall + 20)))
             certificate = BankIDCertificateMonitor(
                 health: try BankIDCertificateHealth.load(
                     transportConfiguration.clientIdentity, warningDays: settings.certificateWarningDays),
