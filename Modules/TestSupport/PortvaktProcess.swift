@@ -132,4 +132,6 @@ public struct ProcessFailure: Error, CustomStringConvertible {
     /// What happened.
     public let message: String
     public var description: String { message }
+
+    public init(message: String) { self.message = message }
 }
