@@ -7,8 +7,9 @@ public import Storage
 
 /// A whole Portvakt server in the test process, with its data in a fresh temporary directory and a
 /// fixed clock: listening on free ports (`.live`), or answering `InProcessHTTPClient` through the
-/// same pipelines without a socket (`.inProcess`). Stop it with `stop()`; the directory is removed
-/// when the value goes away.
+/// same pipelines without a socket (`.inProcess`). On SQLite (the default) or on a PostgreSQL
+/// database of its own on the test server (`engine: .postgresql`). Stop it with `stop()`; the
+/// database is closed and the directory (and PostgreSQL database) removed when the value goes away.
 public final class TestServer: Sendable {
     /// How a test's requests reach the server (HummingbirdTesting's `.live` and `.router`).
     public enum Transport: Sendable {
@@ -34,23 +35,32 @@ public final class TestServer: Sendable {
     public let adminURL: String
     /// The admin token created on start.
     public let adminToken: String
+    /// The engine the server's data is on.
+    public let engine: TestEngine
     /// The in-process endpoints, closed by `stop()`; empty when live.
     private let endpoints: [InProcessEndpoint]
+    /// The PostgreSQL database on `.postgresql`, dropped after the server's pool is closed.
+    private let postgres: PostgreSQLTestDatabase?
 
     /// Builds a server and, when live, starts it.
     /// - Parameters:
     ///   - transport: `.live` (sockets) or `.inProcess` (no socket; use `InProcessHTTPClient`).
-    ///   - json: configuration keys to merge over the test defaults (ports 0, quiet logging).
+    ///   - engine: where the data is: SQLite in the data directory, or a fresh PostgreSQL
+    ///     database on the test server (`TestEngine.tested` says which this run tests).
+    ///   - json: configuration keys to merge over the test defaults (ports 0, quiet logging; on
+    ///     PostgreSQL the `storage` section naming the test database, whose keys a `storage`
+    ///     given here overrides one by one).
     ///   - environment: variables (secrets such as `PORTVAKT_REVIEW_CODE`) added to the data
-    ///     directory's.
+    ///     directory's (and on PostgreSQL the database password's).
     ///   - clock: the clock every service uses.
     ///   - certificateClock: judges certificate lifetimes (the real time unless a test moves it).
     public init(
-        _ transport: Transport = .live, configuration json: [String: Any] = [:],
+        _ transport: Transport = .live, engine: TestEngine = .sqlite, configuration json: [String: Any] = [:],
         environment: [String: String] = [:], clock: FixedClock = FixedClock(),
         certificateClock: any WallClock = SystemClock()
     ) throws {
         self.transport = transport
+        self.engine = engine
         directory = try TemporaryDirectory()
         self.clock = clock
         var object: [String: Any] = [
@@ -58,9 +68,18 @@ public final class TestServer: Sendable {
             "logging": ["level": "error", "accessLog": false],
         ]
         object.merge(json) { _, new in new }
+        var environment = environment.merging(["PORTVAKT_DATA": directory.path]) { $1 }
+        switch engine {
+        case .sqlite:
+            postgres = nil
+        case .postgresql:
+            let postgres = try PostgreSQLTestDatabase()
+            self.postgres = postgres
+            object["storage"] = Self.storage(postgres, over: json["storage"])
+            environment.merge(postgres.passwordEnvironment) { $1 }
+        }
         let data = try JSONSerialization.data(withJSONObject: object)
-        let configuration = try PortvaktConfiguration.parse(
-            json: [UInt8](data), environment: environment.merging(["PORTVAKT_DATA": directory.path]) { $1 })
+        let configuration = try PortvaktConfiguration.parse(json: [UInt8](data), environment: environment)
         server = try PortvaktServer(
             configuration: configuration, logger: Logger(minimum: .error), clock: clock,
             certificateClock: certificateClock)
@@ -84,14 +103,35 @@ public final class TestServer: Sendable {
 
     /// Builds a server that never listens, as `TestServer(.inProcess, ...)` does. A factory so the
     /// configuration literal stays the only argument: swift-format then leaves it where it was, and
-    /// moving a test in process changes one line.
+    /// moving a test in process changes one line. `engine` comes first, so a test on every engine
+    /// names it before the literal.
     public static func inProcess(
-        configuration json: [String: Any] = [:], environment: [String: String] = [:],
-        clock: FixedClock = FixedClock(), certificateClock: any WallClock = SystemClock()
+        engine: TestEngine = .sqlite, configuration json: [String: Any] = [:],
+        environment: [String: String] = [:], clock: FixedClock = FixedClock(),
+        certificateClock: any WallClock = SystemClock()
     ) throws -> TestServer {
         try TestServer(
-            .inProcess, configuration: json, environment: environment, clock: clock,
+            .inProcess, engine: engine, configuration: json, environment: environment, clock: clock,
             certificateClock: certificateClock)
+    }
+
+    // The pool is closed here, before the stored properties go: the PostgreSQL database is then
+    // dropped with no connection of ours to terminate, and the SQLite file closed before its
+    // directory is removed. Closing again after `stop()` does nothing.
+    deinit { server.engine.close() }
+
+    /// The `storage` section for `postgres`: its server and database, a small pool (tests run in
+    /// parallel against one server), then whatever the test's own `storage` section says.
+    private static func storage(_ postgres: PostgreSQLTestDatabase, over given: Any?) -> [String: Any] {
+        var section = postgres.storageJSON
+        var connection = section["postgresql"] as? [String: Any] ?? [:]
+        connection["poolSize"] = 4
+        connection["applicationName"] = "portvakt-tests"
+        let given = given as? [String: Any] ?? [:]
+        connection.merge(given["postgresql"] as? [String: Any] ?? [:]) { $1 }
+        section.merge(given) { $1 }
+        section["postgresql"] = connection
+        return section
     }
 
     /// Stops the server: in process, its endpoints stop answering first, as a listener closes.

@@ -112,9 +112,11 @@ struct PasskeyUser {
 
 @Suite("Admin API: users, passkeys, sessions, audit", .serialized)
 struct AdminAccountsAPITests {
-    @Test("POST /admin/v1/users creates a user without a passkey, with sign-up's name rules")
-    func createUser() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "POST /admin/v1/users creates a user without a passkey, with sign-up's name rules",
+        arguments: TestEngine.tested)
+    func createUser(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let created = try admin.object(
@@ -136,9 +138,9 @@ struct AdminAccountsAPITests {
         #expect(displayOnly["username"] == nil)
     }
 
-    @Test("GET /admin/v1/users searches by id, username or display name")
-    func search() throws {
-        let server = try TestServer.inProcess()
+    @Test("GET /admin/v1/users searches by id, username or display name", arguments: TestEngine.tested)
+    func search(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let ada = try server.makeUser(username: "ada", displayName: "Ada Lovelace")
@@ -158,9 +160,11 @@ struct AdminAccountsAPITests {
         #expect(try ids("nobody").isEmpty)
     }
 
-    @Test("pagination across 3000 users: every user once, in id order, with a stable opaque cursor")
-    func pagination() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "pagination across 3000 users: every user once, in id order, with a stable opaque cursor",
+        arguments: TestEngine.tested)
+    func pagination(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         var expected: [String] = []
@@ -203,10 +207,11 @@ struct AdminAccountsAPITests {
     }
 
     @Test(
-        "disabling revokes the user's sessions at once and passkey logins get account.disabled; enabling lets them in"
+        "disabling revokes the user's sessions at once and passkey logins get account.disabled; enabling lets them in",
+        arguments: TestEngine.tested
     )
-    func disableEndToEnd() throws {
-        let server = try TestServer.inProcess()
+    func disableEndToEnd(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let person = PasskeyUser(server: server)
@@ -231,9 +236,11 @@ struct AdminAccountsAPITests {
         #expect(events.contains("admin.user.disabled") && events.contains("admin.user.enabled"))
     }
 
-    @Test("PATCH renames with sign-up's normalisation and uniqueness; unknown users are 404")
-    func rename() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "PATCH renames with sign-up's normalisation and uniqueness; unknown users are 404",
+        arguments: TestEngine.tested)
+    func rename(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let user = try server.makeUser(username: "old")
@@ -253,10 +260,11 @@ struct AdminAccountsAPITests {
     }
 
     @Test(
-        "GET a user shows passkeys, live sessions and recent audit events; DELETE removes passkeys and sessions"
+        "GET a user shows passkeys, live sessions and recent audit events; DELETE removes passkeys and sessions",
+        arguments: TestEngine.tested
     )
-    func detailAndDelete() throws {
-        let server = try TestServer.inProcess()
+    func detailAndDelete(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let person = PasskeyUser(server: server)
@@ -283,9 +291,11 @@ struct AdminAccountsAPITests {
         #expect(try admin.send("DELETE", "/admin/v1/users/\(userID)").status == 404)
     }
 
-    @Test("passkeys: list, get and delete (the last one too), 404 for another user's")
-    func passkeys() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "passkeys: list, get and delete (the last one too), 404 for another user's",
+        arguments: TestEngine.tested)
+    func passkeys(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let person = PasskeyUser(server: server)
@@ -306,9 +316,9 @@ struct AdminAccountsAPITests {
         #expect(try admin.send("GET", "/admin/v1/users/nobody/passkeys").status == 404)
     }
 
-    @Test("sessions: list, end one (404 for another user's), end all")
-    func sessions() throws {
-        let server = try TestServer.inProcess()
+    @Test("sessions: list, end one (404 for another user's), end all", arguments: TestEngine.tested)
+    func sessions(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let user = try server.makeUser(username: "hal")
@@ -337,10 +347,11 @@ struct AdminAccountsAPITests {
     }
 
     @Test(
-        "every admin change is an audit event naming the token; GET /admin/v1/audit filters by user, type and time, a page at a time"
+        "every admin change is an audit event naming the token; GET /admin/v1/audit filters by user, type and time, a page at a time",
+        arguments: TestEngine.tested
     )
-    func audit() throws {
-        let server = try TestServer.inProcess()
+    func audit(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let ops = try server.server.adminTokens.create(
             name: "ops", scope: .write, lifetime: nil, actor: .cli)

@@ -48,12 +48,16 @@ struct AdminAuthTests {
             method: route.method.rawValue, url: base + Self.path(route.pattern), headers: headers, body: body)
     }
 
-    @Test("every admin route refuses missing, invalid, revoked and expired tokens; read tokens cannot write")
-    func everyRouteNeedsAToken() throws {
+    @Test(
+        "every admin route refuses missing, invalid, revoked and expired tokens; read tokens cannot write",
+        arguments: TestEngine.tested)
+    func everyRouteNeedsAToken(engine: TestEngine) throws {
         // Seven requests per route would run into the admin listener's default burst of 50.
-        let server = try TestServer.inProcess(configuration: [
-            "rateLimits": ["admin": ["burst": 10_000, "perSecond": 10_000]]
-        ])
+        let server = try TestServer.inProcess(
+            engine: engine,
+            configuration: [
+                "rateLimits": ["admin": ["burst": 10_000, "perSecond": 10_000]]
+            ])
         defer { server.stop() }
         let tokens = try AdminTokenSet(server)
         let routes = server.server.adminRoutes
@@ -102,9 +106,11 @@ struct AdminAuthTests {
         }
     }
 
-    @Test("the first-start token is the write token 'bootstrap' and is the only token created")
-    func bootstrapToken() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "the first-start token is the write token 'bootstrap' and is the only token created",
+        arguments: TestEngine.tested)
+    func bootstrapToken(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         #expect(server.adminToken.hasPrefix("pva_"))
         let listed = try server.server.adminTokens.list()

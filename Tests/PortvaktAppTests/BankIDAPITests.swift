@@ -134,20 +134,25 @@ private func result(_ status: [String: Any]) -> [String: Any] { status["result"]
 @Suite("BankID orders over HTTP", .serialized)
 struct BankIDAPITests {
     @Test(
-        "after an identity-key rotation a BankID login still finds the account, and the link moves to the new key"
+        "after an identity-key rotation a BankID login still finds the account, and the link moves to the new key",
+        arguments: TestEngine.tested
     )
-    func identityKeyRotation() async throws {
+    func identityKeyRotation(engine: TestEngine) async throws {
         let folder = try TemporaryDirectory()
         let oldKey = SystemRandom().bytes(32)
         for (name, key) in [("old", oldKey), ("new", SystemRandom().bytes(32))] {
             try Data(Base64URL.encode(key).utf8).write(to: URL(fileURLWithPath: folder.path(name)))
         }
-        let server = try TestServer.inProcess(configuration: [
-            "bankid": [
-                "identityKeys": ["old": ["file": folder.path("old")], "new": ["file": folder.path("new")]],
-                "currentIdentityKey": "new",
-            ]
-        ])
+        let server = try TestServer.inProcess(
+            engine: engine,
+            configuration: [
+                "bankid": [
+                    "identityKeys": [
+                        "old": ["file": folder.path("old")], "new": ["file": folder.path("new")],
+                    ],
+                    "currentIdentityKey": "new",
+                ]
+            ])
         defer { server.stop() }
         // Linked while "old" was the current key.
         let user = try server.makeUser(username: "tolvan")
@@ -224,10 +229,11 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "recovery: BankID re-identification, a one-time enrollment token, a new passkey and a session; other sessions end, old passkeys stay by default"
+        "recovery: BankID re-identification, a one-time enrollment token, a new passkey and a session; other sessions end, old passkeys stay by default",
+        arguments: TestEngine.tested
     )
-    func recoveryDefaultPolicy() async throws {
-        let server = try TestServer.inProcess()
+    func recoveryDefaultPolicy(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let (old, new, oldToken, enrolled, userID) = try await recoverAccount(server)
         #expect((enrolled["session"] as? [String: Any])?["token"] != nil)
@@ -243,10 +249,12 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "recovery with revokeOldPasskeys removes the older passkeys; an account without a linked identity gets no token"
+        "recovery with revokeOldPasskeys removes the older passkeys; an account without a linked identity gets no token",
+        arguments: TestEngine.tested
     )
-    func recoveryRevokingPasskeys() async throws {
-        let server = try TestServer.inProcess(configuration: ["recovery": ["revokeOldPasskeys": true]])
+    func recoveryRevokingPasskeys(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(
+            engine: engine, configuration: ["recovery": ["revokeOldPasskeys": true]])
         defer { server.stop() }
         let (old, new, _, enrolled, _) = try await recoverAccount(server)
         #expect((enrolled["recovery"] as? [String: Int])?["passkeysRevoked"] == 1)
@@ -254,7 +262,7 @@ struct BankIDAPITests {
         #expect(try person.login(new).status == 200)
         #expect(try person.login(old).problemCode() == "passkey.login_failed")
 
-        let other = try TestServer.inProcess()
+        let other = try TestServer.inProcess(engine: engine)
         defer { other.stop() }
         var stranger = BankIDClient(other)
         let refused = result(try await stranger.run("recovery"))
@@ -262,10 +270,11 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "admin search by personal number finds the account its BankID identity is linked to; the detail shows the identity, never the number"
+        "admin search by personal number finds the account its BankID identity is linked to; the detail shows the identity, never the number",
+        arguments: TestEngine.tested
     )
-    func adminPersonalNumberSearch() async throws {
-        let server = try TestServer.inProcess()
+    func adminPersonalNumberSearch(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         var client = BankIDClient(server)
         let created = result(try await client.run("signup"))
@@ -308,10 +317,11 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "sign-up creates an identity-verified account with a BankID session; a second poll gets no second session"
+        "sign-up creates an identity-verified account with a BankID session; a second poll gets no second session",
+        arguments: TestEngine.tested
     )
-    func signupThenDoublePoll() async throws {
-        let server = try TestServer.inProcess()
+    func signupThenDoublePoll(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         var client = BankIDClient(server)
         let started = try await client.start("signup")
@@ -359,9 +369,10 @@ struct BankIDAPITests {
         #expect(!events.contains { $0.details.values.contains { $0.contains("198112289874") } })
     }
 
-    @Test("concurrent polls of a completed sign-up: exactly one gets the session")
-    func racingPolls() async throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "concurrent polls of a completed sign-up: exactly one gets the session", arguments: TestEngine.tested)
+    func racingPolls(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         var client = BankIDClient(server)
         let started = try await client.start("signup")
@@ -399,10 +410,11 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "login falls back to the linked account; a person with no account gets bankid.no_account and nothing is created"
+        "login falls back to the linked account; a person with no account gets bankid.no_account and nothing is created",
+        arguments: TestEngine.tested
     )
-    func loginAndNoAccount() async throws {
-        let server = try TestServer.inProcess()
+    func loginAndNoAccount(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         var newcomer = BankIDClient(server)
         let none = try await newcomer.run("login", as: "199001012385")
@@ -425,9 +437,11 @@ struct BankIDAPITests {
         #expect(actions.contains("bankid.login") && actions.contains("bankid.login_no_account"))
     }
 
-    @Test("link: a signed-in user links their identity; the same identity is refused for another account")
-    func linkAndRefuseElsewhere() async throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "link: a signed-in user links their identity; the same identity is refused for another account",
+        arguments: TestEngine.tested)
+    func linkAndRefuseElsewhere(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let adaToken = try server.signIn(ada).token
@@ -458,10 +472,11 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "step-up: the linked person signs the text; the signature is kept with the session, audited, and the session stepped up for 600 s"
+        "step-up: the linked person signs the text; the signature is kept with the session, audited, and the session stepped up for 600 s",
+        arguments: TestEngine.tested
     )
-    func stepUp() async throws {
-        let server = try TestServer.inProcess()
+    func stepUp(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let issued = try server.signIn(ada)
@@ -495,9 +510,11 @@ struct BankIDAPITests {
         #expect(try await client.start("sign").status == 400)
     }
 
-    @Test("a leaked orderId gets another client nothing: status and cancel answer order_not_found")
-    func leakedOrderID() async throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "a leaked orderId gets another client nothing: status and cancel answer order_not_found",
+        arguments: TestEngine.tested)
+    func leakedOrderID(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         var owner = BankIDClient(server)
         let orderID = try #require(try await owner.start("login").jsonObject()["orderId"] as? String)
@@ -561,11 +578,15 @@ struct BankIDAPITests {
         #expect(try await client.status("unknown").status == 404)
     }
 
-    @Test("with returnRisk and a ceiling of low, a moderate-risk person is refused and no account is made")
-    func riskCeiling() async throws {
-        let server = try TestServer.inProcess(configuration: [
-            "bankid": ["returnRisk": true, "riskCeiling": "low"]
-        ])
+    @Test(
+        "with returnRisk and a ceiling of low, a moderate-risk person is refused and no account is made",
+        arguments: TestEngine.tested)
+    func riskCeiling(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(
+            engine: engine,
+            configuration: [
+                "bankid": ["returnRisk": true, "riskCeiling": "low"]
+            ])
         defer { server.stop() }
         var risky = BankIDClient(server)
         let refused = try await risky.run("signup", as: "200207242777")
@@ -580,9 +601,12 @@ struct BankIDAPITests {
             })
     }
 
-    @Test("same device: the autostart token and launch link; a completing device on another IP is audited")
-    func sameDeviceIPMismatch() async throws {
-        let server = try TestServer.inProcess(configuration: ["http": ["trustedProxies": ["127.0.0.1"]]])
+    @Test(
+        "same device: the autostart token and launch link; a completing device on another IP is audited",
+        arguments: TestEngine.tested)
+    func sameDeviceIPMismatch(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(
+            engine: engine, configuration: ["http": ["trustedProxies": ["127.0.0.1"]]])
         defer { server.stop() }
         var client = BankIDClient(server)
         let started = try await client.start(
@@ -617,10 +641,11 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "same device on the web: the result waits for the returnUrl's nonce; a wrong nonce is refused; native gets no returnUrl"
+        "same device on the web: the result waits for the returnUrl's nonce; a wrong nonce is refused; native gets no returnUrl",
+        arguments: TestEngine.tested
     )
-    func sameDeviceReturnNonce() async throws {
-        let server = try TestServer.inProcess()
+    func sameDeviceReturnNonce(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let url = server.publicURL + "/v1/bankid/orders"
         // A web client: the binding comes back only as a cookie.
@@ -688,9 +713,10 @@ struct BankIDAPITests {
 
     @Test(
         "a linked BankID identity counts as a way in while BankID login is on: the last passkey may then be deleted",
-        arguments: [true, false])
-    func lastPasskeyWithLinkedIdentity(bankIDLogin: Bool) async throws {
-        let server = try TestServer.inProcess(configuration: ["methods": ["bankid": ["login": bankIDLogin]]])
+        arguments: TestEngine.tested, [true, false])
+    func lastPasskeyWithLinkedIdentity(engine: TestEngine, bankIDLogin: Bool) async throws {
+        let server = try TestServer.inProcess(
+            engine: engine, configuration: ["methods": ["bankid": ["login": bankIDLogin]]])
         defer { server.stop() }
         let ada = try server.makeUser(username: "ada")
         let passkey = StoredPasskey(
@@ -760,9 +786,11 @@ struct BankIDAPITests {
         #expect(seen == "503", "\(seen ?? "nil")")
     }
 
-    @Test("the user cancels in the app: the order fails with RFA6, audited once with its hint code")
-    func userCancelInApp() async throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "the user cancels in the app: the order fails with RFA6, audited once with its hint code",
+        arguments: TestEngine.tested)
+    func userCancelInApp(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         var client = BankIDClient(server)
         let object = try await client.start("login").jsonObject()

@@ -67,9 +67,11 @@ struct EnrollmentLinkTests {
         return (userID, link)
     }
 
-    @Test("an admin's enrollment link enrolls a passkey for that user, opens a session, and works once")
-    func enrollOnce() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "an admin's enrollment link enrolls a passkey for that user, opens a session, and works once",
+        arguments: TestEngine.tested)
+    func enrollOnce(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let (userID, link) = try link(server)
         let token = try #require(link["token"] as? String)
@@ -122,9 +124,11 @@ struct EnrollmentLinkTests {
         #expect(source.contains("history.replaceState"))
     }
 
-    @Test("two concurrent uses of one enrollment token create exactly one passkey")
-    func concurrentUse() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "two concurrent uses of one enrollment token create exactly one passkey", arguments: TestEngine.tested
+    )
+    func concurrentUse(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let (userID, link) = try link(server)
         let token = try #require(link["token"] as? String)
@@ -149,10 +153,11 @@ struct EnrollmentLinkTests {
     }
 
     @Test(
-        "a link expires after 24 hours by default, or after the lifetime asked for; out-of-bounds lifetimes are refused"
+        "a link expires after 24 hours by default, or after the lifetime asked for; out-of-bounds lifetimes are refused",
+        arguments: TestEngine.tested
     )
-    func expiry() throws {
-        let server = try TestServer.inProcess()
+    func expiry(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let admin = AdminClient(server)
         let (userID, link) = try link(server)

@@ -108,9 +108,11 @@ private func bearer(_ token: String) -> [(String, String)] { [("Authorization", 
 
 @Suite("Passkey API", .serialized)
 struct PasskeyAPITests {
-    @Test("sign-up with a web client sets the session cookie; GET /v1/me works with it")
-    func signUpWeb() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "sign-up with a web client sets the session cookie; GET /v1/me works with it",
+        arguments: TestEngine.tested)
+    func signUpWeb(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let started = try c.startRegistration(#"{"username":"  Ada ","displayName":"Ada Lovelace"}"#)
@@ -146,9 +148,11 @@ struct PasskeyAPITests {
         #expect(events.map(\.action.rawValue) == ["passkey.registered"])
     }
 
-    @Test("sign-up with a native client returns a bearer token that opens GET /v1/me")
-    func signUpNative() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "sign-up with a native client returns a bearer token that opens GET /v1/me",
+        arguments: TestEngine.tested)
+    func signUpNative(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (_, token) = try c.signUp("grace")
@@ -157,9 +161,11 @@ struct PasskeyAPITests {
         #expect((try me.jsonObject()["session"] as? [String: Any])?["authMethod"] as? String == "passkey")
     }
 
-    @Test("sign-in by username and discoverable; the counter and last use are recorded")
-    func signIn() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "sign-in by username and discoverable; the counter and last use are recorded",
+        arguments: TestEngine.tested)
+    func signIn(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -186,9 +192,9 @@ struct PasskeyAPITests {
         #expect(passkeys.count == 1 && passkeys[0]["lastUsedAt"] is String)
     }
 
-    @Test("a login with a session replaces it (rotation on sign-in)")
-    func loginReplacesSession() throws {
-        let server = try TestServer.inProcess()
+    @Test("a login with a session replaces it (rotation on sign-in)", arguments: TestEngine.tested)
+    func loginReplacesSession(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, oldToken) = try c.signUp("ada")
@@ -203,9 +209,9 @@ struct PasskeyAPITests {
         #expect(try c.me(oldToken).problemCode() == "session.revoked")
     }
 
-    @Test("§7.2: a replayed response is refused, its challenge is spent")
-    func replay() throws {
-        let server = try TestServer.inProcess()
+    @Test("§7.2: a replayed response is refused, its challenge is spent", arguments: TestEngine.tested)
+    func replay(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -218,9 +224,11 @@ struct PasskeyAPITests {
         #expect(try again.problemCode() == "passkey.challenge_invalid")
     }
 
-    @Test("§7.2 steps 13 and 15: wrong origin and wrong RP ID are refused with the verifier's code")
-    func wrongOriginAndRPID() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "§7.2 steps 13 and 15: wrong origin and wrong RP ID are refused with the verifier's code",
+        arguments: TestEngine.tested)
+    func wrongOriginAndRPID(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         var c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -241,11 +249,13 @@ struct PasskeyAPITests {
         #expect(try server.server.store.user(username: "eve") == nil)
     }
 
-    @Test("an expired challenge is refused (fixed clock past the lifetime)")
-    func expiredChallenge() throws {
-        let server = try TestServer.inProcess(configuration: [
-            "relyingParty": ["challengeLifetimeSeconds": 60]
-        ])
+    @Test("an expired challenge is refused (fixed clock past the lifetime)", arguments: TestEngine.tested)
+    func expiredChallenge(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(
+            engine: engine,
+            configuration: [
+                "relyingParty": ["challengeLifetimeSeconds": 60]
+            ])
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -263,9 +273,9 @@ struct PasskeyAPITests {
         #expect(try server.server.store.challengeCount() == 0)
     }
 
-    @Test("a challenge issued for the other ceremony is refused")
-    func otherPurpose() throws {
-        let server = try TestServer.inProcess()
+    @Test("a challenge issued for the other ceremony is refused", arguments: TestEngine.tested)
+    func otherPurpose(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -276,9 +286,10 @@ struct PasskeyAPITests {
         #expect(try response.problemCode() == "passkey.challenge_invalid")
     }
 
-    @Test("§7.2 step 22: a counter regression is refused under the reject policy")
-    func counterRegression() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "§7.2 step 22: a counter regression is refused under the reject policy", arguments: TestEngine.tested)
+    func counterRegression(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -290,9 +301,11 @@ struct PasskeyAPITests {
         #expect(try regressed.problemCode() == "ceremony.counter_regression")
     }
 
-    @Test("an unknown username gets options like a user without passkeys, and fails like a bad credential")
-    func unknownUsernameLeaksNothing() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "an unknown username gets options like a user without passkeys, and fails like a bad credential",
+        arguments: TestEngine.tested)
+    func unknownUsernameLeaksNothing(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -311,9 +324,11 @@ struct PasskeyAPITests {
         #expect(failures.allSatisfy { !$0.details.values.contains("nobody") })
     }
 
-    @Test("the last passkey cannot be deleted (409); add a second, delete the first (204), rename")
-    func manage() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "the last passkey cannot be deleted (409); add a second, delete the first (204), rename",
+        arguments: TestEngine.tested)
+    func manage(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (first, token) = try c.signUp("ada")
@@ -363,9 +378,11 @@ struct PasskeyAPITests {
         #expect(actions.contains("passkey.renamed") && actions.contains("passkey.deleted"))
     }
 
-    @Test("two finalizes racing with one response on two threads: exactly one session")
-    func race() throws {
-        let server = try TestServer.inProcess()
+    @Test(
+        "two finalizes racing with one response on two threads: exactly one session",
+        arguments: TestEngine.tested)
+    func race(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         let (credential, _) = try c.signUp("ada")
@@ -385,9 +402,9 @@ struct PasskeyAPITests {
         #expect(sessionsAfter == sessionsBefore + 1)
     }
 
-    @Test("usernames are unique after normalisation; invalid ones are refused")
-    func usernames() throws {
-        let server = try TestServer.inProcess()
+    @Test("usernames are unique after normalisation; invalid ones are refused", arguments: TestEngine.tested)
+    func usernames(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
         defer { server.stop() }
         let c = PasskeyClient(server)
         _ = try c.signUp("ada")

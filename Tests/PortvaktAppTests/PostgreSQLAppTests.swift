@@ -192,6 +192,40 @@ struct PostgreSQLAppTests {
         target.close()
     }
 
+    @Test(
+        "TestServer(engine: .postgresql) serves from a database of its own (a pool of 4, the test's storage keys over it), dropped when the server goes"
+    )
+    func testServerOnPostgreSQL() throws {
+        // The API suites take TestEngine.tested: were the engine ignored, they would pass on
+        // SQLite twice.
+        var connection: PostgreSQLConfiguration?
+        do {
+            let server = try TestServer.inProcess(
+                engine: .postgresql,
+                configuration: ["storage": ["postgresql": ["statementTimeoutMilliseconds": 900]]])
+            defer { server.stop() }
+            guard case .postgresql(let database) = server.server.engine else {
+                Issue.record("the server is on \(server.server.engine.name)")
+                return
+            }
+            #expect(database.configuration.poolSize == 4)
+            #expect(database.configuration.connection.statementTimeout == .milliseconds(900))
+            #expect(database.configuration.connection.database.hasPrefix("portvakt_t_"))
+            _ = try server.makeUser(username: "ada")
+            #expect(try server.server.store.userCount() == 1)
+            #expect(!FileManager.default.fileExists(atPath: server.directory.path("portvakt.sqlite")))
+            connection = database.configuration.connection
+        }
+        // The server has gone, and its database with it.
+        let gone = try #require(connection)
+        #expect(throws: StorageError.self) {
+            let database = try PostgreSQLDatabase(
+                configuration: .init(connection: gone, poolSize: 2, migrateOnOpen: false))
+            defer { database.close() }
+            try database.checkHealth()
+        }
+    }
+
     /// Rows per data table in a SQLite file.
     static func counts(sqlite path: String) throws -> [String: Int] {
         let database = try SQLiteDatabase(
