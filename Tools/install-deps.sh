@@ -27,12 +27,13 @@ if [ "$level" = test ] || [ "$level" = bench ]; then
   need_tool chromedriver chromium-driver
   need_tool python3 python3
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need python3-venv
-  # The PostgreSQL tests run against a throwaway cluster (Tools/postgres-test-cluster.sh): Debian's
-  # server binaries, and openssl for the cluster's test certificates.
+  # The PostgreSQL tests (and the login benchmark) run against a throwaway cluster
+  # (Tools/postgres-test-cluster.sh): Debian's server binaries, and openssl for its certificates.
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need postgresql
   need_tool openssl openssl
 fi
 if [ "$level" = bench ]; then
+  # The login benchmark's PostgreSQL runs use the test level's cluster (postgresql, openssl above).
   # wrk drives the HTTP benchmark; python3 prints the tables and merges results.json.
   need_tool wrk wrk
   need_tool python3 python3

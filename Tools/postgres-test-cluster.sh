@@ -5,12 +5,15 @@
 #
 # Usage: Tools/postgres-test-cluster.sh start     start one (stops this checkout's previous one)
 #        Tools/postgres-test-cluster.sh url       print its connection URL (holds the password)
+#        Tools/postgres-test-cluster.sh pid       print its server's process id (the postmaster)
 #        Tools/postgres-test-cluster.sh stop      stop it and remove its folder
 #        Tools/postgres-test-cluster.sh pause     stop the server, keeping its folder (a fault test's outage)
 #        Tools/postgres-test-cluster.sh resume    start it again on the same port
 #        Tools/postgres-test-cluster.sh run CMD…  start, run CMD with PORTVAKT_TEST_POSTGRES_URL and
 #                                                 PORTVAKT_REQUIRE_POSTGRES=1 set, stop (also when
 #                                                 CMD fails), exit with CMD's status
+# PORTVAKT_TEST_POSTGRES_DURABLE=1 at `start` keeps PostgreSQL's shipped durability (fsync,
+# synchronous_commit, full_page_writes on), as the benchmarks need; tests leave it off.
 # The server runs as the `postgres` system user when this runs as root (initdb refuses root), as
 # the calling user otherwise. Needs Debian's `postgresql` and `openssl` (Tools/install-deps.sh test).
 set -euo pipefail
@@ -76,10 +79,23 @@ ssl_cert_file = '$dir/server.crt'
 ssl_key_file = '$dir/server.key'
 # English messages, whatever the machine's locale: the tests read none, operators' logs do.
 lc_messages = 'C'
-# A throwaway cluster: durability buys nothing here.
+EOF
+  if [ "${PORTVAKT_TEST_POSTGRES_DURABLE:-0}" = 1 ]; then
+    # Measured as production runs: every commit waits for its WAL on disk.
+    cat >>"$dir/data/postgresql.conf" <<EOF
+fsync = on
+synchronous_commit = on
+full_page_writes = on
+EOF
+  else
+    # A throwaway cluster for tests: durability buys nothing here.
+    cat >>"$dir/data/postgresql.conf" <<EOF
 fsync = off
 synchronous_commit = off
 full_page_writes = off
+EOF
+  fi
+  cat >>"$dir/data/postgresql.conf" <<EOF
 # The deadlock test waits this long before the server detects the cycle.
 deadlock_timeout = '100ms'
 max_connections = 400
@@ -110,6 +126,11 @@ EOF
 url() {
   [ -f "$state" ] || { echo "no test cluster is running (start one first)" >&2; exit 1; }
   cat "$(cat "$state")/url"
+}
+
+pid() {
+  [ -f "$state" ] || { echo "no test cluster is running (start one first)" >&2; exit 1; }
+  head -n 1 "$(cat "$state")/data/postmaster.pid"
 }
 
 stop() {
@@ -156,6 +177,7 @@ run() {
 case "${1:-}" in
   start) start ;;
   url) url ;;
+  pid) pid ;;
   stop) stop ;;
   pause) pause ;;
   resume) resume ;;
@@ -165,7 +187,7 @@ case "${1:-}" in
     run "$@"
     ;;
   *)
-    echo "usage: $0 start|url|stop|pause|resume|run COMMAND…" >&2
+    echo "usage: $0 start|url|pid|stop|pause|resume|run COMMAND…" >&2
     exit 2
     ;;
 esac

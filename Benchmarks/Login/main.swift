@@ -2,8 +2,12 @@
 // login/finalize) against the release `portvakt serve` over HTTP, SQLite on disk, from many
 // concurrent clients, beside the single-core raw OpenSSL P-256 verify rate measured in the same run.
 //
-// Three runs, each on a fresh database:
+// Runs, each on a fresh database:
 //   main:    10,000 users with one ES256 passkey each, 64 clients  → logins/s, p50, p99
+//   pg1/pg2: the main run again, right after it, on PostgreSQL (the server PORTVAKT_TEST_POSTGRES_URL
+//            names): one and then two `portvakt serve` instances on one database, client i on
+//            instance i % N; the users are seeded through the store. Besides the servers' CPU per
+//            login, the PostgreSQL cluster's (--postgres-pid: the postmaster's process tree).
 //   small:   1,000 stored passkeys, 8 clients                      → p50, p99
 //   large:   1,000,000 stored passkeys (the same 1,000 real users plus filler), 8 clients
 // The small/large pair shows how latency grows with the credential table (target: under 1.5x).
@@ -11,7 +15,9 @@
 //            every call after 10 s and 200 pending orders are polled every 2 s (target: p99
 //            within 1.5x: BankID never holds the threads that serve passkey logins)
 //
-// Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]. Prints name=value:unit pairs for record.py.
+// Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]
+//                    [--postgres-pid PID] [--no-postgresql | --postgresql-only]
+// Prints name=value:unit pairs for record.py.
 import CSQLite
 import CryptoCore
 import Foundation
@@ -33,6 +39,17 @@ var mainOnly = false
 var threads: Int?
 /// Concurrent clients of the main run (the issue's figure is 64).
 var mainClients = 64
+/// Whether the main run is repeated on PostgreSQL, and whether SQLite's runs happen at all.
+var postgreSQLRuns = true
+var sqliteRuns = true
+/// The PostgreSQL cluster's postmaster, whose process tree's CPU is counted; nil counts none.
+var postmaster: Int32?
+let usage = """
+    usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]
+                       [--postgres-pid PID] [--no-postgresql | --postgresql-only]
+    The PostgreSQL runs need PORTVAKT_TEST_POSTGRES_URL (Benchmarks/login.sh starts a cluster and sets it).
+
+    """
 while let argument = arguments.next() {
     switch argument {
     case "--binary": binary = arguments.next() ?? binary
@@ -40,13 +57,21 @@ while let argument = arguments.next() {
     case "--main-only": mainOnly = true
     case "--threads": threads = arguments.next().flatMap(Int.init)
     case "--clients": mainClients = arguments.next().flatMap(Int.init) ?? mainClients
+    case "--postgres-pid": postmaster = arguments.next().flatMap(Int32.init)
+    case "--no-postgresql": postgreSQLRuns = false
+    case "--postgresql-only": sqliteRuns = false
     default:
-        FileHandle.standardError.write(
-            Data(
-                "usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]\n"
-                    .utf8))
+        FileHandle.standardError.write(Data(usage.utf8))
         exit(2)
     }
+}
+// Every run is bounded in time and clients; an engine asked for must run, not be skipped for
+// want of a server.
+if !(seconds > 0 && seconds <= 3600 && (1...1024).contains(mainClients)) || !sqliteRuns && !postgreSQLRuns
+    || postgreSQLRuns && TestPostgreSQL.url == nil
+{
+    FileHandle.standardError.write(Data(usage.utf8))
+    exit(2)
 }
 
 // PortvaktProcess runs the binary named by PORTVAKT_BIN.
@@ -69,31 +94,47 @@ func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// Benchmark user `index`, and an ES256 passkey for it whose key the benchmark keeps.
+func benchUser(_ index: Int, at now: Date) -> (user: User, credential: SoftwareCredential) {
+    let user = User(
+        id: "bench-\(index)", username: "bench\(index)", displayName: "Bench \(index)", createdAt: now)
+    let credential = SoftwareAuthenticator().makeCredential(
+        algorithm: .es256, rpID: "localhost", userHandle: user.userHandle)
+    return (user, credential)
+}
+
+/// Stores `user` with `credential` as its first passkey, through the public store API.
+func create(_ user: User, _ credential: SoftwareCredential, in store: SQLStore, at now: Date) throws {
+    try store.createUser(
+        user,
+        firstPasskey: StoredPasskey(
+            credentialID: credential.id, userID: user.id, publicKey: credential.publicKey.encoded,
+            algorithm: -7, signCount: 0, aaguid: "00000000-0000-0000-0000-000000000000",
+            providerName: nil,
+            transports: ["internal"], backupEligible: true, backupState: true, attestationFormat: "none",
+            attestationType: "none", attestationTrusted: false, name: "Bench", createdAt: now,
+            lastUsedAt: nil))
+}
+
+/// Seconds since `start` (a `DispatchTime` in nanoseconds).
+func elapsedSeconds(since start: UInt64) -> Double {
+    Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
 /// A data directory holding `realUsers` users, each with one ES256 passkey whose key the benchmark
 /// keeps, and `filler` further passkeys (random ids, one shared filler owner) that only make the
-/// table large.
-func prepare(realUsers: Int, filler: Int, in directory: String) throws -> [SoftwareCredential] {
+/// table large. Also returns how long storing the users took (making their keys not included).
+func prepare(realUsers: Int, filler: Int, in directory: String) throws -> (
+    credentials: [SoftwareCredential], seedSeconds: Double
+) {
     let database = try SQLiteDatabase(path: directory + "/portvakt.sqlite")
     let store = SQLStore(database: database)
-    let authenticator = SoftwareAuthenticator()
-    var credentials: [SoftwareCredential] = []
     let now = Date()
-    for index in 0..<realUsers {
-        let user = User(
-            id: "bench-\(index)", username: "bench\(index)", displayName: "Bench \(index)", createdAt: now)
-        let credential = authenticator.makeCredential(
-            algorithm: .es256, rpID: "localhost", userHandle: user.userHandle)
-        try store.createUser(
-            user,
-            firstPasskey: StoredPasskey(
-                credentialID: credential.id, userID: user.id, publicKey: credential.publicKey.encoded,
-                algorithm: -7, signCount: 0, aaguid: "00000000-0000-0000-0000-000000000000",
-                providerName: nil,
-                transports: ["internal"], backupEligible: true, backupState: true, attestationFormat: "none",
-                attestationType: "none", attestationTrusted: false, name: "Bench", createdAt: now,
-                lastUsedAt: nil))
-        credentials.append(credential)
-    }
+    let users = (0..<realUsers).map { benchUser($0, at: now) }
+    let began = DispatchTime.now().uptimeNanoseconds
+    for (user, credential) in users { try create(user, credential, in: store, at: now) }
+    let seedSeconds = elapsedSeconds(since: began)
+    let credentials = users.map(\.credential)
     database.close()
     if filler > 0 {
         // Test data only, and in bulk: one statement in one transaction, straight to SQLite, rather
@@ -120,21 +161,74 @@ func prepare(realUsers: Int, filler: Int, in directory: String) throws -> [Softw
             fatalError("filler insert failed: \(String(cString: sqlite3_errmsg(handle)))")
         }
     }
-    return credentials
+    return (credentials, seedSeconds)
 }
 
-/// Starts `portvakt serve` on `port` over `directory`; returns the process.
-func startServer(port: Int, directory: String, threads: Int?) throws -> PortvaktProcess {
+/// Seeds `count` users as `prepare` does, into PostgreSQL through the store, from `writers`
+/// threads at once: one user is one transaction of a few round trips and, on a durable cluster, a
+/// WAL flush, which concurrent commits share. Returns the credentials in user order and how long
+/// storing took (making the keys not included).
+func seedPostgreSQL(_ database: PostgreSQLTestDatabase, users count: Int, writers: Int) throws -> (
+    credentials: [SoftwareCredential], seedSeconds: Double
+) {
+    let opened = try PostgreSQLDatabase(
+        configuration: PostgreSQLDatabase.Configuration(
+            connection: database.configuration, poolSize: max(2, writers)))
+    defer { opened.close() }
+    let store = SQLStore(database: opened)
+    let now = Date()
+    let users = (0..<count).map { benchUser($0, at: now) }
+    let failure = Mutex<(any Error)?>(nil)
+    let began = DispatchTime.now().uptimeNanoseconds
+    DispatchQueue.concurrentPerform(iterations: writers) { writer in
+        // Each writer stops at its first failure; the first failure is thrown below.
+        for index in stride(from: writer, to: count, by: writers) {
+            do {
+                try create(users[index].user, users[index].credential, in: store, at: now)
+            } catch {
+                failure.withLock { $0 = $0 ?? error }
+                return
+            }
+        }
+    }
+    let seedSeconds = elapsedSeconds(since: began)
+    if let error = failure.withLock({ $0 }) { throw error }
+    return (users.map(\.credential), seedSeconds)
+}
+
+/// The PostgreSQL database a server uses, and the name its connections show in pg_stat_activity.
+struct ServerDatabase {
+    var database: PostgreSQLTestDatabase
+    var applicationName: String
+}
+
+/// Starts `portvakt serve` on `port` over `directory`, on SQLite there or on `postgreSQL` (with
+/// the pool at its default size); returns the process.
+func startServer(port: Int, directory: String, threads: Int?, postgreSQL: ServerDatabase? = nil) throws
+    -> PortvaktProcess
+{
+    var storage = ""
+    var environment = ["PORTVAKT_DATA": directory]
+    if let postgreSQL {
+        var section = postgreSQL.database.storageJSON
+        var server = section["postgresql"] as? [String: Any] ?? [:]
+        server["applicationName"] = postgreSQL.applicationName
+        section["postgresql"] = server
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: section), as: UTF8.self)
+        storage = #""storage": \#(json),"#
+        // The password only from the environment, as Portvakt requires.
+        environment.merge(postgreSQL.database.passwordEnvironment) { _, new in new }
+    }
     let config = """
         {"publicURL": "http://localhost:\(port)", "listen": {"public": {"port": \(port)}, "admin": {"port": 0}},
-         \(threads.map { #""http": {"threads": \#($0)},"# } ?? "")
+         \(threads.map { #""http": {"threads": \#($0)},"# } ?? "") \(storage)
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
                         "bankid": {"burst": 100000, "perSecond": 100000},
                         "default": {"burst": 100000, "perSecond": 100000}}}
         """
     try Data(config.utf8).write(to: URL(fileURLWithPath: directory + "/config.json"))
     let process = try PortvaktProcess(
-        ["serve", "--config", directory + "/config.json"], environment: ["PORTVAKT_DATA": directory])
+        ["serve", "--config", directory + "/config.json"], environment: environment)
     _ = try process.waitForPort(listener: "public")
     return process
 }
@@ -162,11 +256,11 @@ func login(
         ? nil : "finalize: \(result.status) \(String(decoding: result.body.prefix(300), as: UTF8.self))"
 }
 
-/// Runs `clients` threads logging in for `seconds`; returns (logins per second, latencies in µs).
-func measure(port: Int, credentials: [SoftwareCredential], clients: Int, seconds: Double) -> (
+/// Runs `clients` threads logging in for `seconds`, client i against the server on
+/// `ports[i % ports.count]`; returns (logins per second, latencies in µs).
+func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seconds: Double) -> (
     Double, [Double]
 ) {
-    let origin = "http://localhost:\(port)"
     let latencies = Mutex<[Double]>([])
     let failures = Atomic<Int>(0)
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
@@ -176,6 +270,8 @@ func measure(port: Int, credentials: [SoftwareCredential], clients: Int, seconds
         group.enter()
         let thread = Thread {
             defer { group.leave() }
+            let port = ports[clientIndex % ports.count]
+            let origin = "http://localhost:\(port)"
             let connection = BenchConnection(port: port)
             let authenticator = SoftwareAuthenticator()
             var mine: [Double] = []
@@ -215,15 +311,40 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
-/// CPU seconds (user + system) a process has used, from /proc/PID/stat.
-func cpuSeconds(pid: Int32) -> Double {
+/// What /proc/PID/stat says of a process's CPU, in seconds: its own (user + system), that of the
+/// children it has reaped, and its parent's pid; nil when there is no such process.
+func processTimes(pid: Int32) -> (own: Double, reapedChildren: Double, parent: Int32)? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
         let end = stat.lastIndex(of: ")")
-    else { return 0 }
-    // Fields after the command name: state is field 3, utime 14 and stime 15 (in clock ticks).
+    else { return nil }
+    // Fields after the command name: state is field 3, ppid 4, utime 14, stime 15, cutime 16 and
+    // cstime 17 (in clock ticks).
     let fields = stat[stat.index(after: end)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    guard fields.count > 14, let parent = Int32(fields[1]), let user = Double(fields[11]),
+        let system = Double(fields[12]), let childUser = Double(fields[13]),
+        let childSystem = Double(fields[14])
+    else { return nil }
+    let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return ((user + system) / tick, (childUser + childSystem) / tick, parent)
+}
+
+/// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+func cpuSeconds(pid: Int32) -> Double { processTimes(pid: pid)?.own ?? 0 }
+
+/// CPU seconds the PostgreSQL cluster under `postmaster` has used: the postmaster, its live
+/// children (backends, WAL writer, checkpointer, autovacuum…) and those it has reaped, so a
+/// backend that exits mid-run still counts.
+func clusterCPUSeconds(postmaster: Int32) -> Double {
+    guard let root = processTimes(pid: postmaster) else { return 0 }
+    var total = root.own + root.reapedChildren
+    // One pass over /proc: bounded by the number of processes.
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+        guard let pid = Int32(entry), pid != postmaster, let times = processTimes(pid: pid),
+            times.parent == postmaster
+        else { continue }
+        total += times.own
+    }
+    return total
 }
 
 /// CPU seconds this benchmark process (the clients) has used.
@@ -234,35 +355,95 @@ func ownCPUSeconds() -> Double {
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
-/// What one run measured: throughput, sorted latencies (µs), and CPU time per login (µs) in
-/// the server and in the clients. CPU per login barely depends on what else the machine runs,
-/// so it shows where the time goes even when throughput is noisy.
+/// What one run measured: throughput, sorted latencies (µs), CPU time per login (µs) in the
+/// servers (summed over instances), in the PostgreSQL cluster (0 on SQLite, where that work is
+/// the server's) and in the clients, and how long seeding the users took. CPU per login barely
+/// depends on what else the machine runs, so it shows where the time goes even when throughput
+/// is noisy.
 struct RunFigures {
     var rate: Double
     var latencies: [Double]
     var serverCPUPerLogin: Double
+    var databaseCPUPerLogin: Double
     var clientCPUPerLogin: Double
+    var seedSeconds: Double
+}
+
+/// A server the clients log in to, and its data directory (removed when the value goes).
+struct RunningServer {
+    var process: PortvaktProcess
+    var port: Int
+    var directory: TemporaryDirectory
+}
+
+/// Warms `servers` up for a second, then measures logins and the CPU the servers, the cluster
+/// under `postmaster` (when given) and the clients spend on them.
+func measure(
+    _ servers: [RunningServer], credentials: [SoftwareCredential], clients: Int, seconds: Double,
+    postmaster: Int32?, seedSeconds: Double
+) -> RunFigures {
+    let ports = servers.map(\.port)
+    _ = measure(ports: ports, credentials: credentials, clients: clients, seconds: 1)
+    func serverCPU() -> Double { servers.reduce(0) { $0 + cpuSeconds(pid: $1.process.pid) } }
+    func databaseCPU() -> Double { postmaster.map(clusterCPUSeconds(postmaster:)) ?? 0 }
+    let serverBefore = serverCPU()
+    let databaseBefore = databaseCPU()
+    let clientBefore = ownCPUSeconds()
+    let (rate, latencies) = measure(
+        ports: ports, credentials: credentials, clients: clients, seconds: seconds)
+    let logins = max(1, Double(latencies.count))
+    return RunFigures(
+        rate: rate, latencies: latencies, serverCPUPerLogin: (serverCPU() - serverBefore) / logins * 1e6,
+        databaseCPUPerLogin: (databaseCPU() - databaseBefore) / logins * 1e6,
+        clientCPUPerLogin: (ownCPUSeconds() - clientBefore) / logins * 1e6, seedSeconds: seedSeconds)
+}
+
+/// Stops a server and waits for it (bounded: `wait` kills one that outlives its timeout).
+func stop(_ server: PortvaktProcess) {
+    server.send(SIGTERM)
+    server.wait()
 }
 
 /// One full run on a fresh database: prepare, serve, warm up, measure, stop.
 func run(realUsers: Int, filler: Int, clients: Int, seconds: Double, threads: Int?) throws -> RunFigures {
     let directory = try TemporaryDirectory(prefix: "portvakt-bench-login")
-    let credentials = try prepare(realUsers: realUsers, filler: filler, in: directory.path)
+    let (credentials, seedSeconds) = try prepare(realUsers: realUsers, filler: filler, in: directory.path)
     let port = freePort()
-    let server = try startServer(port: port, directory: directory.path, threads: threads)
+    let server = RunningServer(
+        process: try startServer(port: port, directory: directory.path, threads: threads), port: port,
+        directory: directory)
+    // Stopped before its directory goes.
+    defer { stop(server.process) }
+    return measure(
+        [server], credentials: credentials, clients: clients, seconds: seconds, postmaster: nil,
+        seedSeconds: seedSeconds)
+}
+
+/// The main run on PostgreSQL: a fresh database seeded through the store, `instances` servers on
+/// it (each with a data directory of its own), the clients spread over them.
+func postgreSQLRun(
+    instances: Int, users: Int, clients: Int, seconds: Double, threads: Int?, postmaster: Int32?
+) throws -> RunFigures {
+    // Dropped (with any connection still open to it) when the value goes.
+    let database = try PostgreSQLTestDatabase()
+    let (credentials, seedSeconds) = try seedPostgreSQL(database, users: users, writers: 8)
+    var servers: [RunningServer] = []
+    // The servers stop before their directories and the database go, also when one fails to start.
     defer {
-        server.send(SIGTERM)
-        server.wait()
+        servers.forEach { stop($0.process) }
+        withExtendedLifetime(database) {}
     }
-    _ = measure(port: port, credentials: credentials, clients: clients, seconds: 1)
-    let serverBefore = cpuSeconds(pid: server.pid)
-    let clientBefore = ownCPUSeconds()
-    let (rate, latencies) = measure(port: port, credentials: credentials, clients: clients, seconds: seconds)
-    let logins = max(1, Double(latencies.count))
-    return RunFigures(
-        rate: rate, latencies: latencies,
-        serverCPUPerLogin: (cpuSeconds(pid: server.pid) - serverBefore) / logins * 1e6,
-        clientCPUPerLogin: (ownCPUSeconds() - clientBefore) / logins * 1e6)
+    for instance in 1...instances {
+        let directory = try TemporaryDirectory(prefix: "portvakt-bench-login-pg")
+        let port = freePort()
+        let process = try startServer(
+            port: port, directory: directory.path, threads: threads,
+            postgreSQL: ServerDatabase(database: database, applicationName: "portvakt-bench-\(instance)"))
+        servers.append(RunningServer(process: process, port: port, directory: directory))
+    }
+    return measure(
+        servers, credentials: credentials, clients: clients, seconds: seconds, postmaster: postmaster,
+        seedSeconds: seedSeconds)
 }
 
 /// Passkey login latency beside a slow BankID: on one server (1,000 users, 8 clients), logins are
@@ -270,15 +451,12 @@ func run(realUsers: Int, filler: Int, clients: Int, seconds: Double, threads: In
 /// pending BankID orders are polled every 2 s each. Returns (unloaded, loaded) sorted latencies.
 func slowBankIDRun(seconds: Double, threads: Int?) throws -> ([Double], [Double]) {
     let directory = try TemporaryDirectory(prefix: "portvakt-bench-bankid-load")
-    let credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path)
+    let credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path).credentials
     let port = freePort()
     let server = try startServer(port: port, directory: directory.path, threads: threads)
-    defer {
-        server.send(SIGTERM)
-        server.wait()
-    }
-    _ = measure(port: port, credentials: credentials, clients: 8, seconds: 1)
-    let unloaded = measure(port: port, credentials: credentials, clients: 8, seconds: seconds).1
+    defer { stop(server) }
+    _ = measure(ports: [port], credentials: credentials, clients: 8, seconds: 1)
+    let unloaded = measure(ports: [port], credentials: credentials, clients: 8, seconds: seconds).1
 
     // 200 orders for another device, started while BankID is quick; each keeps its binding.
     let starter = BenchConnection(port: port)
@@ -324,7 +502,7 @@ func slowBankIDRun(seconds: Double, threads: Int?) throws -> ([Double], [Double]
         }.start()
     }
     usleep(2_500_000)  // the first collects are under way and slow
-    let loaded = measure(port: port, credentials: credentials, clients: 8, seconds: seconds).1
+    let loaded = measure(ports: [port], credentials: credentials, clients: 8, seconds: seconds).1
     stop.store(true, ordering: .relaxed)
     pollers.wait()
     return (unloaded, loaded)
@@ -339,33 +517,55 @@ let rawRate = Benchmarking.rate(
         spki: probe.publicKey.publicKey.derRepresentation, digest: "SHA256", signature: probe.sign(message),
         data: message))
 
-let main = try run(realUsers: 10_000, filler: 0, clients: mainClients, seconds: seconds, threads: threads)
-let small =
-    mainOnly
-    ? [] : try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds, threads: threads).latencies
-let large =
-    mainOnly
-    ? []
-    : try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds, threads: threads).latencies
-let latencies = main.latencies
+/// Microseconds as milliseconds, as the table prints them.
+func milliseconds(_ microseconds: Double) -> String { String(format: "%.2f", microseconds / 1000) }
 
-let (quiet, busy) = mainOnly ? ([], []) : try slowBankIDRun(seconds: seconds, threads: threads)
-
-let figures = [
-    "login.logins_per_second=\(Int(main.rate)):logins/s",
-    "login.p50=\(String(format: "%.2f", percentile(latencies, 0.5) / 1000)):ms",
-    "login.p99=\(String(format: "%.2f", percentile(latencies, 0.99) / 1000)):ms",
-    "login.raw_p256_verify_one_core=\(Int(rawRate)):verifies/s",
-    "login.share_of_raw=\(String(format: "%.1f", 100 * main.rate / rawRate)):%",
-    "login.server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
-    "login.client_cpu_per_login=\(Int(main.clientCPUPerLogin)):µs",
-    "login.p50_1k_passkeys=\(String(format: "%.2f", percentile(small, 0.5) / 1000)):ms",
-    "login.p50_1m_passkeys=\(String(format: "%.2f", percentile(large, 0.5) / 1000)):ms",
-    "login.p99_1k_passkeys=\(String(format: "%.2f", percentile(small, 0.99) / 1000)):ms",
-    "login.p99_1m_passkeys=\(String(format: "%.2f", percentile(large, 0.99) / 1000)):ms",
-    "login.p99_bankid_idle=\(String(format: "%.2f", percentile(quiet, 0.99) / 1000)):ms",
-    "login.p99_bankid_slow_200_orders=\(String(format: "%.2f", percentile(busy, 0.99) / 1000)):ms",
-    "login.p99_growth_slow_bankid=\(String(format: "%.2f", percentile(busy, 0.99) / max(percentile(quiet, 0.99), 1))):x",
-    "login.p50_growth_1k_to_1m=\(String(format: "%.2f", percentile(large, 0.5) / max(percentile(small, 0.5), 1))):x",
-]
+var figures: [String] = []
+if sqliteRuns {
+    let main = try run(realUsers: 10_000, filler: 0, clients: mainClients, seconds: seconds, threads: threads)
+    figures += [
+        "login.logins_per_second=\(Int(main.rate)):logins/s",
+        "login.p50=\(milliseconds(percentile(main.latencies, 0.5))):ms",
+        "login.p99=\(milliseconds(percentile(main.latencies, 0.99))):ms",
+        "login.raw_p256_verify_one_core=\(Int(rawRate)):verifies/s",
+        "login.share_of_raw=\(String(format: "%.1f", 100 * main.rate / rawRate)):%",
+        "login.server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
+        "login.client_cpu_per_login=\(Int(main.clientCPUPerLogin)):µs",
+        "login.seed_10k_users=\(String(format: "%.1f", main.seedSeconds)):s",
+    ]
+}
+// Right after SQLite's main run, with its clients, duration and number of users.
+if postgreSQLRuns {
+    for instances in [1, 2] {
+        let pg = try postgreSQLRun(
+            instances: instances, users: 10_000, clients: mainClients, seconds: seconds, threads: threads,
+            postmaster: postmaster)
+        let name = "login.pg\(instances)"
+        figures += [
+            "\(name)_logins_per_second=\(Int(pg.rate)):logins/s",
+            "\(name)_p50=\(milliseconds(percentile(pg.latencies, 0.5))):ms",
+            "\(name)_p99=\(milliseconds(percentile(pg.latencies, 0.99))):ms",
+            "\(name)_server_cpu_per_login=\(Int(pg.serverCPUPerLogin)):µs",
+            "\(name)_postgres_cpu_per_login=\(Int(pg.databaseCPUPerLogin)):µs",
+            "\(name)_client_cpu_per_login=\(Int(pg.clientCPUPerLogin)):µs",
+            "\(name)_seed_10k_users=\(String(format: "%.1f", pg.seedSeconds)):s",
+        ]
+    }
+}
+if sqliteRuns, !mainOnly {
+    let small = try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds, threads: threads).latencies
+    let large = try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds, threads: threads)
+        .latencies
+    let (quiet, busy) = try slowBankIDRun(seconds: seconds, threads: threads)
+    figures += [
+        "login.p50_1k_passkeys=\(milliseconds(percentile(small, 0.5))):ms",
+        "login.p50_1m_passkeys=\(milliseconds(percentile(large, 0.5))):ms",
+        "login.p99_1k_passkeys=\(milliseconds(percentile(small, 0.99))):ms",
+        "login.p99_1m_passkeys=\(milliseconds(percentile(large, 0.99))):ms",
+        "login.p99_bankid_idle=\(milliseconds(percentile(quiet, 0.99))):ms",
+        "login.p99_bankid_slow_200_orders=\(milliseconds(percentile(busy, 0.99))):ms",
+        "login.p99_growth_slow_bankid=\(String(format: "%.2f", percentile(busy, 0.99) / max(percentile(quiet, 0.99), 1))):x",
+        "login.p50_growth_1k_to_1m=\(String(format: "%.2f", percentile(large, 0.5) / max(percentile(small, 0.5), 1))):x",
+    ]
+}
 print(figures.joined(separator: " "))
