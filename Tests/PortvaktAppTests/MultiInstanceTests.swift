@@ -41,12 +41,17 @@ struct MultiInstanceTests {
         let statuses = Mutex<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 50) { index in
             let instance = service.instances[index % 3]
-            let status = (try? HTTPTestClient().sendJSON(url: instance.publicURL + "/v1/passkeys/login/finalize", json: body).status) ?? -1
+            let status =
+                (try? HTTPTestClient().sendJSON(
+                    url: instance.publicURL + "/v1/passkeys/login/finalize", json: body
+                ).status) ?? -1
             statuses.withLock { $0.append(status) }
         }
         let answered = statuses.withLock { $0 }
         #expect(answered.filter { $0 == 200 }.count == 1, "exactly one finalize won: \(answered.sorted())")
-        #expect(answered.filter { $0 == 400 }.count == 49, "the others were refused, none failed: \(answered.sorted())")
+        #expect(
+            answered.filter { $0 == 400 }.count == 49,
+            "the others were refused, none failed: \(answered.sorted())")
         #expect(try service.store.sessions(userID: userID, liveAt: Date()).count == sessionsBefore + 1)
 
         // A session revoked through A's admin API is refused by B and C on the very next request.
@@ -78,7 +83,6 @@ struct MultiInstanceTests {
         let object = try started.jsonObject()
         let orderID = try #require(object["orderId"] as? String)
         let binding = try #require(object["clientBinding"] as? String)
-        let qrData = try #require(object["qrData"] as? String)
         let orderRef = try #require(Set(service.simulator.orderRefs).subtracting(before).first)
 
         // Three pollers, one per instance, every 200 ms; the user approves after about 5 s.
@@ -89,7 +93,8 @@ struct MultiInstanceTests {
                 let url = service.instances[index].publicURL + "/v1/bankid/orders/\(orderID)"
                 for _ in 0..<150 {
                     guard
-                        let response = try? client.send(url: url, headers: [("Portvakt-BankID-Binding", binding)]),
+                        let response = try? client.send(
+                            url: url, headers: [("Portvakt-BankID-Binding", binding)]),
                         response.status == 200, let status = try? response.jsonObject()
                     else {
                         Thread.sleep(forTimeInterval: 0.2)
@@ -106,15 +111,23 @@ struct MultiInstanceTests {
         }
         pollers.forEach { $0.start() }
         Thread.sleep(forTimeInterval: 5)
+        // The QR code animates: the user scans the one on screen now.
+        let showing = try http.send(
+            url: service.instances[0].publicURL + "/v1/bankid/orders/\(orderID)",
+            headers: [("Portvakt-BankID-Binding", binding)])
+        let qrData = try #require(try showing.jsonObject()["qrData"] as? String)
         let scanned = try http.sendJSON(
-            url: service.simulator.userAPIURL + "scan", json: #"{"qrData":"\#(qrData)","personalNumber":"198112289874"}"#)
+            url: service.simulator.userAPIURL + "scan",
+            json: #"{"qrData":"\#(qrData)","personalNumber":"198112289874"}"#)
         #expect(scanned.status == 200, "\(scanned.text)")
         for _ in 0..<300 where finals.withLock({ $0.count }) < 3 { Thread.sleep(forTimeInterval: 0.1) }
 
         let results = finals.withLock { $0 }
         #expect(results.count == 3, "every poller saw the order end")
         #expect(results.allSatisfy { $0.status == "complete" }, "\(results)")
-        #expect(results.filter(\.session).count == 1, "one poller took the new account's session, the others were told it was delivered")
+        #expect(
+            results.filter(\.session).count == 1,
+            "one poller took the new account's session, the others were told it was delivered")
         let times = service.simulator.collectTimes(orderRef: orderRef)
         #expect(times.count >= 3, "the order was collected while pending and at its end: \(times.count)")
         let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
@@ -144,19 +157,25 @@ struct MultiInstanceTests {
                     do {
                         _ = try InstanceUser.signUp(name, on: service.instances[index])
                         acknowledged.withLock { $0.append(name) }
-                    } catch where index != 2 {
+                    } catch  where index != 2 {
                         failuresOnSurvivors.withLock { $0.append("\(name): \(error)") }
                     } catch {}
                 }
             }.start()
         }
-        Thread.sleep(forTimeInterval: 1.5)
+        // Mid-load: once a fifth of the sign-ups are in.
+        for _ in 0..<3000 where acknowledged.withLock({ $0.count }) < 32 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         service.instances[2].process.send(SIGKILL)
+        let atKill = acknowledged.withLock { $0.count }
         #expect(service.instances[2].process.wait() == 128 + SIGKILL)
         #expect(done.wait(timeout: .now() + 120) == .success, "the load finished")
 
         let names = acknowledged.withLock { $0 }
-        #expect(names.count > 40, "sign-ups went through before and after the kill: \(names.count)")
+        #expect(
+            atKill < 100 && names.count > atKill + 40,
+            "the survivors kept signing up: \(atKill) → \(names.count)")
         #expect(failuresOnSurvivors.withLock { $0 }.isEmpty, "\(failuresOnSurvivors.withLock { $0 })")
         for name in names {
             #expect(try service.store.user(username: name) != nil, "acknowledged sign-up \(name) was kept")
@@ -177,6 +196,28 @@ struct MultiInstanceTests {
         let token = try #require(user.token)
         let pids = service.instances.map(\.process.pid)
 
+        // Load through the outage: sessions looked up on both instances, one client each.
+        let loadRunning = Atomic<Bool>(true)
+        let seen = Mutex<[Int]>([])
+        let load = DispatchGroup()
+        for instance in service.instances {
+            load.enter()
+            Thread {
+                defer { load.leave() }
+                let client = HTTPTestClient(timeout: 30)
+                for _ in 0..<2000 where loadRunning.load(ordering: .relaxed) {
+                    let status =
+                        (try? client.send(
+                            url: instance.publicURL + "/v1/me",
+                            headers: [("Authorization", "Bearer \(token)")]
+                        ).status) ?? -1
+                    seen.withLock { $0.append(status) }
+                    Thread.sleep(forTimeInterval: 0.02)
+                }
+            }.start()
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+
         try cluster.pause()
         let client = HTTPTestClient(timeout: 30)
         for instance in service.instances {
@@ -185,7 +226,8 @@ struct MultiInstanceTests {
                 let started = ContinuousClock.now
                 let response =
                     path == "/v1/me"
-                    ? try client.send(url: instance.publicURL + path, headers: [("Authorization", "Bearer \(token)")])
+                    ? try client.send(
+                        url: instance.publicURL + path, headers: [("Authorization", "Bearer \(token)")])
                     : try client.sendJSON(url: instance.publicURL + path, json: #"{"username":"outage"}"#)
                 let elapsed = ContinuousClock.now - started
                 #expect(response.status == 503, "\(path): \(response.text)")
@@ -205,10 +247,18 @@ struct MultiInstanceTests {
                 if !recovered { Thread.sleep(forTimeInterval: 0.1) }
             }
             #expect(recovered, "the instance reconnected by itself")
-            #expect(try instance.me(token).status == 200, "the session survived the outage")
+            let me = try instance.me(token)
+            #expect(me.status == 200, "the session survived the outage: \(me.text)")
         }
         #expect(try InstanceUser.signUp("grace", on: service.instances[1]).token != nil, "writes work again")
-        #expect(service.instances.map(\.process.pid) == pids && service.instances.allSatisfy(\.process.isRunning))
+        Thread.sleep(forTimeInterval: 0.5)
+        loadRunning.store(false, ordering: .relaxed)
+        #expect(load.wait(timeout: .now() + 60) == .success)
+        let statuses = seen.withLock { $0 }
+        #expect(Set(statuses).isSubset(of: [200, 503]), "only answers, and only these: \(Set(statuses))")
+        #expect(statuses.contains(503) && statuses.last == 200, "503 in the outage, 200 again after it")
+        #expect(
+            service.instances.map(\.process.pid) == pids && service.instances.allSatisfy(\.process.isRunning))
     }
 }
 
@@ -222,7 +272,8 @@ private final class Service: @unchecked Sendable {
         let adminURL: String
 
         func me(_ token: String) throws -> TestResponse {
-            try HTTPTestClient().send(url: publicURL + "/v1/me", headers: [("Authorization", "Bearer \(token)")])
+            try HTTPTestClient().send(
+                url: publicURL + "/v1/me", headers: [("Authorization", "Bearer \(token)")])
         }
     }
 
@@ -237,7 +288,8 @@ private final class Service: @unchecked Sendable {
 
     init(databaseURL: String, instances count: Int) throws {
         folder = try TemporaryDirectory()
-        simulator = try BankIDSimulator.start(BankIDSimulatorConfiguration(dataDirectory: folder.path("simulator")))
+        simulator = try BankIDSimulator.start(
+            BankIDSimulatorConfiguration(dataDirectory: folder.path("simulator")))
         adminToken = Base64URL.encode(SystemRandom().bytes(32))
         let keyFile = folder.path("identity.key")
         try Data(Base64URL.encode(SystemRandom().bytes(32)).utf8).write(to: URL(fileURLWithPath: keyFile))
@@ -250,10 +302,13 @@ private final class Service: @unchecked Sendable {
             "rateLimits": ["default": generous, "auth": generous, "admin": generous, "bankid": generous],
             "storage": [
                 "engine": "postgresql",
-                "postgresql": ["poolSize": 4, "statementTimeoutMilliseconds": 2000, "connectTimeoutSeconds": 2],
+                "postgresql": [
+                    "poolSize": 4, "statementTimeoutMilliseconds": 2000, "connectTimeoutSeconds": 2,
+                ],
             ],
             "bankid": [
-                "environment": "simulator", "baseURL": simulator.baseURL, "caCertificate": simulator.caCertificatePath,
+                "environment": "simulator", "baseURL": simulator.baseURL,
+                "caCertificate": simulator.caCertificatePath,
                 "clientCertificate": simulator.clientCertificatePath, "passphraseFile": passphraseFile,
                 "identityKeys": ["k1": ["file": keyFile]], "currentIdentityKey": "k1",
             ],
@@ -268,7 +323,8 @@ private final class Service: @unchecked Sendable {
                 let process = try PortvaktProcess(
                     ["serve", "--config", configFile],
                     environment: [
-                        "PORTVAKT_DATA": data, "PORTVAKT_DATABASE_URL": databaseURL, "PORTVAKT_ADMIN_TOKEN": adminToken,
+                        "PORTVAKT_DATA": data, "PORTVAKT_DATABASE_URL": databaseURL,
+                        "PORTVAKT_ADMIN_TOKEN": adminToken,
                     ])
                 let publicPort = try process.waitForPort(listener: "public")
                 let adminPort = try process.waitForPort(listener: "admin")
@@ -314,7 +370,9 @@ private struct InstanceUser {
         let started = try http.sendJSON(
             url: instance.publicURL + "/v1/passkeys/registration/initialize",
             json: #"{"username":"\#(username)","displayName":"Test \#(username)"}"#)
-        guard started.status == 200 else { throw ProcessFailure(message: "initialize: \(started.status) \(started.text)") }
+        guard started.status == 200 else {
+            throw ProcessFailure(message: "initialize: \(started.status) \(started.text)")
+        }
         let object = try started.jsonObject()
         let options = try #require(object["publicKey"] as? [String: Any])
         let challengeText = try #require(options["challenge"] as? String)
@@ -323,14 +381,19 @@ private struct InstanceUser {
         let handle = try #require(Base64URL.decode(handleText))
         let challengeID = try #require(object["challengeId"] as? String)
         let authenticator = SoftwareAuthenticator()
-        let credential = authenticator.makeCredential(algorithm: .es256, rpID: "localhost", userHandle: handle)
+        let credential = authenticator.makeCredential(
+            algorithm: .es256, rpID: "localhost", userHandle: handle)
         let registration = String(
-            decoding: authenticator.register(credential, challenge: challenge, origin: origin).json(), as: UTF8.self)
+            decoding: authenticator.register(credential, challenge: challenge, origin: origin).json(),
+            as: UTF8.self)
         let finished = try http.sendJSON(
             url: instance.publicURL + "/v1/passkeys/registration/finalize",
             json: #"{"challengeId":"\#(challengeID)","credential":\#(registration),"client":"native"}"#)
-        guard finished.status == 201 else { throw ProcessFailure(message: "finalize: \(finished.status) \(finished.text)") }
-        return InstanceUser(authenticator: authenticator, credential: credential, token: try finished.sessionToken())
+        guard finished.status == 201 else {
+            throw ProcessFailure(message: "finalize: \(finished.status) \(finished.text)")
+        }
+        return InstanceUser(
+            authenticator: authenticator, credential: credential, token: try finished.sessionToken())
     }
 
     private init(authenticator: SoftwareAuthenticator, credential: SoftwareCredential, token: String?) {
@@ -341,7 +404,8 @@ private struct InstanceUser {
 
     /// A login challenge from `instance`: its id and bytes.
     func startLogin(on instance: Service.Instance) throws -> (id: String, challenge: [UInt8]) {
-        let response = try HTTPTestClient().sendJSON(url: instance.publicURL + "/v1/passkeys/login/initialize", json: "{}")
+        let response = try HTTPTestClient().sendJSON(
+            url: instance.publicURL + "/v1/passkeys/login/initialize", json: "{}")
         #expect(response.status == 200, "\(response.text)")
         let object = try response.jsonObject()
         let options = try #require(object["publicKey"] as? [String: Any])
@@ -352,7 +416,9 @@ private struct InstanceUser {
     /// The finalize request body answering `started` with this user's passkey.
     func finalizeBody(_ started: (id: String, challenge: [UInt8])) -> String {
         let assertion = String(
-            decoding: authenticator.authenticate(credential, challenge: started.challenge, origin: Self.origin).json(),
+            decoding: authenticator.authenticate(
+                credential, challenge: started.challenge, origin: Self.origin
+            ).json(),
             as: UTF8.self)
         return #"{"challengeId":"\#(started.id)","credential":\#(assertion),"client":"native"}"#
     }
@@ -360,7 +426,8 @@ private struct InstanceUser {
     func finalizeLogin(_ started: (id: String, challenge: [UInt8]), on instance: Service.Instance) throws
         -> TestResponse
     {
-        try HTTPTestClient().sendJSON(url: instance.publicURL + "/v1/passkeys/login/finalize", json: finalizeBody(started))
+        try HTTPTestClient().sendJSON(
+            url: instance.publicURL + "/v1/passkeys/login/finalize", json: finalizeBody(started))
     }
 }
 
