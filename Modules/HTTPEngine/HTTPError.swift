@@ -1,4 +1,4 @@
-import Kernel
+public import Kernel
 
 /// An error that knows its HTTP answer: a status, a problem body, and any extra headers.
 ///
@@ -11,11 +11,17 @@ public protocol HTTPResponseError: Error {
     var problem: ProblemDetails { get }
     /// Extra response headers, such as `Allow` or `Retry-After`.
     var headers: [(String, String)] { get }
+    /// The dependency failure behind this error, when a use case had to carry one inside its
+    /// own error type (typed throws): the response is then that failure's, as if it had passed
+    /// through untouched, so a database outage reads `storage.unavailable` on every route.
+    var dependencyFailure: (any DependencyFailure)? { get }
 }
 
 extension HTTPResponseError {
     /// No extra headers unless the error says otherwise.
     public var headers: [(String, String)] { [] }
+    /// No dependency behind it unless the error says otherwise.
+    public var dependencyFailure: (any DependencyFailure)? { nil }
 }
 
 /// The HTTP front's own failures, and a general-purpose `HTTPResponseError` for handlers.

@@ -90,6 +90,10 @@ public struct HTTPResponse: Sendable {
 
     /// The problem response for an error that knows its HTTP answer.
     public static func error(_ error: some HTTPResponseError) -> HTTPResponse {
-        problem(error.problem, headers: error.headers)
+        if let failure = error.dependencyFailure {
+            let problem = DependencyProblem(failure: failure)
+            return Self.problem(problem.problem, headers: problem.headers)
+        }
+        return problem(error.problem, headers: error.headers)
     }
 }

@@ -13,8 +13,23 @@ struct DependencyFailureTests {
         let isTemporary: Bool
     }
 
+    /// A use case's own error that had to carry the store's failure inside it (typed throws).
+    struct Wrapped: HTTPResponseError {
+        let underlying: Outage
+        var status: Int { 502 }
+        var problem: ProblemDetails {
+            ProblemDetails(status: 502, code: "journey.failed", title: "Failed", detail: nil)
+        }
+        var dependencyFailure: (any DependencyFailure)? { underlying }
+    }
+
     private func router() -> Router {
         var router = Router()
+        router.add(
+            .GET, "/wrapped", rateClass: .unlimited, summary: "A store failure inside a use case's error"
+        ) { _ in
+            throw Wrapped(underlying: Outage(failureCode: "storage.unavailable", isTemporary: true))
+        }
         router.add(.GET, "/down", rateClass: .unlimited, summary: "A database that does not answer") { _ in
             throw Outage(failureCode: "storage.unavailable", isTemporary: true)
         }
@@ -27,7 +42,9 @@ struct DependencyFailureTests {
         return router
     }
 
-    @Test("a temporary failure is 503 with its own code and Retry-After; any other is a bare 500")
+    @Test(
+        "a temporary failure is 503 with its own code and Retry-After, also inside a use case's error; any other is a bare 500"
+    )
     func mapping() throws {
         try withInProcessServer(router: router()) { base, _ in
             let client = InProcessHTTPClient()
@@ -41,6 +58,11 @@ struct DependencyFailureTests {
             #expect(broken.status == 500 && broken.headers["retry-after"] == nil)
             #expect(try broken.problemCode() == "internal")
             #expect(!broken.text.contains("corrupt"))
+            let wrapped = try client.send(.GET, base + "/wrapped")
+            #expect(
+                wrapped.status == 503 && wrapped.headers["retry-after"] == "1",
+                "answered as the store's failure")
+            #expect(try wrapped.problemCode() == "storage.unavailable")
         }
     }
 }

@@ -221,14 +221,18 @@ struct MultiInstanceTests {
         try cluster.pause()
         let client = HTTPTestClient(timeout: 30)
         for instance in service.instances {
-            // A session lookup, and a sign-up's first step (it stores its challenge).
-            for path in ["/v1/me", "/v1/passkeys/registration/initialize"] {
+            // A session lookup, a sign-up's first step (it stores its challenge), and a BankID
+            // status (its use case carries the store's failure inside its own error).
+            let requests: [(String, String?, [(String, String)])] = [
+                ("/v1/me", nil, [("Authorization", "Bearer \(token)")]),
+                ("/v1/passkeys/registration/initialize", #"{"username":"outage"}"#, []),
+                ("/v1/bankid/orders/" + String(repeating: "A", count: 43), nil, []),
+            ]
+            for (path, json, headers) in requests {
                 let started = ContinuousClock.now
                 let response =
-                    path == "/v1/me"
-                    ? try client.send(
-                        url: instance.publicURL + path, headers: [("Authorization", "Bearer \(token)")])
-                    : try client.sendJSON(url: instance.publicURL + path, json: #"{"username":"outage"}"#)
+                    try json.map { try client.sendJSON(url: instance.publicURL + path, json: $0) }
+                    ?? client.send(url: instance.publicURL + path, headers: headers)
                 let elapsed = ContinuousClock.now - started
                 #expect(response.status == 503, "\(path): \(response.text)")
                 #expect(try response.problemCode() == "storage.unavailable", "\(path): \(response.text)")

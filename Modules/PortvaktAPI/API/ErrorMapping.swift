@@ -1,6 +1,7 @@
 public import AuthOrchestrator
 import BankIDCore
 public import HTTPEngine
+public import Kernel
 public import PasskeyCore
 public import SessionCore
 
@@ -63,6 +64,10 @@ extension AuthError: HTTPResponseError {
     public var headers: [(String, String)] {
         code == .adminUnauthorized ? [("WWW-Authenticate", "Bearer")] : []
     }
+
+    /// A store that failed under a use case whose typed errors had to wrap it (BankID's) is the
+    /// database's failure, answered as such.
+    public var dependencyFailure: (any DependencyFailure)? { underlying as? any DependencyFailure }
 
     /// The detail when no fixed one applies: the message, except for BankID failures, whose own
     /// details can echo request data — the RFA code says what to show.
