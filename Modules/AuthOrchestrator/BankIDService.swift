@@ -204,9 +204,10 @@ public struct BankIDService: Sendable {
         } else if snapshot.status == .failed, flow.consumedAt == nil {
             try recordFailure(flow, hintCode: snapshot.hintCode, context: context)
         }
-        // Before the first collect answers there is no hint yet: the order is outstanding.
+        // Before the first collect answers there is no hint yet: the order is outstanding (unless
+        // the collects are failing, which the snapshot's message says).
         let message =
-            snapshot.status == .pending && snapshot.hintCode == nil
+            snapshot.status == .pending && snapshot.hintCode == nil && !snapshot.collectFailing
             ? RecommendedMessage.forPending(.outstandingTransaction, context: messageContext)
             : snapshot.message(messageContext)
         return BankIDFlowStatus(

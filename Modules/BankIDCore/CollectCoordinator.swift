@@ -21,6 +21,8 @@ public struct BankIDOrderSnapshot: Sendable, Equatable {
     public var hintCode: HintCode?
     /// The result, once complete.
     public var completion: BankIDCompletion?
+    /// Whether the last /collect failed: BankID is not answering for this order right now.
+    public var collectFailing: Bool
 
     init(_ order: BankIDOrder) {
         orderRef = order.orderRef
@@ -31,12 +33,16 @@ public struct BankIDOrderSnapshot: Sendable, Equatable {
         status = order.state.status
         hintCode = order.state.hintCode
         completion = order.state.completion
+        collectFailing = order.state.collectFailedAt != nil
     }
 
     /// The message to show the user now; nil once complete.
     public func message(_ context: MessageContext) -> RecommendedMessage? {
         switch status {
         case .complete: nil
+        // A waiting user must see that BankID is not answering, not "start the app" (RFA5: an
+        // internal error, try again), until a collect is answered again.
+        case .pending where collectFailing: .rfa5
         case .pending: RecommendedMessage.forPending(hintCode, context: context)
         case .failed, .cancelled: RecommendedMessage.forFailed(hintCode, context: context)
         }
@@ -229,10 +235,12 @@ public final class BankIDCollectCoordinator: Sendable {
         do {
             response = try await client.collect(orderRef: orderRef)
         } catch {
-            // BankID no longer knows the order: it ended upstream, so never ask again.
+            // BankID no longer knows the order: it ended upstream, so never ask again. Any other
+            // failure leaves it pending and marked failing, which every poller then sees.
             let state =
                 error.code == .invalidParameters
-                ? order.state.abandoning(at: clock.now()) ?? order.state : order.state
+                ? order.state.abandoning(at: clock.now()) ?? order.state
+                : order.state.failingCollect(at: clock.now())
             _ = try? store.updateBankIDOrder(orderRef: orderRef, state: state, releasingLeaseOf: instanceID)
             throw error
         }

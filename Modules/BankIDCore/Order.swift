@@ -165,17 +165,21 @@ public struct BankIDOrderState: Sendable, Equatable {
     public var finishedAt: Date?
     /// The result, once complete.
     public var completion: BankIDCompletion?
+    /// When the last /collect failed (BankID unreachable, erroring or timing out); nil once one
+    /// is answered again. Kept with the order, so pollers on every instance see the outage.
+    public var collectFailedAt: Date?
 
     /// Creates a state; a new order is `pending` with nothing collected.
     public init(
         status: BankIDOrderStatus = .pending, hintCode: HintCode? = nil, lastCollectedAt: Date? = nil,
-        finishedAt: Date? = nil, completion: BankIDCompletion? = nil
+        finishedAt: Date? = nil, completion: BankIDCompletion? = nil, collectFailedAt: Date? = nil
     ) {
         self.status = status
         self.hintCode = hintCode
         self.lastCollectedAt = lastCollectedAt
         self.finishedAt = finishedAt
         self.completion = completion
+        self.collectFailedAt = collectFailedAt
     }
 
     /// What a poll at `now` should do.
@@ -207,6 +211,14 @@ public struct BankIDOrderState: Sendable, Equatable {
             return BankIDOrderState(
                 status: .complete, hintCode: nil, lastCollectedAt: at, finishedAt: at, completion: completion)
         }
+    }
+
+    /// The state after a /collect that failed at `at` (BankID did not answer it): still pending,
+    /// with its last hint, marked as failing. It counts as a collect for the poll interval, so
+    /// pollers keep asking BankID every interval while it is down, not on every poll.
+    public func failingCollect(at: Date) -> BankIDOrderState {
+        guard !status.isFinal else { return self }
+        return BankIDOrderState(status: status, hintCode: hintCode, lastCollectedAt: at, collectFailedAt: at)
     }
 
     /// The state after Portvakt cancels the order at `at`; nil when it has already ended.

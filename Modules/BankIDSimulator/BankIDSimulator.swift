@@ -1,8 +1,8 @@
 public import CryptoCore
 public import Foundation
-import Synchronization
 import HTTPEngine
 public import Kernel
+import Synchronization
 
 /// A BankID RP API v6 server for development and tests: mutual TLS with a generated development
 /// PKI, the /rp/v6.0/ endpoints with BankID's rules and errors, the user's app over a loopback API,
@@ -140,6 +140,11 @@ public final class RunningSimulator: Sendable {
     /// Makes the next `count` RP API requests fail with `fault`, after any bursts already queued.
     public func inject(_ fault: Fault, count: Int) {
         _ = engine.updateControls { $0.faults += Array(repeating: fault, count: max(0, count)) }
+    }
+
+    /// Drops every fault still queued: BankID answers normally again.
+    public func clearFaults() {
+        _ = engine.updateControls { $0.faults.removeAll() }
     }
 
     /// Sets the delay added to every RP API response.

@@ -27,7 +27,7 @@ extension SQLStore: BankIDOrderStore {
             state: BankIDOrderState(
                 status: status, hintCode: try row.optionalString(9).map(HintCode.init(rawValue:)),
                 lastCollectedAt: try row.optionalDate(10), finishedAt: try row.optionalDate(11),
-                completion: completion),
+                completion: completion, collectFailedAt: try row.optionalDate(15)),
             leaseOwner: try row.optionalString(13), leaseExpiresAt: try row.optionalDate(14))
     }
 
@@ -47,7 +47,7 @@ extension SQLStore: BankIDOrderStore {
             try connection.execute(
                 """
                 INSERT INTO bankid_orders (\(StoreSQL.orderColumns))
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                 """,
                 [
                     order.orderRef, order.kind.rawValue, order.intent.rawValue, order.startedAt,
@@ -55,6 +55,7 @@ extension SQLStore: BankIDOrderStore {
                     order.endUserIP,
                     order.state.status.rawValue, order.state.hintCode?.rawValue, order.state.lastCollectedAt,
                     order.state.finishedAt, completion, order.leaseOwner, order.leaseExpiresAt,
+                    order.state.collectFailedAt,
                 ])
         }
     }
@@ -101,12 +102,12 @@ extension SQLStore: BankIDOrderStore {
             try connection.execute(
                 """
                 UPDATE bankid_orders SET status = ?2, hint_code = ?3, last_collected_at = ?4,
-                  finished_at = ?5, completion = ?6
+                  finished_at = ?5, completion = ?6, collect_failed_at = ?7
                 WHERE order_ref = ?1 AND status = 'pending'
                 """,
                 [
                     orderRef, state.status.rawValue, state.hintCode?.rawValue, state.lastCollectedAt,
-                    state.finishedAt, completion,
+                    state.finishedAt, completion, state.collectFailedAt,
                 ])
             if let owner {
                 try connection.execute(
@@ -140,6 +141,6 @@ extension StoreSQL {
     fileprivate static let orderColumns = """
         order_ref, kind, intent, started_at, qr_start_token, qr_start_secret, auto_start_token, \
         end_user_ip, status, hint_code, last_collected_at, finished_at, completion, lease_owner, \
-        lease_expires_at
+        lease_expires_at, collect_failed_at
         """
 }

@@ -48,7 +48,7 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 8 and PostgreSQL's version 1, parents before
+    /// Every data table of SQLite's schema version 9 and PostgreSQL's version 2, parents before
     /// the tables whose foreign keys point at them (users first).
     static let tables: [Table] = [
         Table(
@@ -119,6 +119,7 @@ public enum StorageCopy {
                 "qr_start_token": .text, "qr_start_secret": .text, "auto_start_token": .text,
                 "end_user_ip": .text, "status": .text, "hint_code": .text, "last_collected_at": .time,
                 "finished_at": .time, "completion": .json, "lease_owner": .text, "lease_expires_at": .time,
+                "collect_failed_at": .time,
             ]),
         Table(
             "admin_tokens",
@@ -130,8 +131,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 8
-    static let postgreSQLSchemaVersion = 1
+    static let sqliteSchemaVersion = 9
+    static let postgreSQLSchemaVersion = 2
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

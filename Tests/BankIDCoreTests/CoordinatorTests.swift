@@ -292,6 +292,10 @@ struct CoordinatorTests {
         }
         let afterError = try #require(try store.bankIDOrder(orderRef: started.orderRef))
         #expect(afterError.state.status == .pending && afterError.leaseOwner == nil, "the lease is released")
+        // A failed collect counts for the poll interval: BankID is asked again only after it.
+        #expect(try await coordinator.poll(orderRef: started.orderRef).status == .pending)
+        #expect(bankID.count("/collect") == 1)
+        clock.advance(by: 2)
         bankID.answer(Fixtures.error("invalidParameters"), status: 400)
         await #expect(throws: BankIDError(.invalidParameters, "")) {
             try await coordinator.poll(orderRef: started.orderRef)
@@ -299,6 +303,38 @@ struct CoordinatorTests {
         clock.advance(by: 5)
         #expect(try await coordinator.poll(orderRef: started.orderRef).status == .failed)
         #expect(bankID.count("/collect") == 2)
+    }
+
+    @Test("a failing collect shows every poller RFA5 until BankID answers again, then the normal message")
+    func failingCollectIsShown() async throws {
+        let bankID = ScriptedBankID()
+        let clock = FixedClock()
+        let store = storage.store
+        let coordinator = coordinator(bankID, store: store, clock: clock)
+        let started = try await startAuth(coordinator)
+        bankID.answer(Fixtures.pendingJSON("userSign"))
+        let answered = try await coordinator.poll(orderRef: started.orderRef)
+        #expect(!answered.collectFailing && answered.message(MessageTests.desktopQR) == .rfa9)
+
+        clock.advance(by: 2)
+        bankID.answer(Fixtures.error("internalError"), status: 500)
+        await #expect(throws: BankIDError(.internalError, "")) {
+            try await coordinator.poll(orderRef: started.orderRef)
+        }
+        // Another instance reading the same order sees the outage too: it is kept with the order.
+        let elsewhere = self.coordinator(
+            bankID, store: SQLStore(engine: storage.engine), clock: clock, instance: "b")
+        let failing = try elsewhere.snapshot(orderRef: started.orderRef)
+        #expect(failing.status == .pending && failing.collectFailing)
+        #expect(
+            failing.message(MessageTests.desktopQR) == .rfa5, "not RFA1 'start the app' while BankID is down")
+        #expect(try store.bankIDOrder(orderRef: started.orderRef)?.state.collectFailedAt == clock.now())
+
+        clock.advance(by: 2)
+        bankID.answer(Fixtures.pendingJSON("userSign"))
+        let recovered = try await coordinator.poll(orderRef: started.orderRef)
+        #expect(!recovered.collectFailing && recovered.message(MessageTests.desktopQR) == .rfa9)
+        #expect(try store.bankIDOrder(orderRef: started.orderRef)?.state.collectFailedAt == nil)
     }
 
     @Test("unknown orders are not found and cause no upstream call")

@@ -86,6 +86,18 @@ struct OrderStoreTests {
         #expect(
             try store.acquireBankIDCollectLease(
                 orderRef: "none", owner: "a", now: at(1), until: at(2), collectedBefore: at(0)) == nil)
+        // A failed collect is kept with the order (every instance's pollers see it), and the
+        // next answered one clears it.
+        let failing = pending.failingCollect(at: at(34))
+        #expect(
+            try store.updateBankIDOrder(orderRef: "o1", state: failing, releasingLeaseOf: "a")?.state
+                == failing)
+        #expect(try store.bankIDOrder(orderRef: "o1")?.state.collectFailedAt == at(34))
+        let answered = failing.applying(status: .pending, hintCode: .userSign, completion: nil, at: at(36))
+        #expect(
+            try store.updateBankIDOrder(orderRef: "o1", state: answered, releasingLeaseOf: nil)?.state
+                == answered)
+        #expect(answered.collectFailedAt == nil)
     }
 
     @Test(

@@ -1,17 +1,19 @@
 import AuthOrchestrator
 import BankIDCore
+import BankIDSimulator
 import CryptoCore
 import Dispatch
 import Foundation
 import HTTPEngine
 import Kernel
 import PortvaktAPI
-import PortvaktApp
 import SessionCore
 import Storage
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import PortvaktApp
 
 /// Runs blocking work (libcurl, waits) on a Dispatch thread: the test then never holds a thread of
 /// Swift's cooperative pool, which the server's background BankID collects run on.
@@ -133,6 +135,38 @@ private func result(_ status: [String: Any]) -> [String: Any] { status["result"]
 /// they are about MHD's threads and its suspended connections.
 @Suite("BankID orders over HTTP", .serialized)
 struct BankIDAPITests {
+    @Test(
+        "while BankID's collects fail, a waiting client is told so (RFA5), and the usual message returns when BankID answers",
+        arguments: TestEngine.tested)
+    func collectOutageIsShown(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
+        defer { server.stop() }
+        let simulator = try #require(server.server.bankID?.simulator)
+        var client = BankIDClient(server)
+        let started = try await client.start("signup")
+        #expect(started.status == 201, "\(started.text)")
+        let orderID = try #require(try started.jsonObject()["orderId"] as? String)
+
+        /// Polls (a poll interval apart on the test clock) until the message is `code`; bounded.
+        func waitForMessage(_ code: String) async throws -> [String: Any] {
+            for _ in 0..<200 {
+                server.clock.advance(by: 2)
+                let status = try await client.status(orderID).jsonObject()
+                if (status["message"] as? [String: Any])?["code"] as? String == code { return status }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            Issue.record("the message never became \(code)")
+            return [:]
+        }
+        #expect(try await waitForMessage("RFA1")["status"] as? String == "pending")
+        simulator.inject(.internalError, count: 1_000)
+        let failing = try await waitForMessage("RFA5")
+        #expect(
+            failing["status"] as? String == "pending", "the order is still open: the user may yet approve")
+        simulator.clearFaults()
+        #expect(try await waitForMessage("RFA1")["status"] as? String == "pending", "back to normal")
+    }
+
     @Test(
         "after an identity-key rotation a BankID login still finds the account, and the link moves to the new key",
         arguments: TestEngine.tested

@@ -65,9 +65,13 @@ extension AuthError: HTTPResponseError {
         code == .adminUnauthorized ? [("WWW-Authenticate", "Bearer")] : []
     }
 
-    /// A store that failed under a use case whose typed errors had to wrap it (BankID's) is the
-    /// database's failure, answered as such.
-    public var dependencyFailure: (any DependencyFailure)? { underlying as? any DependencyFailure }
+    /// A store that is down (a temporary failure) under a use case whose typed errors had to wrap
+    /// it (BankID's) is the database's outage, answered as such. A permanent one (a conflict, say)
+    /// is what the use case's own code already means.
+    public var dependencyFailure: (any DependencyFailure)? {
+        guard let failure = underlying as? any DependencyFailure, failure.isTemporary else { return nil }
+        return failure
+    }
 
     /// The detail when no fixed one applies: the message, except for BankID failures, whose own
     /// details can echo request data — the RFA code says what to show.

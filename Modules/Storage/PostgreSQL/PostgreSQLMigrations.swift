@@ -12,7 +12,7 @@ extension Migration {
 
     /// Every PostgreSQL migration this binary knows, in order. PostgreSQL joined at SQLite's
     /// schema version 8, so its first step is that schema whole; later changes add one step to each
-    /// engine's list.
+    /// engine's list under the same name (PostgreSQL's version 2 is SQLite's version 9).
     ///
     /// The same tables, columns, keys and checks as SQLite's, in PostgreSQL's own types: `boolean`
     /// for flags, `timestamptz` for times (the stores keep them to the millisecond on both
@@ -213,6 +213,12 @@ extension Migration {
                     challenge bytea NOT NULL CHECK (octet_length(challenge) BETWEEN 16 AND 64),
                     PRIMARY KEY (expires_at, challenge)
                 );
-                """)
+                """),
+        Migration(
+            version: 2, name: "bankid orders remember a failing collect",
+            sql: """
+                -- As SQLite's version 9: when the last /collect failed, NULL once one is answered.
+                ALTER TABLE bankid_orders ADD COLUMN collect_failed_at timestamptz;
+                """),
     ]
 }

@@ -300,5 +300,12 @@ extension Migration {
                 CREATE INDEX audit_events_user_id ON audit_events(user_id, id);
                 CREATE INDEX audit_events_action ON audit_events(action, id);
                 """),
+        Migration(
+            version: 9, name: "bankid orders remember a failing collect",
+            sql: """
+                -- When the last /collect failed (BankID unreachable or erroring), NULL once one is
+                -- answered again: pollers on every instance then show that BankID is not answering.
+                ALTER TABLE bankid_orders ADD COLUMN collect_failed_at INTEGER;
+                """),
     ]
 }
