@@ -402,9 +402,14 @@ public struct PasskeyService: Sendable {
         let credential = try StoredCredential(
             id: passkey.credentialID, publicKeyBytes: passkey.publicKey, signCount: passkey.signCount,
             userHandle: user.userHandle, backupEligible: passkey.backupEligible)
-        let verified = try verify(
-            parsed, challenge: challenge.challenge, credential: credential,
-            expectedUserHandle: challenge.usernameDigest == nil ? nil : user.userHandle)
+        let verified: VerifiedAuthentication
+        do {
+            verified = try verify(
+                parsed, challenge: challenge.challenge, credential: credential,
+                expectedUserHandle: challenge.usernameDigest == nil ? nil : user.userHandle)
+        } catch let error as PasskeyError where error.code == .ceremonyCounterRegression {
+            try refuseRegression(error, challenge: challenge, attempt: attempt, at: now)
+        }
         try AccountAccess.admit(user)
         let session = try sessions.prepare(
             userID: user.id, clientKind: clientKind, authMethod: .passkey, userAgent: context.userAgent,
@@ -437,6 +442,34 @@ public struct PasskeyService: Sendable {
         used.lastUsedAt = now
         return CompletedLogin(
             user: user, passkey: used, session: session, counterRegressed: verified.counterRegressed)
+    }
+
+    /// Refuses a login whose counter went backwards (§7.2 step 22, under the reject policy), as a
+    /// possible clone only when its challenge was still unused.
+    ///
+    /// A replayed assertion carries the counter its first use stored, so it always looks like a
+    /// regression; the challenge tells the two apart. Claiming it in the database (one atomic use
+    /// that every instance sees) decides. Of racing finalizes of one assertion, a loser that read
+    /// the counter the winner raised comes here and finds the challenge used; one that read it
+    /// before sees no regression and loses at the commit. The passkey was read before this claim
+    /// and the winning commit raises the counter and uses the challenge in one transaction, so a
+    /// claim that succeeds judged a counter this assertion had not raised: the regression is real.
+    /// (Under the `flag` policy nothing comes here: the flag is written by the commit, which a
+    /// loser does not get.)
+    /// - Throws: `passkey.challenge_invalid` for a used (or meanwhile expired) challenge, otherwise
+    ///   `regression` itself.
+    private func refuseRegression(
+        _ regression: PasskeyError, challenge: LoginChallengeSeal.Contents, attempt: LoginAttempt,
+        at now: Date
+    ) throws -> Never {
+        // Used up here, whatever the answer: nothing is left for `burnOnFailure` to do.
+        attempt.challenge = nil
+        guard try challenges.useSealedChallenge(challenge.challenge, expiresAt: challenge.expiresAt, at: now)
+        else {
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        }
+        throw regression
     }
 
     /// §7.2 through PasskeyCore, with the two codes that would tell a prober which account a

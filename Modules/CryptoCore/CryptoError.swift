@@ -19,6 +19,9 @@ public struct CryptoError: CodedError {
         case unsupportedKeyType = "crypto.unsupported_key_type"
         /// The key is too small to be trusted (RSA under 2048 bits).
         case weakKey = "crypto.weak_key"
+        /// An Ed25519 public key that is a point of small order (the identity, the point of order 2
+        /// and the other six in the eight-torsion), in any encoding: signatures under it prove nothing.
+        case smallOrderKey = "crypto.small_order_key"
         /// The key is larger than Portvakt will spend verification time on (RSA over 8192 bits).
         case unsupportedKeySize = "crypto.unsupported_key_size"
         /// OpenSSL could not allocate what building a key needs.

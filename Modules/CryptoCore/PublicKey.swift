@@ -108,14 +108,17 @@ public final class PublicKey: @unchecked Sendable {
     /// Builds an Ed25519 key from its 32-byte RFC 8032 encoding.
     ///
     /// - Parameter raw: The 32-byte public key.
-    /// - Throws: `CryptoError` `.invalidPublicKey` when the length is not 32.
+    /// - Throws: `CryptoError` `.invalidPublicKey` when the length is not 32 or y is not below p,
+    ///   `.smallOrderKey` for one of the eight points of small order.
     public convenience init(ed25519 raw: some ContiguousBytes) throws(CryptoError) {
+        try Ed25519KeyCheck.check(raw.withUnsafeBytes { [UInt8]($0) })
         let pkey = raw.withUnsafeBytes { bytes -> OpaquePointer? in
             guard bytes.count == 32 else { return nil }
             return EVP_PKEY_new_raw_public_key(
                 EVP_PKEY_ED25519, nil, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 32)
         }
-        // OpenSSL decodes the point only when verifying, where an invalid encoding fails the check.
+        // OpenSSL decodes the point only when verifying, where an invalid encoding fails the check;
+        // the small-order points it would accept are refused above.
         guard let pkey else {
             ERR_clear_error()
             throw CryptoError(.invalidPublicKey, "an Ed25519 public key is exactly 32 bytes")
@@ -347,6 +350,14 @@ public final class PublicKey: @unchecked Sendable {
             }
             return .rsa(bits: bits)
         case EVP_PKEY_ED25519:
+            // The same check as `init(ed25519:)`: a certificate's key is no less a key.
+            var raw = [UInt8](repeating: 0, count: 32)
+            var length = raw.count
+            guard EVP_PKEY_get_raw_public_key(pkey, &raw, &length) == 1, length == 32 else {
+                ERR_clear_error()
+                throw CryptoError(.invalidPublicKey, "the Ed25519 public key could not be read")
+            }
+            try Ed25519KeyCheck.check(raw)
             return .ed25519
         default:
             throw CryptoError(.unsupportedKeyType, "the key algorithm is not one Portvakt verifies")

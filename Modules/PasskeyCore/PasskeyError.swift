@@ -68,6 +68,9 @@ public struct PasskeyError: CodedError {
         case coseInvalidKey = "cose.invalid_key"
         /// An RSA key under 2048 bits, or one too large to accept.
         case coseWeakKey = "cose.weak_key"
+        /// An Ed25519 key that is one of the eight points of small order, in any encoding (the
+        /// identity, the all-zero key, the point of order 2, …): signatures under it prove nothing.
+        case coseSmallOrderKey = "cose.small_order_key"
 
         // MARK: Metadata
 

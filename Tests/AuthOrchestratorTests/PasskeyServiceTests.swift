@@ -38,13 +38,14 @@ final class ServiceFixture: @unchecked Sendable {
 
     init(
         challengeLifetime: TimeInterval = 300, enabled: Bool = true, signup: Bool = true,
-        bankIDLogin: Bool = false
+        bankIDLogin: Bool = false, counterPolicy: RelyingParty.CounterPolicy = .reject
     ) throws {
         storage = try TestStore(.sqlite, clock: clock)
         let store = storage.store
         let random = SeededRandom(seed: "auth-orchestrator")
         sessions = SessionService(repository: store, policy: SessionPolicy(), clock: clock, random: random)
-        let relyingParty = RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])
+        var relyingParty = RelyingParty(id: "example.com", name: "Example", allowedOrigins: [origin])
+        relyingParty.counterPolicy = counterPolicy
         service = PasskeyService(
             accounts: store, challenges: store, audit: store, logins: store, identities: store,
             sessions: sessions,

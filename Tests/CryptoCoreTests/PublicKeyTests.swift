@@ -223,6 +223,24 @@ struct PublicKeyTests {
         }
     }
 
+    @Test(
+        "rejects the small-order Ed25519 points, raw and in a SubjectPublicKeyInfo, and a y that is not below p"
+    )
+    func ed25519SmallOrder() {
+        // The identity and the all-zero key (order 4); Docs/passkeycore.md lists all eight points.
+        for raw in ["01" + String(repeating: "00", count: 31), String(repeating: "00", count: 32)] {
+            #expect(throws: CryptoError(.smallOrderKey, "")) { try PublicKey(ed25519: hex(raw)) }
+            // RFC 8410 SubjectPublicKeyInfo: SEQUENCE { SEQUENCE { id-Ed25519 }, BIT STRING key }.
+            #expect(throws: CryptoError(.smallOrderKey, "")) {
+                try PublicKey(derSubjectPublicKeyInfo: hex("302a300506032b6570032100" + raw))
+            }
+        }
+        // y = 3 + p instead of y = 3: not canonical, so no key (RFC 8032 §5.1.3).
+        #expect(throws: CryptoError(.invalidPublicKey, "")) {
+            try PublicKey(ed25519: hex("f0" + String(repeating: "ff", count: 30) + "7f"))
+        }
+    }
+
     @Test("rejects DER that is malformed, truncated, followed by extra bytes, or of another curve")
     func badDER() {
         let der = hex(F.p256SPKI)

@@ -299,6 +299,12 @@ struct PasskeyAPITests {
         behaviour.signCount = 9
         let regressed = try c.login(credential, behaviour: behaviour)
         #expect(try regressed.problemCode() == "ceremony.counter_regression")
+        // On a fresh challenge the regression is real: the audit log keeps the clone signal.
+        let user = try #require(try server.server.store.user(username: "ada"))
+        let failure = try #require(
+            try server.server.store.auditEvents(userID: user.id, beforeID: nil, limit: 1).first)
+        #expect(failure.action == .passkeyLoginFailed)
+        #expect(failure.details["code"] == "ceremony.counter_regression")
     }
 
     @Test(
@@ -400,6 +406,56 @@ struct PasskeyAPITests {
         #expect(statuses.withLock { $0.sorted() } == [200, 400])
         let sessionsAfter = try server.server.sessions.list(userID: user.id).count
         #expect(sessionsAfter == sessionsBefore + 1)
+    }
+
+    @Test(
+        "eight finalizes racing with one counting assertion: one 200, seven passkey.challenge_invalid, no clone in the audit log",
+        arguments: TestEngine.tested)
+    func raceIsNoClone(engine: TestEngine) throws {
+        let server = try TestServer.inProcess(engine: engine)
+        defer { server.stop() }
+        let c = PasskeyClient(server)
+        let (credential, _) = try c.signUp("ada")
+        let user = try #require(try server.server.store.user(username: "ada"))
+        let started = try c.startLogin()
+        var counted = SoftwareAuthenticator.Behaviour()
+        counted.signCount = 3
+        let assertion = c.authenticator.authenticate(
+            credential, challenge: started.challenge, origin: c.origin, behaviour: counted)
+        let body =
+            #"{"challengeId":"\#(started.id)","credential":\#(String(decoding: assertion.json(), as: UTF8.self)),"client":"native"}"#
+        let url = server.publicURL + "/v1/passkeys/login/finalize"
+        // Threads, not a pool: all eight are in flight at once on a two-core machine too.
+        let answers = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for _ in 0..<8 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let answer: String
+                if let response = try? InProcessHTTPClient().sendJSON(url: url, json: body) {
+                    answer =
+                        response.status == 200
+                        ? "200" : "\(response.status) \((try? response.problemCode()) ?? "?")"
+                } else {
+                    answer = "no response"
+                }
+                answers.withLock { $0.append(answer) }
+            }.start()
+        }
+        group.wait()
+        #expect(
+            answers.withLock { $0.sorted() }
+                == ["200"] + Array(repeating: "400 passkey.challenge_invalid", count: 7))
+        // Late, after the race: still a used challenge, never a clone.
+        #expect(try c.finalizeLogin(started.id, assertion).problemCode() == "passkey.challenge_invalid")
+        let events = try server.server.store.auditEvents(userID: user.id, beforeID: nil, limit: 100)
+        #expect(events.filter { $0.action == .passkeyLogin }.count == 1)
+        let failures = events.filter { $0.action == .passkeyLoginFailed }
+        #expect(
+            failures.map { $0.details["code"] ?? "" }
+                == Array(repeating: "passkey.challenge_invalid", count: 8))
+        #expect(events.allSatisfy { $0.details["counterRegressed"] == nil })
     }
 
     @Test("usernames are unique after normalisation; invalid ones are refused", arguments: TestEngine.tested)

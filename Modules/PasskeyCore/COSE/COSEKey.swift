@@ -5,8 +5,9 @@ public import Foundation
 ///
 /// Parsing is strict in the way WebAuthn L3 §5.8.5 and §6.5.1.1 need: `kty` and `alg` are required,
 /// the algorithm must belong to the key type and the curve to the algorithm, coordinates must have the
-/// exact length of their curve, points must be uncompressed and on the curve, RSA keys need at least
-/// 2048 bits, and private parameters are refused. Labels COSE defines but WebAuthn does not use
+/// exact length of their curve, points must be uncompressed and on the curve, Ed25519 keys must be
+/// canonical and not of small order, RSA keys need at least 2048 bits, and private parameters are
+/// refused. Labels COSE defines but WebAuthn does not use
 /// (`kid`, `key_ops`, `base_iv`) are ignored, as RFC 9052 allows.
 ///
 /// The OpenSSL key is built once, during parsing, and kept: verifying with a stored `COSEKey` costs
@@ -260,6 +261,9 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
             switch error.code {
             case .weakKey, .unsupportedKeySize:
                 throw PasskeyError(.coseWeakKey, error.message, underlying: error)
+            // A key that any signature can be forged for is a forgery signal, never an old device.
+            case .smallOrderKey:
+                throw PasskeyError(.coseSmallOrderKey, error.message, underlying: error)
             default:
                 throw PasskeyError(.coseInvalidKey, error.message, underlying: error)
             }

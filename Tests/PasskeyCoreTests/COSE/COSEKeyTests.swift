@@ -352,11 +352,37 @@ struct COSEKeyTests {
         rsa[-1] = .bytes(n)
         rsa[-2] = .bytes(e.dropLast() + [e.last! & 0xfe])
         expectRejected(.coseInvalidKey, rsa, "even exponent")
+    }
+
+    @Test(
+        "cose.small_order_key: each of the eight small-order Ed25519 points, in each of its encodings, is refused",
+        arguments: SmallOrderEd25519.encodings.map(\.hex))
+    func smallOrderEd25519(encoding: String) {
         var okp = TestKeys.ed25519.coseMap(algorithm: .edDSA)
-        okp[-2] = .bytes([UInt8](repeating: 0, count: 32))
-        // An all-zero Ed25519 key is structurally fine; it simply never verifies anything real.
-        let weak = try COSEKey(encoded: CBOREncoder.encode(.map(okp)))
-        #expect(!weak.verify(signature: TestKeys.ed25519.sign(message, algorithm: .ed25519), data: message))
+        okp[-2] = .bytes(hex(encoding))
+        do {
+            let key = try COSEKey(encoded: CBOREncoder.encode(.map(okp)))
+            // What accepting it would mean: with the identity, R = identity and S = 0 sign anything.
+            let forged = hex(SmallOrderEd25519.encodings[0].hex) + [UInt8](repeating: 0, count: 32)
+            Issue.record(
+                "accepted; the forged signature verifies: \(key.verify(signature: forged, data: message))")
+        } catch {
+            #expect(error.code == .coseSmallOrderKey)
+            #expect((error.underlying as? CryptoError)?.code == .smallOrderKey)
+        }
+        // Built from parts, the way the software authenticator makes keys, the rule is the same.
+        #expect(throws: PasskeyError(.coseSmallOrderKey, "")) {
+            try COSEKey(algorithm: .edDSA, parameters: .okp(curve: .ed25519, x: hex(encoding)))
+        }
+    }
+
+    @Test("cose.invalid_key: an Ed25519 key with y ≥ p is refused although its point is on the curve")
+    func nonCanonicalEd25519() throws {
+        var okp = TestKeys.ed25519.coseMap(algorithm: .edDSA)
+        okp[-2] = .bytes(hex(SmallOrderEd25519.canonicalY3))
+        _ = try COSEKey(encoded: CBOREncoder.encode(.map(okp)))
+        okp[-2] = .bytes(hex(SmallOrderEd25519.nonCanonicalY3))
+        expectRejected(.coseInvalidKey, okp, "y = 3 + p")
     }
 
     @Test("cose.weak_key: a 1024-bit RSA key is refused for every RSA algorithm")
@@ -373,7 +399,7 @@ struct COSEKeyTests {
             .coseUnsupportedAlgorithm,
             .coseUnsupportedCurve, .coseAlgorithmMismatch, .coseCurveMismatch, .coseInvalidLength,
             .coseCompressedPoint,
-            .cosePrivateKey, .coseInvalidKey, .coseWeakKey,
+            .cosePrivateKey, .coseInvalidKey, .coseWeakKey, .coseSmallOrderKey,
         ]
         #expect(Set(PasskeyError.Code.allCases.filter { $0.rawValue.hasPrefix("cose.") }) == covered)
     }

@@ -312,6 +312,27 @@ struct RegistrationTests {
         }
     }
 
+    @Test(
+        "§7.1 step 19: a credential public key of small order is refused with cose.small_order_key",
+        arguments: SmallOrderEd25519.encodings.map(\.hex))
+    func smallOrderCredentialKey(encoding: String) throws {
+        let credential = try #require(Fixture.credentials[.edDSA])
+        var parts = Fixture.authenticator.register(
+            credential, challenge: Fixture.challenge, origin: Fixture.origin,
+            behaviour: behaviour { $0.includeConvenienceMembers = false })
+        // The authenticator's own key ends the authenticator data; a hostile one sends another.
+        let authData = try #require(
+            try CBORDecoder().decode(parts.attestationObject).mapValue?[name: "authData"]?.bytesValue)
+        let ownKey = credential.publicKey.encoded
+        #expect(Array(authData.suffix(ownKey.count)) == ownKey)
+        var map = TestKeys.ed25519.coseMap(algorithm: .edDSA)
+        map[-2] = .bytes(hex(encoding))
+        parts.attestationObject = SoftwareAuthenticator.attestationObject(
+            format: "none", statement: [:],
+            authenticatorData: authData.dropLast(ownKey.count) + CBOREncoder.encode(.map(map)))
+        expectCode(.coseSmallOrderKey) { try verify(parts) }
+    }
+
     /// Verifies a registration built from (possibly damaged) parts.
     private func verify(_ parts: SoftwareRegistration) throws(PasskeyError) {
         _ = try verifyRegistration(
