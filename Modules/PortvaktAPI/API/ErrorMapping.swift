@@ -66,8 +66,13 @@ extension AuthError: HTTPResponseError {
     }
 
     /// A store that failed under a use case whose typed errors had to wrap it (BankID's) is the
-    /// database's failure, answered as such.
-    public var dependencyFailure: (any DependencyFailure)? { underlying as? any DependencyFailure }
+    /// database's failure, answered as such, when it is an outage (busy, unavailable, timed out).
+    /// A failure the use case turned into its own rule stays the rule's answer: a unique-key
+    /// conflict is `409 user.username_taken`, not the store's `500 internal`.
+    public var dependencyFailure: (any DependencyFailure)? {
+        guard let failure = underlying as? any DependencyFailure, failure.isTemporary else { return nil }
+        return failure
+    }
 
     /// The detail when no fixed one applies: the message, except for BankID failures, whose own
     /// details can echo request data — the RFA code says what to show.
@@ -121,8 +126,9 @@ extension AuthError: HTTPResponseError {
 }
 
 /// WebAuthn verification failures: 400 with the failing step's code (`ceremony.*`,
-/// `attestation.*`, `response.*`, `clientdata.*`, …). `options.*` and `config.*` are server faults:
-/// 500 with nothing more said.
+/// `attestation.*`, `response.*`, `clientdata.*`, …). `options.*`, `config.*` and `metadata.*`
+/// (the metadata BLOB, read at start, never from a request) are server faults: 500 with nothing
+/// more said.
 extension PasskeyError: HTTPResponseError {
     public var status: Int { isServerFault ? 500 : 400 }
 
@@ -136,5 +142,6 @@ extension PasskeyError: HTTPResponseError {
 
     private var isServerFault: Bool {
         code.rawValue.hasPrefix("options.") || code.rawValue.hasPrefix("config.")
+            || code.rawValue.hasPrefix("metadata.")
     }
 }
