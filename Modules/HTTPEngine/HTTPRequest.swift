@@ -1,4 +1,5 @@
 import Foundation
+import Kernel
 
 /// A request as a handler sees it: parsed, size-checked, routed, with the client resolved.
 public struct HTTPRequest: Sendable {
@@ -59,21 +60,43 @@ public struct HTTPRequest: Sendable {
         return nil
     }
 
-    /// Decodes the body as JSON.
+    /// Decodes the body as JSON: the one path every API body takes.
+    ///
+    /// The body is first read by the kernel's strict parser (`StrictJSON`), the one WebAuthn's
+    /// client data goes through, so that a body Foundation would accept leniently is refused: a
+    /// member name repeated at any depth (`{"username":"a","username":"b"}`, where Foundation
+    /// keeps one of the two), lone surrogates, leading zeros. Only then does the decoder map it
+    /// to `type`, which can no longer see anything the strict parser did not.
     /// - Parameter type: the expected shape.
     /// - Returns: the decoded value.
     /// - Throws: `HTTPError.unsupportedMediaType()` (415) when the body is not declared
     ///   `application/json` (or `application/*+json`); `HTTPError.malformedJSON()` (400) when the
-    ///   body is missing, not JSON, or not that shape. The decoder's message is not passed on: it
-    ///   can quote request data.
+    ///   body is missing, not strict JSON, or not that shape. The decoder's message is not passed
+    ///   on: it can quote request data.
     public func decodeJSON<T: Decodable>(_ type: T.Type) throws(HTTPError) -> T {
-        guard !body.isEmpty else { throw HTTPError.malformedJSON(detail: "A JSON body is required.") }
-        guard Self.isJSONMediaType(headers["Content-Type"]) else { throw HTTPError.unsupportedMediaType() }
+        try requireJSONBody()
+        do {
+            _ = try StrictJSON.parse(body)
+        } catch {
+            // The reason and offset quote no request data (a duplicate's name is not repeated).
+            throw HTTPError.malformedJSON(
+                detail: "The request body is not strict JSON: \(error.reason) at byte \(error.offset).")
+        }
         do {
             return try JSONCoding.decoder.decode(T.self, from: Data(body))
         } catch {
             throw HTTPError.malformedJSON()
         }
+    }
+
+    /// Checks that a body is present and declared JSON: the first step of every API body, shared by
+    /// `decodeJSON` and the handlers that hand the bytes to another use of the same strict parser
+    /// (the passkey finalize envelope, whose credential PasskeyCore reads).
+    /// - Throws: `HTTPError.malformedJSON()` (400) for a missing body;
+    ///   `HTTPError.unsupportedMediaType()` (415) when the body is not declared JSON.
+    public func requireJSONBody() throws(HTTPError) {
+        guard !body.isEmpty else { throw HTTPError.malformedJSON(detail: "A JSON body is required.") }
+        guard Self.isJSONMediaType(headers["Content-Type"]) else { throw HTTPError.unsupportedMediaType() }
     }
 
     /// Whether a Content-Type names JSON: `application/json` or a `+json` suffix, any parameters.

@@ -4,7 +4,7 @@ public import Kernel
 /// Why a session could not be used. Codes are stable: the HTTP layer maps them to problems.
 public struct SessionError: CodedError {
     /// The stable codes SessionCore reports.
-    public enum Code: String, Sendable {
+    public enum Code: String, Sendable, CaseIterable {
         /// No token was presented, or it is not in Portvakt's token format.
         case missing = "session.missing"
         /// No session has this token.

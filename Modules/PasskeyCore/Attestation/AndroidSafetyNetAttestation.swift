@@ -1,5 +1,6 @@
 import CryptoCore
 public import Foundation
+import Kernel
 
 /// The "android-safetynet" attestation format (WebAuthn L3 §8.5, deprecated): a SafetyNet JWS
 /// signed by Google for attest.android.com, whose nonce binds it to this registration.

@@ -1,5 +1,6 @@
 import CryptoCore
 import Foundation
+import Kernel
 
 /// A JWS in compact serialization whose header carries its signing certificate chain in x5c
 /// (RFC 7515): the shape of FIDO MDS3 BLOBs and of Android SafetyNet responses.

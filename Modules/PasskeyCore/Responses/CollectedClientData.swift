@@ -1,3 +1,5 @@
+import Kernel
+
 /// The client data a browser or platform collected and the authenticator signed over (WebAuthn L3
 /// §5.8.1), parsed from the exact clientDataJSON bytes.
 ///

@@ -1,3 +1,5 @@
+import Kernel
+
 /// A request body that carries a credential response inside an envelope, such as
 /// `{"challengeId": "…", "credential": {…}, "name": "…", "client": "web"}`.
 ///

@@ -1,4 +1,5 @@
 import CryptoCore
+import Kernel
 
 /// The client extension outputs Portvakt reads (§5.1, `getClientExtensionResults()`); others are ignored.
 public struct ClientExtensionResults: Sendable, Hashable {

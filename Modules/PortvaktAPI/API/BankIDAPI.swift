@@ -117,11 +117,12 @@ public struct BankIDAPI: Sendable {
     /// The request's session (when it presents a usable one) and binding value.
     private func requester(_ request: HTTPRequest, signInRequired: Bool) throws -> BankIDRequester {
         // Never rotated here: the order is bound to the session the request presents. A stale
-        // session cookie does not stop an anonymous login from starting; link and sign need it.
+        // session cookie does not stop an anonymous login from starting; link and sign need a
+        // usable one, so a presented session that failed answers why (`session.expired`, …).
+        // No session at all is the use case's rule and code (`bankid.sign_in_required`), not
+        // the route's: the route does not answer for it.
         let (signedIn, failure) = transport.optionallySignedIn(request, access: access)
-        if signInRequired, signedIn == nil {
-            throw failure ?? SessionError(.missing, "no session token was presented")
-        }
+        if signInRequired, signedIn == nil, let failure { throw failure }
         return BankIDRequester(
             session: signedIn?.session, user: signedIn?.user, binding: request.bankIDBinding(transport))
     }

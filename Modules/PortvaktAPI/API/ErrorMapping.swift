@@ -65,9 +65,10 @@ extension AuthError: HTTPResponseError {
         code == .adminUnauthorized ? [("WWW-Authenticate", "Bearer")] : []
     }
 
-    /// A store that is down (a temporary failure) under a use case whose typed errors had to wrap
-    /// it (BankID's) is the database's outage, answered as such. A permanent one (a conflict, say)
-    /// is what the use case's own code already means.
+    /// A store that failed under a use case whose typed errors had to wrap it (BankID's) is the
+    /// database's failure, answered as such, when it is an outage (busy, unavailable, timed out).
+    /// A failure the use case turned into its own rule stays the rule's answer: a unique-key
+    /// conflict is `409 user.username_taken`, not the store's `500 internal`.
     public var dependencyFailure: (any DependencyFailure)? {
         guard let failure = underlying as? any DependencyFailure, failure.isTemporary else { return nil }
         return failure
@@ -125,8 +126,9 @@ extension AuthError: HTTPResponseError {
 }
 
 /// WebAuthn verification failures: 400 with the failing step's code (`ceremony.*`,
-/// `attestation.*`, `response.*`, `clientdata.*`, …). `options.*` and `config.*` are server faults:
-/// 500 with nothing more said.
+/// `attestation.*`, `response.*`, `clientdata.*`, …). `options.*`, `config.*` and `metadata.*`
+/// (the metadata BLOB, read at start, never from a request) are server faults: 500 with nothing
+/// more said.
 extension PasskeyError: HTTPResponseError {
     public var status: Int { isServerFault ? 500 : 400 }
 
@@ -140,5 +142,6 @@ extension PasskeyError: HTTPResponseError {
 
     private var isServerFault: Bool {
         code.rawValue.hasPrefix("options.") || code.rawValue.hasPrefix("config.")
+            || code.rawValue.hasPrefix("metadata.")
     }
 }

@@ -234,10 +234,9 @@ struct FinalizeBody {
     let client: ClientKind
 
     init(_ request: HTTPRequest) throws(HTTPError) {
-        guard !request.body.isEmpty else { throw HTTPError.malformedJSON(detail: "A JSON body is required.") }
-        guard HTTPRequest.isJSONMediaType(request.headers["Content-Type"]) else {
-            throw HTTPError.unsupportedMediaType()
-        }
+        try request.requireJSONBody()
+        // The envelope is read by the same strict parser as decodeJSON's (Kernel's StrictJSON, via
+        // PasskeyCore), so a repeated member, in the envelope or in the credential, is refused here too.
         let envelope: CredentialEnvelope
         do {
             envelope = try CredentialEnvelope(json: request.body)

@@ -1,0 +1,394 @@
+/// A strict JSON (RFC 8259) parser: the one every layer uses for JSON that arrives from outside.
+///
+/// Strict where leniency would let two parsers disagree about the same bytes: duplicate member names
+/// are refused at any depth (so the member a handler reads is the only one there is), as are invalid
+/// UTF-8, lone surrogates in escapes, control characters in strings, leading zeros and trailing
+/// content. Depth and member counts are bounded so that no input makes the work grow faster than its
+/// length. WebAuthn's client data and responses (PasskeyCore) and every API request body (HTTPEngine)
+/// go through it; it lives in the kernel so that neither has to import the other.
+public enum StrictJSON {
+    /// Containers may nest this deep; WebAuthn responses need four (extension outputs included), API
+    /// bodies fewer.
+    public static let maximumDepth = 12
+    /// No object or array in a WebAuthn response or an API body has more than a few dozen entries.
+    public static let maximumEntries = 256
+
+    /// A JSON value. Numbers keep only an integer that fits `Int64`, or the fact that some other
+    /// number was there: no floating point is ever computed from input.
+    public enum Value: Sendable {
+        case object(Object)
+        case array([Value])
+        case string(String)
+        case integer(Int64)
+        /// A number with a fraction, an exponent, or beyond `Int64`: well-formed, but not an integer.
+        case otherNumber
+        case bool(Bool)
+        case null
+
+        /// A short name of the type for error messages, never the content.
+        public var typeName: String {
+            switch self {
+            case .object: "object"
+            case .array: "array"
+            case .string: "string"
+            case .integer, .otherNumber: "number"
+            case .bool: "boolean"
+            case .null: "null"
+            }
+        }
+    }
+
+    /// One object member and the byte range its value had in the input.
+    public typealias Member = (name: String, value: Value, range: Range<Int>)
+
+    /// A JSON object's members in the order they arrived; names are unique (the parser refuses repeats).
+    public struct Object: Sendable {
+        /// The members with the byte range each value had in the input.
+        public var members: [Member]
+
+        /// Creates an object from members whose names are unique.
+        public init(members: [Member]) { self.members = members }
+
+        /// The member called `name`; objects are small, so a scan beats hashing.
+        public subscript(name: String) -> Value? {
+            for member in members where member.name == name { return member.value }
+            return nil
+        }
+    }
+
+    /// Why bytes are not strict JSON: a short reason (never input content) and where.
+    public struct SyntaxError: Error, Sendable {
+        /// What is wrong, e.g. "duplicate member name".
+        public var reason: String
+        /// The byte offset at which the parser stopped.
+        public var offset: Int
+
+        /// Creates an error.
+        public init(reason: String, offset: Int) {
+            self.reason = reason
+            self.offset = offset
+        }
+    }
+
+    /// Parses exactly one JSON value from `input`, allowing only whitespace around it.
+    /// - Parameter input: UTF-8 bytes.
+    /// - Returns: the value.
+    /// - Throws: `SyntaxError` for anything that is not strict JSON, duplicate member names included.
+    public static func parse(_ input: [UInt8]) throws(SyntaxError) -> Value {
+        // The closure cannot carry a typed throw out of withUnsafeBufferPointer, so it returns one.
+        let outcome: Swift.Result<Value, SyntaxError> = input.withUnsafeBufferPointer { buffer in
+            var reader = StrictJSONReader(bytes: buffer)
+            do throws(SyntaxError) {
+                return .success(try reader.readDocument())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Parses `input` as one JSON object and returns its members with the exact byte range of each
+    /// value, so an envelope can hand one member's bytes, untouched, to another strict parser.
+    /// Same rules as `parse`: duplicates, trailing content and excess depth are refused.
+    /// - Parameter input: UTF-8 bytes.
+    /// - Returns: the top-level object's members in input order.
+    /// - Throws: `SyntaxError`, also when the value is not an object.
+    public static func parseMembers(_ input: [UInt8]) throws(SyntaxError) -> [Member] {
+        let outcome: Swift.Result<[Member], SyntaxError> = input.withUnsafeBufferPointer { buffer in
+            var reader = StrictJSONReader(bytes: buffer)
+            do throws(SyntaxError) {
+                return .success(try reader.readTopLevelMembers())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+}
+
+/// The parser's state over one input: a cursor into borrowed bytes.
+private struct StrictJSONReader {
+    private typealias JSONValue = StrictJSON.Value
+    private typealias JSONObject = StrictJSON.Object
+    private static let maximumDepth = StrictJSON.maximumDepth
+    private static let maximumEntries = StrictJSON.maximumEntries
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var offset = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func readDocument() throws(StrictJSON.SyntaxError) -> StrictJSON.Value {
+        skipWhitespace()
+        let value = try readValue(depth: 1)
+        skipWhitespace()
+        guard offset == bytes.count else { throw error("content after the value") }
+        return value
+    }
+
+    mutating func readTopLevelMembers() throws(StrictJSON.SyntaxError) -> [StrictJSON.Member] {
+        skipWhitespace()
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else {
+            throw error("expected an object")
+        }
+        let members = try readMembers(depth: 1)
+        skipWhitespace()
+        guard offset == bytes.count else { throw error("content after the value") }
+        return members
+    }
+
+    private func error(_ reason: String) -> StrictJSON.SyntaxError {
+        StrictJSON.SyntaxError(reason: reason, offset: offset)
+    }
+
+    private mutating func skipWhitespace() {
+        while offset < bytes.count {
+            switch bytes[offset] {
+            case 0x20, 0x09, 0x0a, 0x0d: offset += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func readValue(depth: Int) throws(StrictJSON.SyntaxError) -> JSONValue {
+        guard offset < bytes.count else { throw error("input ends where a value belongs") }
+        switch bytes[offset] {
+        case UInt8(ascii: "{"): return .object(try readObject(depth: depth))
+        case UInt8(ascii: "["): return .array(try readArray(depth: depth))
+        case UInt8(ascii: "\""): return .string(try readString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try readNumber()
+        default: throw error("unexpected byte")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(StrictJSON.SyntaxError) {
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - offset >= count else { throw error("truncated literal") }
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
+        for index in 0..<count where bytes[offset + index] != expected[index] {
+            throw error("unknown literal")
+        }
+        offset += count
+    }
+
+    private mutating func readObject(depth: Int) throws(StrictJSON.SyntaxError) -> JSONObject {
+        JSONObject(members: try readMembers(depth: depth))
+    }
+
+    /// Reads an object's members (the reader is at its `{`), each with the byte range of its value.
+    private mutating func readMembers(depth: Int) throws(StrictJSON.SyntaxError) -> [(
+        name: String, value: JSONValue, range: Range<Int>
+    )] {
+        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
+        offset += 1
+        var members: [(name: String, value: JSONValue, range: Range<Int>)] = []
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
+            offset += 1
+            return members
+        }
+        while true {
+            skipWhitespace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
+                throw error("a member name must be a string")
+            }
+            let name = try readString()
+            // Two parsers that keep different duplicates would see different client data.
+            for member in members where member.name == name { throw error("duplicate member name") }
+            skipWhitespace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
+                throw error("expected ':'")
+            }
+            offset += 1
+            skipWhitespace()
+            let start = offset
+            let value = try readValue(depth: depth + 1)
+            members.append((name, value, start..<offset))
+            guard members.count <= Self.maximumEntries else { throw error("too many members") }
+            skipWhitespace()
+            guard offset < bytes.count else { throw error("input ends inside an object") }
+            if bytes[offset] == UInt8(ascii: ",") {
+                offset += 1
+                continue
+            }
+            guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
+            offset += 1
+            return members
+        }
+    }
+
+    private mutating func readArray(depth: Int) throws(StrictJSON.SyntaxError) -> [JSONValue] {
+        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
+        offset += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "]") {
+            offset += 1
+            return elements
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try readValue(depth: depth + 1))
+            guard elements.count <= Self.maximumEntries else { throw error("too many elements") }
+            skipWhitespace()
+            guard offset < bytes.count else { throw error("input ends inside an array") }
+            if bytes[offset] == UInt8(ascii: ",") {
+                offset += 1
+                continue
+            }
+            guard bytes[offset] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
+            offset += 1
+            return elements
+        }
+    }
+
+    /// Reads a string; the common case (ASCII, no escapes) becomes a String with one copy.
+    private mutating func readString() throws(StrictJSON.SyntaxError) -> String {
+        offset += 1
+        let start = offset
+        var ascii = true
+        // Fast scan: stop at the closing quote or at the first escape.
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                let span = UnsafeBufferPointer(rebasing: bytes[start..<offset])
+                offset += 1
+                if ascii { return String(decoding: span, as: UTF8.self) }
+                guard let text = String(validating: span, as: UTF8.self) else { throw error("invalid UTF-8") }
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw error("control character in a string") }
+            if byte >= 0x80 { ascii = false }
+            offset += 1
+        }
+        guard offset < bytes.count else { throw error("unterminated string") }
+        // Slow path: escapes present. Collect UTF-8 bytes, then validate once.
+        var out = Array(UnsafeBufferPointer(rebasing: bytes[start..<offset]))
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            switch byte {
+            case UInt8(ascii: "\""):
+                offset += 1
+                guard let text = String(validating: out, as: UTF8.self) else { throw error("invalid UTF-8") }
+                return text
+            case UInt8(ascii: "\\"):
+                offset += 1
+                guard offset < bytes.count else { throw error("unterminated escape") }
+                let escape = bytes[offset]
+                offset += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0c)
+                case UInt8(ascii: "n"): out.append(0x0a)
+                case UInt8(ascii: "r"): out.append(0x0d)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"): appendUTF8(try readUnicodeEscape(), to: &out)
+                default: throw error("unknown escape")
+                }
+            default:
+                guard byte >= 0x20 else { throw error("control character in a string") }
+                out.append(byte)
+                offset += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    /// Reads the XXXX of \uXXXX (offset is past the u), joining a surrogate pair; lone surrogates fail.
+    private mutating func readUnicodeEscape() throws(StrictJSON.SyntaxError) -> Unicode.Scalar {
+        let high = try readHex4()
+        if (0xdc00...0xdfff).contains(high) { throw error("lone low surrogate") }
+        if (0xd800...0xdbff).contains(high) {
+            guard bytes.count - offset >= 6, bytes[offset] == UInt8(ascii: "\\"),
+                bytes[offset + 1] == UInt8(ascii: "u")
+            else { throw error("lone high surrogate") }
+            offset += 2
+            let low = try readHex4()
+            guard (0xdc00...0xdfff).contains(low) else { throw error("lone high surrogate") }
+            let value = 0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)
+            // In range by construction; the guard keeps the force-free style.
+            guard let scalar = Unicode.Scalar(value) else { throw error("invalid code point") }
+            return scalar
+        }
+        guard let scalar = Unicode.Scalar(high) else { throw error("invalid code point") }
+        return scalar
+    }
+
+    private mutating func readHex4() throws(StrictJSON.SyntaxError) -> UInt32 {
+        guard bytes.count - offset >= 4 else { throw error("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[offset]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("bad hex digit in \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            offset += 1
+        }
+        return value
+    }
+
+    private func appendUTF8(_ scalar: Unicode.Scalar, to out: inout [UInt8]) {
+        UTF8.encode(scalar) { out.append($0) }
+    }
+
+    /// Reads a number by the RFC 8259 grammar; integers that fit Int64 keep their value.
+    private mutating func readNumber() throws(StrictJSON.SyntaxError) -> JSONValue {
+        var negative = false
+        if bytes[offset] == UInt8(ascii: "-") {
+            negative = true
+            offset += 1
+        }
+        guard offset < bytes.count, isDigit(bytes[offset]) else { throw error("a number needs digits") }
+        // RFC 8259: no leading zeros ("01" is not a number).
+        if bytes[offset] == UInt8(ascii: "0"), offset + 1 < bytes.count, isDigit(bytes[offset + 1]) {
+            throw error("leading zero")
+        }
+        var magnitude: UInt64 = 0
+        var overflow = false
+        while offset < bytes.count, isDigit(bytes[offset]) {
+            let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(bytes[offset] - UInt8(ascii: "0")))
+            overflow = overflow || o1 || o2
+            magnitude = sum
+            offset += 1
+        }
+        var integral = true
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: ".") {
+            integral = false
+            offset += 1
+            guard offset < bytes.count, isDigit(bytes[offset]) else { throw error("a fraction needs digits") }
+            while offset < bytes.count, isDigit(bytes[offset]) { offset += 1 }
+        }
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
+            integral = false
+            offset += 1
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-")
+            {
+                offset += 1
+            }
+            guard offset < bytes.count, isDigit(bytes[offset]) else {
+                throw error("an exponent needs digits")
+            }
+            while offset < bytes.count, isDigit(bytes[offset]) { offset += 1 }
+        }
+        guard integral, !overflow else { return .otherNumber }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return .otherNumber }
+            return .integer(magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude))
+        }
+        guard magnitude <= UInt64(Int64.max) else { return .otherNumber }
+        return .integer(Int64(magnitude))
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}
