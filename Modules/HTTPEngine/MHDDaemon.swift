@@ -327,19 +327,27 @@ final class MHDDaemon: @unchecked Sendable {
         let retained = Unmanaged.passRetained(handler)
         var storage = sockaddr_storage()
         try Self.fill(&storage, host: configuration.host, port: configuration.port)
-        let started = withUnsafePointer(to: &storage) { pointer in
+        let (started, failure) = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                Self.start(address, configuration: configuration, context: retained.toOpaque())
+                // errno is read at once: anything Swift runs after the call may overwrite it.
+                let daemon = Self.start(address, configuration: configuration, context: retained.toOpaque())
+                return (daemon, errno)
             }
         }
         guard let started else {
             retained.release()
+            let address = Self.describe(host: configuration.host, port: configuration.port)
+            if failure == EADDRINUSE {
+                // Usually a second instance started on the same port: name the address plainly,
+                // so the operator does not go looking at TLS files or permissions.
+                throw HTTPServerError(
+                    .addressInUse, "\(address) is already in use: another process is listening there")
+            }
             // Never the PEM text itself: the key is a secret.
             let what = configuration.tls == nil ? "" : " or refused the TLS key, certificate or client CA"
             throw HTTPServerError(
                 .startFailed,
-                "libmicrohttpd could not listen on \(configuration.host):\(configuration.port)\(what) (errno \(errno))"
-            )
+                "libmicrohttpd could not listen on \(address)\(what) (\(String(cString: strerror(failure))))")
         }
         daemon = started
         retainedHandler = retained
@@ -437,6 +445,11 @@ final class MHDDaemon: @unchecked Sendable {
         MHD_stop_daemon(daemon)
         // Only after MHD's threads are gone can no callback reach the handler.
         retainedHandler.release()
+    }
+
+    /// `host:port`, with an IPv6 literal in brackets, as operators type it.
+    static func describe(host: String, port: Int) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Fills a sockaddr_in or sockaddr_in6 from an IP literal; a name like "localhost" is refused
