@@ -14,6 +14,11 @@ final class RequestContext {
     var bodyTooLarge = false
     var discardedBytes = 0
     var answered = false
+    /// The header fields, read once on the first call (the framing check needs them before the
+    /// body, the pipeline after it).
+    var headers = HTTPHeaders()
+    /// Set when the framing check refused the request: answered at once, connection closed.
+    var refusal: HTTPError?
     /// Set while an async handler runs for this request (the connection is suspended).
     var deferred: DeferredResponse?
     let startNanoseconds: UInt64
@@ -82,7 +87,8 @@ final class ConnectionHandler: Sendable {
     /// The access handler (MHD_AccessHandlerCallback), called on an MHD worker thread.
     func handle(
         connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
-        uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
+        version: UnsafePointer<CChar>, uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>,
         requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let existing = requestSlot.pointee else {
@@ -90,13 +96,21 @@ final class ConnectionHandler: Sendable {
             let context = RequestContext(startNanoseconds: pipeline.clock.nanoseconds())
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.add(1, ordering: .relaxed)
-            if let contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-                let length = Int(String(cString: contentLength)), length > maxBodyBytes
-            {
+            context.headers = Self.headers(of: connection)
+            switch RequestFraming.check(version: String(cString: version), headers: context.headers) {
+            case .refused(let problem):
+                // Framing MHD and a proxy could read differently (RFC 9112 §6): answered before
+                // a byte of body is read, and the connection closed, so nothing behind the
+                // header block is ever taken as a request.
+                context.refusal = problem
+                return answer(connection: connection, url: url, method: method, context: context)
+            case .acceptable(let length?) where length > UInt64(maxBodyBytes):
                 // Refuse before reading a byte: MHD skips the body and closes after the 413
                 // (and never sends `100 Continue`).
                 context.bodyTooLarge = true
                 return answer(connection: connection, url: url, method: method, context: context)
+            case .acceptable:
+                break
             }
             // Everything else is answered on a later call: a response queued on this first call
             // makes MHD close the connection (it cannot know the body was read), which would
@@ -195,17 +209,6 @@ final class ConnectionHandler: Sendable {
         context: RequestContext
     ) -> MHD_Result {
         context.answered = true
-        var headers = HTTPHeaders()
-        withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values(
-                connection, .HEADER_KIND,
-                { cls, _, key, value in
-                    guard let cls, let key else { return .YES }
-                    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-                    headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
-                    return .YES
-                }, pointer)
-        }
         var query: [String: String] = [:]
         withUnsafeMutablePointer(to: &query) { pointer in
             _ = MHD_get_connection_values(
@@ -226,16 +229,33 @@ final class ConnectionHandler: Sendable {
         let peer =
             cmhd_client_address(connection).flatMap { IPAddress(socketAddress: $0) } ?? IPAddress(ipv4: 0)
         let incoming = IncomingRequest(
-            methodToken: String(cString: method), path: String(cString: url), query: query, headers: headers,
-            body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
-            startNanoseconds: context.startNanoseconds)
+            methodToken: String(cString: method), path: String(cString: url), query: query,
+            headers: context.headers, body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
+            refusal: context.refusal, startNanoseconds: context.startNanoseconds)
         context.body = []
+        context.headers = HTTPHeaders()
         switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {
         case .now(let prepared): return queue(prepared, on: connection)
         case .later(let work) where ownThreadPerConnection:
             return queue(wait(for: work), on: connection)
         case .later(let work): return suspend(connection, context: context, work: work)
         }
+    }
+
+    /// Every header field of the connection's request, in order, repeated names kept.
+    private static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                    headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                    return .YES
+                }, pointer)
+        }
+        return headers
     }
 
     /// Runs an async handler's work on the handlers' executor and blocks this thread until it is
@@ -378,12 +398,14 @@ final class MHDDaemon: @unchecked Sendable {
             poolSize = 0
         }
         let access: MHD_AccessHandlerCallback = {
-            cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
-            guard let cls, let connection, let url, let method, let uploadDataSize, let requestSlot else {
+            cls, connection, url, method, version, uploadData, uploadDataSize, requestSlot in
+            guard let cls, let connection, let url, let method, let version, let uploadDataSize,
+                let requestSlot
+            else {
                 return .NO
             }
             return Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().handle(
-                connection: connection, url: url, method: method, uploadData: uploadData,
+                connection: connection, url: url, method: method, version: version, uploadData: uploadData,
                 uploadDataSize: uploadDataSize, requestSlot: requestSlot)
         }
         let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, _ in
