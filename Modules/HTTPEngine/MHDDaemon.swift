@@ -61,6 +61,8 @@ final class AsyncHandlerExecutor: TaskExecutor {
 final class ConnectionHandler: Sendable {
     let pipeline: RequestPipeline
     let maxBodyBytes: Int
+    let maxURIBytes: Int
+    let maxHeaderBytes: Int
     /// Past this much discarded body we stop draining an oversized upload and drop the
     /// connection: the 413 is owed to honest clients, not to an endless stream.
     let discardLimit: Int
@@ -81,6 +83,8 @@ final class ConnectionHandler: Sendable {
         self.ownThreadPerConnection = pipeline.configuration.threading == .threadPerConnection
         self.cacheControl = pipeline.configuration.apiCacheControl.utf8CString
         self.maxBodyBytes = pipeline.configuration.maxBodyBytes
+        self.maxURIBytes = pipeline.configuration.maxURIBytes
+        self.maxHeaderBytes = pipeline.configuration.maxHeaderBytes
         self.discardLimit = max(1 << 20, pipeline.configuration.maxBodyBytes * 16)
     }
 
@@ -97,6 +101,12 @@ final class ConnectionHandler: Sendable {
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.add(1, ordering: .relaxed)
             context.headers = Self.headers(of: connection)
+            if let problem = sizeRefusal(connection: connection, url: url, headers: context.headers) {
+                // Our limits sit below MHD's buffer, so a long target or header block gets this
+                // problem+json rather than MHD's own HTML page.
+                context.refusal = problem
+                return answer(connection: connection, url: url, method: method, context: context)
+            }
             switch RequestFraming.check(version: String(cString: version), headers: context.headers) {
             case .refused(let problem):
                 // Framing MHD and a proxy could read differently (RFC 9112 §6): answered before
@@ -240,6 +250,42 @@ final class ConnectionHandler: Sendable {
             return queue(wait(for: work), on: connection)
         case .later(let work): return suspend(connection, context: context, work: work)
         }
+    }
+
+    /// 414 or 431 when the request target or the header block is over its limit, else nil.
+    private func sizeRefusal(connection: OpaquePointer, url: UnsafePointer<CChar>, headers: HTTPHeaders)
+        -> HTTPError?
+    {
+        // MHD hands over the path without its query: add the arguments back (`?`, `=` and `&`
+        // counted), without building Swift strings for them.
+        var targetBytes = strlen(url)
+        withUnsafeMutablePointer(to: &targetBytes) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .GET_ARGUMENT_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    cls.assumingMemoryBound(to: Int.self).pointee +=
+                        strlen(key) + (value.map { strlen($0) } ?? 0) + 2
+                    return .YES
+                }, pointer)
+        }
+        if targetBytes > maxURIBytes {
+            return HTTPError(
+                ProblemDetails(
+                    status: 414, code: "request.uri_too_long", title: "URI too long",
+                    detail: "The request target exceeds \(maxURIBytes) bytes.",
+                    extensions: ["limit": .int(maxURIBytes)]))
+        }
+        let headerBytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if headerBytes > maxHeaderBytes {
+            return HTTPError(
+                ProblemDetails(
+                    status: 431, code: "request.header_fields_too_large",
+                    title: "Request header fields too large",
+                    detail: "The request's header block exceeds \(maxHeaderBytes) bytes.",
+                    extensions: ["limit": .int(maxHeaderBytes)]))
+        }
+        return nil
     }
 
     /// Every header field of the connection's request, in order, repeated names kept.
@@ -415,7 +461,10 @@ final class MHDDaemon: @unchecked Sendable {
         }
         let timeout = UInt32(configuration.connectionTimeoutSeconds)
         let limit = UInt32(configuration.connectionLimit)
-        let memory = 32 * 1024
+        // MHD parses the request line and header block inside this buffer and answers with its
+        // own HTML 414/431 when they do not fit; twice our limits keeps ours the ones that answer
+        // (MHD 0.9.75 also allocates the parsed fields from it). 32 KiB at least, as before.
+        let memory = max(32 * 1024, 2 * (configuration.maxURIBytes + configuration.maxHeaderBytes))
         guard let tls = configuration.tls else {
             return cmhd_start(
                 UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit, memory)
