@@ -81,8 +81,9 @@ enum RequestFraming {
         _ fields: [String], version: String, hasContentLength: Bool
     ) -> Verdict {
         if version != "HTTP/1.1" {
-            // §6.1: Transfer-Encoding in an HTTP/1.0 message MUST be treated as faulty framing.
-            return .refused(badFraming("HTTP/1.0 requests cannot use Transfer-Encoding."))
+            // §6.1: Transfer-Encoding in an HTTP/1.0 message MUST be treated as faulty framing;
+            // any other version MHD lets through (HTTP/1.2) is refused too rather than guessed at.
+            return .refused(badFraming("Transfer-Encoding is only read in HTTP/1.1 requests."))
         }
         if hasContentLength {
             // §6.1: a server MAY refuse both together, and MUST close the connection either way.
