@@ -157,6 +157,22 @@ struct FramingTests {
     }
 
     @Test(
+        "with a thread per connection (the BankID simulator's mode) too: TE with CL is one 400 and the connection closed"
+    )
+    func refusedWithThreadPerConnection() throws {
+        try withServer(HTTPServerConfiguration(threads: 2, threading: .threadPerConnection)) { _, _, server in
+            let exchange = try Self.exchange(
+                "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                    + Self.smuggled, port: server.port)
+            #expect(exchange.closed)
+            #expect(
+                exchange.statusLines.count == 1
+                    && exchange.statusLines.first?.hasPrefix("HTTP/1.1 400 ") == true)
+            #expect(exchange.head.contains("application/problem+json") && !exchange.text.contains("smuggled"))
+        }
+    }
+
+    @Test(
         "§5.5, §7: OWS around chunked and any letter case frame as chunked, for MHD and a proxy alike",
         arguments: ["chunked", "  chunked", "\tchunked", "CHUNKED", "Chunked"])
     func acceptedChunked(_ value: String) throws {
