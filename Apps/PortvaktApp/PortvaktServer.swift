@@ -313,6 +313,8 @@ public final class PortvaktServer: Sendable {
         server.connectionTimeoutSeconds = configuration.http.connectionTimeoutSeconds
         server.connectionLimit = configuration.http.connectionLimit
         server.maxBodyBytes = configuration.http.maxBodyBytes
+        server.maxURIBytes = configuration.http.maxURIBytes
+        server.maxHeaderBytes = configuration.http.maxHeaderBytes
         server.trustedProxies = configuration.http.trustedProxies
         server.maxTrackedClients = configuration.http.maxTrackedClients
         server.cors = CORSPolicy(

@@ -57,7 +57,8 @@ enum Listeners {
         } catch {
             switch error.code {
             case .invalidConfiguration: throw SimulatorError(.configuration, error.message)
-            case .startFailed, .invalidState, .invalidRequest: throw SimulatorError(.listen, error.message)
+            case .startFailed, .addressInUse, .invalidState, .invalidRequest:
+                throw SimulatorError(.listen, error.message)
             }
         }
     }

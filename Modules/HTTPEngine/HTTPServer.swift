@@ -36,11 +36,13 @@ public final class HTTPServer: Sendable {
         metrics: HTTPMetrics? = nil
     ) throws(HTTPServerError) {
         guard configuration.threads >= 1, configuration.connectionLimit >= 1, configuration.maxBodyBytes >= 0,
-            configuration.connectionTimeoutSeconds >= 1, configuration.maxTrackedClients >= 1
+            configuration.connectionTimeoutSeconds >= 1, configuration.maxTrackedClients >= 1,
+            configuration.maxURIBytes >= 1, configuration.maxHeaderBytes >= 1
         else {
             throw HTTPServerError(
                 .invalidConfiguration,
-                "threads, connectionLimit, connectionTimeoutSeconds and maxTrackedClients must be at least 1")
+                "threads, connectionLimit, connectionTimeoutSeconds, maxTrackedClients, maxURIBytes and maxHeaderBytes must be at least 1"
+            )
         }
         self.configuration = configuration
         handler = ConnectionHandler(

@@ -32,6 +32,13 @@ public struct HTTPServerConfiguration: Sendable {
     /// The largest request body accepted; larger ones get 413, whether announced by
     /// Content-Length or discovered while reading a chunked body.
     public var maxBodyBytes: Int
+    /// The longest request target (path and query) accepted; longer ones get a problem+json 414.
+    /// libmicrohttpd's connection buffer is sized from this and `maxHeaderBytes` so that this
+    /// check, not MHD's own HTML page, answers (see Docs/threat-model.md for what MHD still answers).
+    public var maxURIBytes: Int
+    /// The largest header block accepted (each field counted as `name: value` CRLF); larger ones
+    /// get a problem+json 431.
+    public var maxHeaderBytes: Int
     /// Proxies (IP addresses or CIDR blocks, IPv4 and IPv6) whose forwarding headers are believed.
     public var trustedProxies: [String]
     /// Which browser origins may call the API.
@@ -50,8 +57,11 @@ public struct HTTPServerConfiguration: Sendable {
         connectionLimit: Int = 1024, maxBodyBytes: Int = 64 * 1024, trustedProxies: [String] = [],
         cors: CORSPolicy = CORSPolicy(), rateLimits: [RateClass: RateLimit] = [:],
         maxTrackedClients: Int = 100_000, apiCacheControl: String = "no-store",
-        threading: Threading = .workerPool, tls: HTTPServerTLS? = nil
+        threading: Threading = .workerPool, tls: HTTPServerTLS? = nil, maxURIBytes: Int = 8 * 1024,
+        maxHeaderBytes: Int = 16 * 1024
     ) {
+        self.maxURIBytes = maxURIBytes
+        self.maxHeaderBytes = maxHeaderBytes
         self.host = host
         self.port = port
         self.threads = threads

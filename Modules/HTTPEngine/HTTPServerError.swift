@@ -7,8 +7,10 @@ public struct HTTPServerError: CodedError {
     public enum Code: String, Sendable {
         /// A configuration value is invalid (host, trusted proxy, thread count...).
         case invalidConfiguration = "http.invalid_configuration"
-        /// libmicrohttpd could not start (port in use, no permission, resources).
+        /// libmicrohttpd could not start (no permission, resources, TLS material refused).
         case startFailed = "http.start_failed"
+        /// Another socket already listens on the address and port: a second instance, usually.
+        case addressInUse = "http.address_in_use"
         /// `start()` was called on a server that is running or has been shut down.
         case invalidState = "http.invalid_state"
         /// An in-process request holds what no socket could carry (see `InProcessRequest`).

@@ -14,6 +14,11 @@ final class RequestContext {
     var bodyTooLarge = false
     var discardedBytes = 0
     var answered = false
+    /// The header fields, read once on the first call (the framing check needs them before the
+    /// body, the pipeline after it).
+    var headers = HTTPHeaders()
+    /// Set when the framing check refused the request: answered at once, connection closed.
+    var refusal: HTTPError?
     /// Set while an async handler runs for this request (the connection is suspended).
     var deferred: DeferredResponse?
     let startNanoseconds: UInt64
@@ -56,6 +61,8 @@ final class AsyncHandlerExecutor: TaskExecutor {
 final class ConnectionHandler: Sendable {
     let pipeline: RequestPipeline
     let maxBodyBytes: Int
+    let maxURIBytes: Int
+    let maxHeaderBytes: Int
     /// Past this much discarded body we stop draining an oversized upload and drop the
     /// connection: the 413 is owed to honest clients, not to an endless stream.
     let discardLimit: Int
@@ -76,13 +83,16 @@ final class ConnectionHandler: Sendable {
         self.ownThreadPerConnection = pipeline.configuration.threading == .threadPerConnection
         self.cacheControl = pipeline.configuration.apiCacheControl.utf8CString
         self.maxBodyBytes = pipeline.configuration.maxBodyBytes
+        self.maxURIBytes = pipeline.configuration.maxURIBytes
+        self.maxHeaderBytes = pipeline.configuration.maxHeaderBytes
         self.discardLimit = max(1 << 20, pipeline.configuration.maxBodyBytes * 16)
     }
 
     /// The access handler (MHD_AccessHandlerCallback), called on an MHD worker thread.
     func handle(
         connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
-        uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
+        version: UnsafePointer<CChar>, uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>,
         requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let existing = requestSlot.pointee else {
@@ -90,13 +100,27 @@ final class ConnectionHandler: Sendable {
             let context = RequestContext(startNanoseconds: pipeline.clock.nanoseconds())
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.add(1, ordering: .relaxed)
-            if let contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-                let length = Int(String(cString: contentLength)), length > maxBodyBytes
-            {
+            context.headers = Self.headers(of: connection)
+            if let problem = sizeRefusal(connection: connection, url: url, headers: context.headers) {
+                // Our limits sit below MHD's buffer, so a long target or header block gets this
+                // problem+json rather than MHD's own HTML page.
+                context.refusal = problem
+                return answer(connection: connection, url: url, method: method, context: context)
+            }
+            switch RequestFraming.check(version: String(cString: version), headers: context.headers) {
+            case .refused(let problem):
+                // Framing MHD and a proxy could read differently (RFC 9112 §6): answered before
+                // a byte of body is read, and the connection closed, so nothing behind the
+                // header block is ever taken as a request.
+                context.refusal = problem
+                return answer(connection: connection, url: url, method: method, context: context)
+            case .acceptable(let length?) where length > UInt64(maxBodyBytes):
                 // Refuse before reading a byte: MHD skips the body and closes after the 413
                 // (and never sends `100 Continue`).
                 context.bodyTooLarge = true
                 return answer(connection: connection, url: url, method: method, context: context)
+            case .acceptable:
+                break
             }
             // Everything else is answered on a later call: a response queued on this first call
             // makes MHD close the connection (it cannot know the body was read), which would
@@ -195,17 +219,6 @@ final class ConnectionHandler: Sendable {
         context: RequestContext
     ) -> MHD_Result {
         context.answered = true
-        var headers = HTTPHeaders()
-        withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values(
-                connection, .HEADER_KIND,
-                { cls, _, key, value in
-                    guard let cls, let key else { return .YES }
-                    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-                    headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
-                    return .YES
-                }, pointer)
-        }
         var query: [String: String] = [:]
         withUnsafeMutablePointer(to: &query) { pointer in
             _ = MHD_get_connection_values(
@@ -226,16 +239,69 @@ final class ConnectionHandler: Sendable {
         let peer =
             cmhd_client_address(connection).flatMap { IPAddress(socketAddress: $0) } ?? IPAddress(ipv4: 0)
         let incoming = IncomingRequest(
-            methodToken: String(cString: method), path: String(cString: url), query: query, headers: headers,
-            body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
-            startNanoseconds: context.startNanoseconds)
+            methodToken: String(cString: method), path: String(cString: url), query: query,
+            headers: context.headers, body: context.body, peer: peer, bodyTooLarge: context.bodyTooLarge,
+            refusal: context.refusal, startNanoseconds: context.startNanoseconds)
         context.body = []
+        context.headers = HTTPHeaders()
         switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {
         case .now(let prepared): return queue(prepared, on: connection)
         case .later(let work) where ownThreadPerConnection:
             return queue(wait(for: work), on: connection)
         case .later(let work): return suspend(connection, context: context, work: work)
         }
+    }
+
+    /// 414 or 431 when the request target or the header block is over its limit, else nil.
+    private func sizeRefusal(connection: OpaquePointer, url: UnsafePointer<CChar>, headers: HTTPHeaders)
+        -> HTTPError?
+    {
+        // MHD hands over the path without its query: add the arguments back (`?`, `=` and `&`
+        // counted), without building Swift strings for them.
+        var targetBytes = strlen(url)
+        withUnsafeMutablePointer(to: &targetBytes) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .GET_ARGUMENT_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    cls.assumingMemoryBound(to: Int.self).pointee +=
+                        strlen(key) + (value.map { strlen($0) } ?? 0) + 2
+                    return .YES
+                }, pointer)
+        }
+        if targetBytes > maxURIBytes {
+            return HTTPError(
+                ProblemDetails(
+                    status: 414, code: "request.uri_too_long", title: "URI too long",
+                    detail: "The request target exceeds \(maxURIBytes) bytes.",
+                    extensions: ["limit": .int(maxURIBytes)]))
+        }
+        let headerBytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if headerBytes > maxHeaderBytes {
+            return HTTPError(
+                ProblemDetails(
+                    status: 431, code: "request.header_fields_too_large",
+                    title: "Request header fields too large",
+                    detail: "The request's header block exceeds \(maxHeaderBytes) bytes.",
+                    extensions: ["limit": .int(maxHeaderBytes)]))
+        }
+        return nil
+    }
+
+    /// Every header field of the connection's request, in order, repeated names kept.
+    private static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                    headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                    return .YES
+                }, pointer)
+        }
+        return headers
     }
 
     /// Runs an async handler's work on the handlers' executor and blocks this thread until it is
@@ -327,19 +393,27 @@ final class MHDDaemon: @unchecked Sendable {
         let retained = Unmanaged.passRetained(handler)
         var storage = sockaddr_storage()
         try Self.fill(&storage, host: configuration.host, port: configuration.port)
-        let started = withUnsafePointer(to: &storage) { pointer in
+        let (started, failure) = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                Self.start(address, configuration: configuration, context: retained.toOpaque())
+                // errno is read at once: anything Swift runs after the call may overwrite it.
+                let daemon = Self.start(address, configuration: configuration, context: retained.toOpaque())
+                return (daemon, errno)
             }
         }
         guard let started else {
             retained.release()
+            let address = Self.describe(host: configuration.host, port: configuration.port)
+            if failure == EADDRINUSE {
+                // Usually a second instance started on the same port: name the address plainly,
+                // so the operator does not go looking at TLS files or permissions.
+                throw HTTPServerError(
+                    .addressInUse, "\(address) is already in use: another process is listening there")
+            }
             // Never the PEM text itself: the key is a secret.
             let what = configuration.tls == nil ? "" : " or refused the TLS key, certificate or client CA"
             throw HTTPServerError(
                 .startFailed,
-                "libmicrohttpd could not listen on \(configuration.host):\(configuration.port)\(what) (errno \(errno))"
-            )
+                "libmicrohttpd could not listen on \(address)\(what) (\(String(cString: strerror(failure))))")
         }
         daemon = started
         retainedHandler = retained
@@ -370,12 +444,14 @@ final class MHDDaemon: @unchecked Sendable {
             poolSize = 0
         }
         let access: MHD_AccessHandlerCallback = {
-            cls, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
-            guard let cls, let connection, let url, let method, let uploadDataSize, let requestSlot else {
+            cls, connection, url, method, version, uploadData, uploadDataSize, requestSlot in
+            guard let cls, let connection, let url, let method, let version, let uploadDataSize,
+                let requestSlot
+            else {
                 return .NO
             }
             return Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().handle(
-                connection: connection, url: url, method: method, uploadData: uploadData,
+                connection: connection, url: url, method: method, version: version, uploadData: uploadData,
                 uploadDataSize: uploadDataSize, requestSlot: requestSlot)
         }
         let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, _ in
@@ -385,7 +461,10 @@ final class MHDDaemon: @unchecked Sendable {
         }
         let timeout = UInt32(configuration.connectionTimeoutSeconds)
         let limit = UInt32(configuration.connectionLimit)
-        let memory = 32 * 1024
+        // MHD parses the request line and header block inside this buffer and answers with its
+        // own HTML 414/431 when they do not fit; twice our limits keeps ours the ones that answer
+        // (MHD 0.9.75 also allocates the parsed fields from it). 32 KiB at least, as before.
+        let memory = max(32 * 1024, 2 * (configuration.maxURIBytes + configuration.maxHeaderBytes))
         guard let tls = configuration.tls else {
             return cmhd_start(
                 UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit, memory)
@@ -437,6 +516,11 @@ final class MHDDaemon: @unchecked Sendable {
         MHD_stop_daemon(daemon)
         // Only after MHD's threads are gone can no callback reach the handler.
         retainedHandler.release()
+    }
+
+    /// `host:port`, with an IPv6 literal in brackets, as operators type it.
+    static func describe(host: String, port: Int) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Fills a sockaddr_in or sockaddr_in6 from an IP literal; a name like "localhost" is refused

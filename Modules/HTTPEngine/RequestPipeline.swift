@@ -33,6 +33,9 @@ struct IncomingRequest {
     let peer: IPAddress
     /// Set when the body was (or announced it would be) larger than `maxBodyBytes`.
     let bodyTooLarge: Bool
+    /// Set when the header block's framing was refused (`RequestFraming`): answered with this
+    /// problem, unrouted, and the connection closed.
+    var refusal: HTTPError? = nil
     let startNanoseconds: UInt64
 }
 
@@ -95,6 +98,8 @@ final class RequestPipeline: Sendable {
     /// MHD glue adds them from static C strings (this runs for every request).
     /// - Parameter closeConnection: adds `Connection: close`, used while draining for shutdown.
     func respond(to incoming: IncomingRequest, closeConnection: Bool) -> PipelineAnswer {
+        // A refused framing leaves the rest of the stream unreadable: the connection must close.
+        let closeConnection = closeConnection || incoming.refusal != nil
         let requestID = RequestID.accept(incoming.headers["X-Request-Id"]) ?? RequestID.generate()
         let clientAddress = resolver.resolve(peer: incoming.peer, headers: incoming.headers)
         // Formatted once: the handler's request and the access log both need the text.
@@ -104,7 +109,10 @@ final class RequestPipeline: Sendable {
         var routePattern: String?
         var response: HTTPResponse
 
-        if incoming.bodyTooLarge {
+        if let refusal = incoming.refusal {
+            // No route, no fallback, no handler: the request is not trusted to be one request.
+            response = .error(refusal)
+        } else if incoming.bodyTooLarge {
             response = unrouted(
                 .bodyTooLarge(limit: configuration.maxBodyBytes), method: method, incoming: incoming,
                 clientAddress: clientAddress, client: client, requestID: requestID)

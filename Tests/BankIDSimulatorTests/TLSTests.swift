@@ -117,6 +117,35 @@ struct TLSTests {
         #expect(ca509.isSelfSigned && ca509.isCA == true)
     }
 
+    @Test(
+        "a second simulator on a port the first holds, RP or user side, fails with .listen naming 127.0.0.1:PORT"
+    )
+    func portTaken() throws {
+        let harness = try Harness()
+        for (taken, ports) in [
+            (harness.simulator.port, (harness.simulator.port, 0)),
+            (harness.simulator.userPort, (0, harness.simulator.userPort)),
+        ] {
+            let directory = NSTemporaryDirectory() + "bankid-sim-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            var configuration = BankIDSimulatorConfiguration(dataDirectory: directory)
+            configuration.port = ports.0
+            configuration.userPort = ports.1
+            do {
+                let second = try BankIDSimulator.start(configuration)
+                second.stop()
+                Issue.record("a second simulator started beside the first on port \(taken)")
+            } catch {
+                #expect(error.code == .listen)
+                #expect(error.message.contains("127.0.0.1:\(taken)"), "\(error.message)")
+            }
+        }
+        // The first still answers on both sides.
+        #expect(try harness.post("auth", Self.body).status == 200)
+        #expect(
+            try harness.user.send(method: "GET", url: harness.simulator.userAPIURL + "persons").status == 200)
+    }
+
     @Test("stop: new connections are refused afterwards, on both listeners")
     func stop() throws {
         let harness = try Harness()

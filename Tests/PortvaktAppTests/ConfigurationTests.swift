@@ -110,7 +110,7 @@ struct ConfigurationAcceptanceTests {
           },
           "http": {
             "threads": 16, "connectionTimeoutSeconds": 60, "connectionLimit": 5000, "maxBodyBytes": 1048576,
-            "maxTrackedClients": 5000, "trustedProxies": ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"],
+            "maxURIBytes": 4096, "maxHeaderBytes": 32768, "maxTrackedClients": 5000, "trustedProxies": ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"],
             "cors": { "allowedOrigins": ["https://app.example.com", "http://localhost:5173", "https://[::1]:3000"],
                       "allowCredentials": false, "maxAgeSeconds": 0 }
           },
@@ -152,6 +152,7 @@ struct ConfigurationAcceptanceTests {
         #expect(
             c.http.threads == 16 && c.http.connectionTimeoutSeconds == 60 && c.http.connectionLimit == 5000)
         #expect(c.http.maxBodyBytes == 1_048_576 && c.http.maxTrackedClients == 5000)
+        #expect(c.http.maxURIBytes == 4096 && c.http.maxHeaderBytes == 32768)
         #expect(c.http.trustedProxies == ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"])
         #expect(
             c.http.cors

@@ -150,6 +150,53 @@ struct ProcessTests {
         #expect(try check.integrityCheck() == "ok")
     }
 
+    @Test(
+        "a second serve on the public or the admin port the first holds exits non-zero naming 127.0.0.1:PORT; the first keeps serving"
+    )
+    func portTaken() throws {
+        let publicPort = try StorageConfigurationCommandTests.unusedPort()
+        let adminPort = try StorageConfigurationCommandTests.unusedPort()
+        let firstDirectory = try TemporaryDirectory()
+        let first = try PortvaktProcess(
+            [
+                "serve", "--config",
+                try Self.writeConfig(in: firstDirectory, public: publicPort, admin: adminPort),
+            ],
+            environment: ["PORTVAKT_DATA": firstDirectory.path])
+        defer {
+            first.send(SIGTERM)
+            _ = first.wait()
+        }
+        #expect(try first.waitForPort(listener: "public") == publicPort)
+        #expect(try first.waitForPort(listener: "admin") == adminPort)
+        // Each second instance has a database of its own, as in the incident: had it bound,
+        // the kernel would have split the first one's clients between two databases.
+        for (taken, config) in [(publicPort, (publicPort, 0)), (adminPort, (0, adminPort))] {
+            let directory = try TemporaryDirectory()
+            let second = try PortvaktProcess.run(
+                [
+                    "serve", "--config",
+                    try Self.writeConfig(in: directory, public: config.0, admin: config.1),
+                ],
+                environment: ["PORTVAKT_DATA": directory.path])
+            #expect(second.status != 0, "a second serve started beside the first on port \(taken)")
+            #expect(second.stderr.contains("127.0.0.1:\(taken)"), "stderr: \(second.stderr)")
+            #expect(second.stderr.contains("already in use"), "stderr: \(second.stderr)")
+        }
+        #expect(first.isRunning)
+        let health = try client.send(method: "GET", url: "http://127.0.0.1:\(publicPort)/health/alive")
+        #expect(health.status == 200)
+    }
+
+    /// A configuration on the given ports (0: free ones) with the data in `directory`.
+    static func writeConfig(in directory: TemporaryDirectory, public: Int, admin: Int) throws -> String {
+        let url = directory.url.appendingPathComponent("portvakt.json")
+        let json =
+            #"{"listen": {"public": {"port": \#(`public`)}, "admin": {"port": \#(admin)}}, "logging": {"accessLog": true}}"#
+        try Data(json.utf8).write(to: url)
+        return url.path
+    }
+
     /// A configuration on free ports with the data in `directory`.
     static func writeConfig(in directory: TemporaryDirectory) throws -> String {
         let url = directory.url.appendingPathComponent("portvakt.json")

@@ -36,6 +36,8 @@ extension PortvaktConfiguration {
                     ("connectionTimeoutSeconds", .integer(http.connectionTimeoutSeconds)),
                     ("connectionLimit", .integer(http.connectionLimit)),
                     ("maxBodyBytes", .integer(http.maxBodyBytes)),
+                    ("maxURIBytes", .integer(http.maxURIBytes)),
+                    ("maxHeaderBytes", .integer(http.maxHeaderBytes)),
                     ("maxTrackedClients", .integer(http.maxTrackedClients)),
                     ("trustedProxies", .array(http.trustedProxies.map { .string($0) })),
                     (

@@ -224,7 +224,9 @@ extension PortvaktConfiguration.HTTPSettings {
                 "trustedProxies", default: defaults.trustedProxies,
                 elementExpectation: "an IP address or CIDR network",
                 validate: ConfigValidators.proxyProblem),
-            cors: r.section("cors") { .init(reading: $0) })
+            cors: r.section("cors") { .init(reading: $0) },
+            maxURIBytes: r.integer("maxURIBytes", default: defaults.maxURIBytes, in: 1024...65_536),
+            maxHeaderBytes: r.integer("maxHeaderBytes", default: defaults.maxHeaderBytes, in: 4096...262_144))
     }
 }
 

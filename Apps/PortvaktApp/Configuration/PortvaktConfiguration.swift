@@ -144,6 +144,10 @@ extension PortvaktConfiguration {
         public var connectionLimit: Int
         /// The largest request body accepted, in bytes (1024 to 16777216).
         public var maxBodyBytes: Int
+        /// The longest request target (path and query) accepted, in bytes (1024 to 65536); longer is 414.
+        public var maxURIBytes: Int
+        /// The largest request header block accepted, in bytes (4096 to 262144); larger is 431.
+        public var maxHeaderBytes: Int
         /// Clients the rate limiter tracks at once; the least recently seen are dropped (100 to 10000000).
         public var maxTrackedClients: Int
         /// Reverse proxies whose `X-Forwarded-For` is believed: addresses or CIDR networks, as written.
@@ -155,8 +159,10 @@ extension PortvaktConfiguration {
         public init(
             threads: Int = 4, connectionTimeoutSeconds: Int = 30, connectionLimit: Int = 1024,
             maxBodyBytes: Int = 65536, maxTrackedClients: Int = 100_000, trustedProxies: [String] = [],
-            cors: CORSSettings = CORSSettings()
+            cors: CORSSettings = CORSSettings(), maxURIBytes: Int = 8192, maxHeaderBytes: Int = 16384
         ) {
+            self.maxURIBytes = maxURIBytes
+            self.maxHeaderBytes = maxHeaderBytes
             self.threads = threads
             self.connectionTimeoutSeconds = connectionTimeoutSeconds
             self.connectionLimit = connectionLimit

@@ -22,6 +22,10 @@ static inline size_t cmhd_unescape_identity(void *cls, struct MHD_Connection *co
 /// `address` is a sockaddr_in or sockaddr_in6 (its family decides MHD_USE_IPv6),
 /// `thread_pool_size` > 1 gives MHD's internal thread pool, each thread polling its own
 /// connections (0 with MHD_USE_THREAD_PER_CONNECTION, which refuses a pool).
+/// No MHD_OPTION_LISTENING_ADDRESS_REUSE: set, it adds SO_REUSEPORT, and a second server then binds
+/// the same address:port without error and the kernel splits connections between the two. Left
+/// out, MHD sets only SO_REUSEADDR (a restart still binds past TIME_WAIT) and a taken port fails
+/// with EADDRINUSE.
 static inline struct MHD_Daemon *cmhd_start(
     unsigned int flags, const struct sockaddr *address,
     MHD_AccessHandlerCallback handler, void *handler_context,
@@ -44,7 +48,6 @@ static inline struct MHD_Daemon *cmhd_start(
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
         MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
         MHD_OPTION_END);
 }
@@ -93,8 +96,7 @@ static inline struct MHD_Daemon *cmhd_start_tls(
             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
-            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
-            MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
+                MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
             MHD_OPTION_HTTPS_MEM_KEY, key_pem,
             MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
             MHD_OPTION_END);
@@ -107,7 +109,6 @@ static inline struct MHD_Daemon *cmhd_start_tls(
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
         MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_identity, NULL,
         MHD_OPTION_HTTPS_MEM_KEY, key_pem,
         MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
