@@ -312,6 +312,8 @@ public final class PortvaktServer: Sendable {
         server.threads = configuration.http.threads
         server.connectionTimeoutSeconds = configuration.http.connectionTimeoutSeconds
         server.connectionLimit = configuration.http.connectionLimit
+        server.perAddressConnectionLimit = configuration.http.perAddressConnectionLimit
+        server.requestDeadlineSeconds = configuration.http.requestDeadlineSeconds
         server.maxBodyBytes = configuration.http.maxBodyBytes
         server.maxURIBytes = configuration.http.maxURIBytes
         server.maxHeaderBytes = configuration.http.maxHeaderBytes

@@ -27,8 +27,17 @@ public struct HTTPServerConfiguration: Sendable {
     /// Seconds a connection may stay idle (including mid-request) before it is closed,
     /// so slow-loris clients cannot hold connections.
     public var connectionTimeoutSeconds: Int
-    /// Simultaneous connections accepted; more are refused at accept.
+    /// Simultaneous connections accepted in all; more are closed as soon as they are accepted.
     public var connectionLimit: Int
+    /// Simultaneous connections accepted from one client address (the socket peer, so a proxy's
+    /// address when behind one); more from it are closed as soon as they are accepted, while other
+    /// addresses are still served.
+    public var perAddressConnectionLimit: Int
+    /// Seconds a connection has to deliver a whole request, header block and body, counted from
+    /// the connection's accept (or the previous response) and not restarted by arriving bytes;
+    /// past it the connection is shut down. Bounds a client that trickles a byte at a time, which
+    /// `connectionTimeoutSeconds` (reset by every byte) does not.
+    public var requestDeadlineSeconds: Int
     /// The largest request body accepted; larger ones get 413, whether announced by
     /// Content-Length or discovered while reading a chunked body.
     public var maxBodyBytes: Int
@@ -58,8 +67,10 @@ public struct HTTPServerConfiguration: Sendable {
         cors: CORSPolicy = CORSPolicy(), rateLimits: [RateClass: RateLimit] = [:],
         maxTrackedClients: Int = 100_000, apiCacheControl: String = "no-store",
         threading: Threading = .workerPool, tls: HTTPServerTLS? = nil, maxURIBytes: Int = 8 * 1024,
-        maxHeaderBytes: Int = 16 * 1024
+        maxHeaderBytes: Int = 16 * 1024, perAddressConnectionLimit: Int = 64, requestDeadlineSeconds: Int = 20
     ) {
+        self.perAddressConnectionLimit = perAddressConnectionLimit
+        self.requestDeadlineSeconds = requestDeadlineSeconds
         self.maxURIBytes = maxURIBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.host = host

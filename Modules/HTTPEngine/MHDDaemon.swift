@@ -56,6 +56,74 @@ final class AsyncHandlerExecutor: TaskExecutor {
     }
 }
 
+/// The connections still owing their current request, each with the monotonic time it must have
+/// arrived by: libmicrohttpd 0.9.75's only timeout is an idle one that every received byte
+/// restarts, so a whole-request bound has to be kept here and enforced from outside MHD.
+final class RequestDeadlines: Sendable {
+    private struct Entry {
+        let socket: Int32
+        /// Nil while the request is being answered (the idle timeout covers slow readers).
+        var deadline: UInt64?
+    }
+
+    /// Keyed by the connection pointer's address. The lock also orders a watchdog's shutdown()
+    /// before MHD closes the descriptor: MHD reports a close (removing the entry under this lock)
+    /// before it closes the socket, so a descriptor in the table is never one already reused.
+    private let table = Mutex<[UInt: Entry]>([:])
+    private let limit: UInt64
+    private let clock = SystemMonotonicClock()
+
+    init(seconds: Int) {
+        limit = UInt64(seconds) * 1_000_000_000
+    }
+
+    private static func key(_ connection: OpaquePointer) -> UInt {
+        UInt(bitPattern: UnsafeRawPointer(connection))
+    }
+
+    /// A connection was accepted: its first request is due within the limit.
+    func opened(_ connection: OpaquePointer) {
+        let socket = cmhd_connection_socket(connection)
+        guard socket >= 0 else { return }
+        let due = clock.nanoseconds() + limit
+        table.withLock { $0[Self.key(connection)] = Entry(socket: socket, deadline: due) }
+    }
+
+    /// The request's header block and body are all in: no deadline while it is answered.
+    func received(_ connection: OpaquePointer) {
+        table.withLock { $0[Self.key(connection)]?.deadline = nil }
+    }
+
+    /// A response was sent: the next request on this connection is due within the limit.
+    func responded(_ connection: OpaquePointer) {
+        let due = clock.nanoseconds() + limit
+        table.withLock { $0[Self.key(connection)]?.deadline = due }
+    }
+
+    /// MHD is closing the connection (it closes the socket after this returns).
+    func closed(_ connection: OpaquePointer) {
+        _ = table.withLock { $0.removeValue(forKey: Self.key(connection)) }
+    }
+
+    /// Shuts down every connection past its deadline; MHD then sees the socket end, closes the
+    /// connection and reports it closed. Returns how many were shut down.
+    @discardableResult
+    func enforce() -> Int {
+        let now = clock.nanoseconds()
+        return table.withLock { table in
+            var count = 0
+            for (key, entry) in table {
+                guard let deadline = entry.deadline, deadline <= now else { continue }
+                // shutdown(), not close(): the descriptor stays MHD's, and a poll on it wakes.
+                Glibc.shutdown(entry.socket, Int32(SHUT_RDWR))
+                table[key]?.deadline = nil
+                count += 1
+            }
+            return count
+        }
+    }
+}
+
 /// The state the C callbacks reach through their `cls` pointer: the pipeline, the body limit,
 /// and the count of requests between first call and completion, which shutdown waits on.
 final class ConnectionHandler: Sendable {
@@ -77,8 +145,11 @@ final class ConnectionHandler: Sendable {
     /// Whether every connection has a thread of its own (`.threadPerConnection`): async handlers
     /// then block that thread instead of suspending the connection.
     let ownThreadPerConnection: Bool
+    /// The whole-request deadline of every open connection.
+    let deadlines: RequestDeadlines
 
     init(pipeline: RequestPipeline) {
+        self.deadlines = RequestDeadlines(seconds: pipeline.configuration.requestDeadlineSeconds)
         self.pipeline = pipeline
         self.ownThreadPerConnection = pipeline.configuration.threading == .threadPerConnection
         self.cacheControl = pipeline.configuration.apiCacheControl.utf8CString
@@ -206,8 +277,10 @@ final class ConnectionHandler: Sendable {
         }
     }
 
-    /// The completion callback (MHD_RequestCompletedCallback): frees the request's state.
-    func completed(requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+    /// The completion callback (MHD_RequestCompletedCallback): frees the request's state and
+    /// starts the connection's deadline for its next request.
+    func completed(connection: OpaquePointer?, requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        if let connection { deadlines.responded(connection) }
         guard let requestSlot, let existing = requestSlot.pointee else { return }
         Unmanaged<RequestContext>.fromOpaque(existing).release()
         requestSlot.pointee = nil
@@ -219,6 +292,8 @@ final class ConnectionHandler: Sendable {
         context: RequestContext
     ) -> MHD_Result {
         context.answered = true
+        // The whole request is in (or refused before its body): the deadline no longer applies.
+        deadlines.received(connection)
         var query: [String: String] = [:]
         withUnsafeMutablePointer(to: &query) { pointer in
             _ = MHD_get_connection_values(
@@ -388,6 +463,9 @@ final class MHDDaemon: @unchecked Sendable {
     /// The port bound, which differs from the one asked for when that was 0.
     let port: Int
     private var listenSocket: Int32 = -1
+    /// Shuts down connections past their request deadline, four times a second.
+    private let watchdog: any DispatchSourceTimer
+    private let watchdogQueue = DispatchQueue(label: "portvakt.http.deadlines")
 
     init(configuration: HTTPServerConfiguration, handler: ConnectionHandler) throws(HTTPServerError) {
         let retained = Unmanaged.passRetained(handler)
@@ -418,6 +496,12 @@ final class MHDDaemon: @unchecked Sendable {
         daemon = started
         retainedHandler = retained
         port = Int(cmhd_bound_port(started))
+        // The deadline holds to within this period (plus MHD noticing the socket end, immediate).
+        let deadlines = handler.deadlines
+        watchdog = DispatchSource.makeTimerSource(queue: watchdogQueue)
+        watchdog.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
+        watchdog.setEventHandler { deadlines.enforce() }
+        watchdog.resume()
     }
 
     /// Starts MHD with the configuration's threading and TLS; nil when MHD refuses.
@@ -454,11 +538,22 @@ final class MHDDaemon: @unchecked Sendable {
                 connection: connection, url: url, method: method, version: version, uploadData: uploadData,
                 uploadDataSize: uploadDataSize, requestSlot: requestSlot)
         }
-        let completed: MHD_RequestCompletedCallback = { cls, _, requestSlot, _ in
+        let completed: MHD_RequestCompletedCallback = { cls, connection, requestSlot, _ in
             guard let cls else { return }
             Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().completed(
-                requestSlot: requestSlot)
+                connection: connection, requestSlot: requestSlot)
         }
+        // Every connection's start and close, for the request deadline.
+        let track: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+            guard let cls, let connection else { return }
+            let deadlines = Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().deadlines
+            if code == .CONNECTION_NOTIFY_STARTED {
+                deadlines.opened(connection)
+            } else {
+                deadlines.closed(connection)
+            }
+        }
+        let perAddress = UInt32(configuration.perAddressConnectionLimit)
         let timeout = UInt32(configuration.connectionTimeoutSeconds)
         let limit = UInt32(configuration.connectionLimit)
         // MHD parses the request line and header block inside this buffer and answers with its
@@ -467,16 +562,19 @@ final class MHDDaemon: @unchecked Sendable {
         let memory = max(32 * 1024, 2 * (configuration.maxURIBytes + configuration.maxHeaderBytes))
         guard let tls = configuration.tls else {
             return cmhd_start(
-                UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit, memory)
+                UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit, memory,
+                perAddress, track, context)
         }
         // Runs for each new TLS connection after MHD has set up its GnuTLS session and before the
         // handshake. Given a trust store, MHD only *requests* a client certificate; this makes
         // GnuTLS require one and verify it against that store during the handshake, so a client
         // without a certificate from the client CA never gets a request through.
-        let requireClientCertificate: MHD_NotifyConnectionCallback = { _, connection, _, code in
-            guard code == .CONNECTION_NOTIFY_STARTED, let connection,
-                let session = cmhd_tls_session(connection)
-            else { return }
+        let requireClientCertificate: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+            guard let cls, let connection else { return }
+            let deadlines = Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().deadlines
+            guard code == .CONNECTION_NOTIFY_STARTED else { return deadlines.closed(connection) }
+            deadlines.opened(connection)
+            guard let session = cmhd_tls_session(connection) else { return }
             gnutls_certificate_server_set_request(OpaquePointer(session), GNUTLS_CERT_REQUIRE)
             gnutls_session_set_verify_cert(OpaquePointer(session), nil, 0)
         }
@@ -487,12 +585,12 @@ final class MHDDaemon: @unchecked Sendable {
                 guard let clientCA = tls.clientCAPEM else {
                     return cmhd_start_tls(
                         UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit,
-                        memory, key, certificate, nil, nil)
+                        memory, perAddress, track, context, key, certificate, nil)
                 }
                 return clientCA.withCString { trust in
                     cmhd_start_tls(
                         UInt32(flags), address, access, context, completed, context, poolSize, timeout, limit,
-                        memory, key, certificate, trust, requireClientCertificate)
+                        memory, perAddress, requireClientCertificate, context, key, certificate, trust)
                 }
             }
         }
@@ -511,6 +609,10 @@ final class MHDDaemon: @unchecked Sendable {
     }
 
     deinit {
+        // Cancelled and drained (a run in progress finishes on its serial queue) before MHD closes
+        // the sockets, so no shutdown() can reach a descriptor number reused after the stop.
+        watchdog.cancel()
+        watchdogQueue.sync {}
         // MHD must not stop with suspended connections: answer and resume them first.
         retainedHandler.takeUnretainedValue().resumeAllForShutdown()
         MHD_stop_daemon(daemon)

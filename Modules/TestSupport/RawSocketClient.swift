@@ -7,10 +7,30 @@ public final class RawSocketClient {
     private let socket: Int32
 
     /// Connects to an IPv4 address (loopback by default).
-    /// - Throws: `POSIXError` when the connection fails.
-    public init(host: String = "127.0.0.1", port: Int) throws {
+    /// - Parameters:
+    ///   - host: the server's IPv4 address.
+    ///   - port: the server's port.
+    ///   - source: the local IPv4 address to connect from, e.g. `127.0.0.2` (Linux routes all of
+    ///     127.0.0.0/8 to lo), so one test can be several clients; nil lets the system choose.
+    /// - Throws: `POSIXError` when binding the source or the connection fails.
+    public init(host: String = "127.0.0.1", port: Int, source: String? = nil) throws {
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let code = errno
+                close(descriptor)
+                throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -110,7 +110,8 @@ struct ConfigurationAcceptanceTests {
           },
           "http": {
             "threads": 16, "connectionTimeoutSeconds": 60, "connectionLimit": 5000, "maxBodyBytes": 1048576,
-            "maxURIBytes": 4096, "maxHeaderBytes": 32768, "maxTrackedClients": 5000, "trustedProxies": ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"],
+            "maxURIBytes": 4096, "maxHeaderBytes": 32768, "perAddressConnectionLimit": 8, "requestDeadlineSeconds": 5,
+            "maxTrackedClients": 5000, "trustedProxies": ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"],
             "cors": { "allowedOrigins": ["https://app.example.com", "http://localhost:5173", "https://[::1]:3000"],
                       "allowCredentials": false, "maxAgeSeconds": 0 }
           },
@@ -153,6 +154,7 @@ struct ConfigurationAcceptanceTests {
             c.http.threads == 16 && c.http.connectionTimeoutSeconds == 60 && c.http.connectionLimit == 5000)
         #expect(c.http.maxBodyBytes == 1_048_576 && c.http.maxTrackedClients == 5000)
         #expect(c.http.maxURIBytes == 4096 && c.http.maxHeaderBytes == 32768)
+        #expect(c.http.perAddressConnectionLimit == 8 && c.http.requestDeadlineSeconds == 5)
         #expect(c.http.trustedProxies == ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"])
         #expect(
             c.http.cors
@@ -357,6 +359,12 @@ struct ConfigurationValueTests {
         #expect(
             singleIssue(#"{"http": {"connectionLimit": 99999999999999999999}}"#)
                 == "http.connectionLimit: expected an integer from 1 to 100000, got 99999999999999999999")
+        #expect(
+            singleIssue(#"{"http": {"perAddressConnectionLimit": 0}}"#)
+                == "http.perAddressConnectionLimit: expected an integer from 1 to 100000, got 0")
+        #expect(
+            singleIssue(#"{"http": {"requestDeadlineSeconds": 3601}}"#)
+                == "http.requestDeadlineSeconds: expected an integer from 1 to 3600, got 3601")
         #expect(issues(#"{"http": {"threads": 0}}"#).first?.code == .invalidValue)
     }
 
@@ -675,7 +683,8 @@ struct ConfigurationEffectiveTests {
         for key in [
             "\"path\": \"./.portvakt/portvakt.sqlite\"", "\"cookieName\": \"portvakt_session\"",
             "\"perSecond\": 50.0",
-            "\"maxTrackedClients\": 100000", "\"trustedProxies\": []", "\"allowedOrigins\": []",
+            "\"maxTrackedClients\": 100000", "\"trustedProxies\": []", "\"perAddressConnectionLimit\": 64",
+            "\"requestDeadlineSeconds\": 20", "\"allowedOrigins\": []",
             "\"accessLog\": true",
         ] {
             #expect(shown.contains(key), "\(key)")

@@ -35,6 +35,8 @@ extension PortvaktConfiguration {
                     ("threads", .integer(http.threads)),
                     ("connectionTimeoutSeconds", .integer(http.connectionTimeoutSeconds)),
                     ("connectionLimit", .integer(http.connectionLimit)),
+                    ("perAddressConnectionLimit", .integer(http.perAddressConnectionLimit)),
+                    ("requestDeadlineSeconds", .integer(http.requestDeadlineSeconds)),
                     ("maxBodyBytes", .integer(http.maxBodyBytes)),
                     ("maxURIBytes", .integer(http.maxURIBytes)),
                     ("maxHeaderBytes", .integer(http.maxHeaderBytes)),

@@ -226,7 +226,11 @@ extension PortvaktConfiguration.HTTPSettings {
                 validate: ConfigValidators.proxyProblem),
             cors: r.section("cors") { .init(reading: $0) },
             maxURIBytes: r.integer("maxURIBytes", default: defaults.maxURIBytes, in: 1024...65_536),
-            maxHeaderBytes: r.integer("maxHeaderBytes", default: defaults.maxHeaderBytes, in: 4096...262_144))
+            maxHeaderBytes: r.integer("maxHeaderBytes", default: defaults.maxHeaderBytes, in: 4096...262_144),
+            perAddressConnectionLimit: r.integer(
+                "perAddressConnectionLimit", default: defaults.perAddressConnectionLimit, in: 1...100_000),
+            requestDeadlineSeconds: r.integer(
+                "requestDeadlineSeconds", default: defaults.requestDeadlineSeconds, in: 1...3600))
     }
 }
 

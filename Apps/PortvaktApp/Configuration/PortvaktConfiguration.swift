@@ -142,6 +142,12 @@ extension PortvaktConfiguration {
         public var connectionTimeoutSeconds: Int
         /// Concurrent connections accepted (1 to 100000).
         public var connectionLimit: Int
+        /// Concurrent connections accepted from one client address, a proxy's when behind one
+        /// (1 to 100000).
+        public var perAddressConnectionLimit: Int
+        /// Seconds a connection has for a whole request, header block and body, however its bytes
+        /// trickle in (1 to 3600).
+        public var requestDeadlineSeconds: Int
         /// The largest request body accepted, in bytes (1024 to 16777216).
         public var maxBodyBytes: Int
         /// The longest request target (path and query) accepted, in bytes (1024 to 65536); longer is 414.
@@ -159,8 +165,11 @@ extension PortvaktConfiguration {
         public init(
             threads: Int = 4, connectionTimeoutSeconds: Int = 30, connectionLimit: Int = 1024,
             maxBodyBytes: Int = 65536, maxTrackedClients: Int = 100_000, trustedProxies: [String] = [],
-            cors: CORSSettings = CORSSettings(), maxURIBytes: Int = 8192, maxHeaderBytes: Int = 16384
+            cors: CORSSettings = CORSSettings(), maxURIBytes: Int = 8192, maxHeaderBytes: Int = 16384,
+            perAddressConnectionLimit: Int = 64, requestDeadlineSeconds: Int = 20
         ) {
+            self.perAddressConnectionLimit = perAddressConnectionLimit
+            self.requestDeadlineSeconds = requestDeadlineSeconds
             self.maxURIBytes = maxURIBytes
             self.maxHeaderBytes = maxHeaderBytes
             self.threads = threads
