@@ -24,10 +24,13 @@ public struct HTTPServerConfiguration: Sendable {
     /// HTTPS with this key and certificate, and client certificates when it names a client CA;
     /// nil serves plain HTTP.
     public var tls: HTTPServerTLS?
-    /// Seconds a connection may stay idle (including mid-request) before it is closed,
-    /// so slow-loris clients cannot hold connections.
+    /// Seconds a connection may receive and send nothing (including mid-request) before it is
+    /// closed. Every byte restarts it, so a client trickling a request is bounded by
+    /// `requestDeadlineSeconds`, not by this.
     public var connectionTimeoutSeconds: Int
     /// Simultaneous connections accepted in all; more are closed as soon as they are accepted.
+    /// Each costs a descriptor and MHD's per-connection buffer, so keep it below the process's
+    /// open-file limit (see Docs/configuration.md for why 1024).
     public var connectionLimit: Int
     /// Simultaneous connections accepted from one client address (the socket peer, so a proxy's
     /// address when behind one); more from it are closed as soon as they are accepted, while other
