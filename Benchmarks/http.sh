@@ -39,9 +39,10 @@ PY
 
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
-# Portvakt on the embedded default (SQLite, access log on), on free ports.
+# Portvakt on the embedded default (SQLite, access log on), on free ports; wrk's 64 connections all
+# come from 127.0.0.1, so the per-address cap (64 by default) is lifted to the total one.
 cat >"$work/config.json" <<JSON
-{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "http": {"threads": $THREADS}}
+{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "http": {"threads": $THREADS, "perAddressConnectionLimit": 1024}}
 JSON
 PORTVAKT_DATA="$work/data" "$BIN/portvakt" serve --config "$work/config.json" >"$work/portvakt.out" 2>"$work/portvakt.log" &
 pids+=($!); portvakt_pid=$!

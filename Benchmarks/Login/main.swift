@@ -219,9 +219,10 @@ func startServer(port: Int, directory: String, threads: Int?, postgreSQL: Server
         // The password only from the environment, as Portvakt requires.
         environment.merge(postgreSQL.database.passwordEnvironment) { _, new in new }
     }
+    // Every client is on 127.0.0.1: the per-address cap must not be what the run measures.
     let config = """
         {"publicURL": "http://localhost:\(port)", "listen": {"public": {"port": \(port)}, "admin": {"port": 0}},
-         \(threads.map { #""http": {"threads": \#($0)},"# } ?? "") \(storage)
+         "http": {\(threads.map { #""threads": \#($0), "# } ?? "")"perAddressConnectionLimit": 1024}, \(storage)
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
                         "bankid": {"burst": 100000, "perSecond": 100000},
                         "default": {"burst": 100000, "perSecond": 100000}}}

@@ -47,9 +47,10 @@ enum Listeners {
         -> HTTPServer
     {
         // Bodies up to 1 MiB: BankID's requests are small, and a larger one is an error either way.
+        // Every client is on loopback (127.0.0.1), so the per-address cap is the total one.
         let configuration = HTTPServerConfiguration(
             host: "127.0.0.1", port: port, connectionTimeoutSeconds: 30, maxBodyBytes: 1 << 20,
-            threading: .threadPerConnection, tls: tls)
+            threading: .threadPerConnection, tls: tls, perAddressConnectionLimit: 1024)
         do {
             let server = try HTTPServer(configuration: configuration, router: router, accessLog: { _ in })
             try server.start()

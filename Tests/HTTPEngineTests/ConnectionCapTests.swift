@@ -18,12 +18,13 @@ struct ConnectionCapTests {
     }
 
     @Test(
-        "one address holding its cap with trickling requests: others are served, its extra connections are closed, the deadline ends the trickles"
+        "one address holding its cap with trickling requests: others are served, its extra connections are closed, the deadline ends the trickles",
+        arguments: [HTTPServerConfiguration.Threading.workerPool, .threadPerConnection]
     )
-    func capAndDeadline() throws {
+    func capAndDeadline(threading: HTTPServerConfiguration.Threading) throws {
         let configuration = HTTPServerConfiguration(
-            threads: 2, connectionTimeoutSeconds: 30, connectionLimit: 64, perAddressConnectionLimit: 16,
-            requestDeadlineSeconds: 3)
+            threads: 2, connectionTimeoutSeconds: 30, connectionLimit: 64, threading: threading,
+            perAddressConnectionLimit: 16, requestDeadlineSeconds: 3)
         try withServer(configuration) { _, _, server in
             let start = Date()
             let tricklers = try (0..<16).map { _ in
