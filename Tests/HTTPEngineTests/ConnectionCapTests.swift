@@ -97,4 +97,22 @@ struct ConnectionCapTests {
             #expect(client.readUntilClosed(timeout: 5).closed)
         }
     }
+
+    @Test("the deadline is per request: a keep-alive connection outlives it when each request is in time")
+    func deadlineRestartsAfterEachResponse() throws {
+        let configuration = HTTPServerConfiguration(threads: 2, requestDeadlineSeconds: 2)
+        try withServer(configuration) { _, _, server in
+            let client = try RawSocketClient(port: server.port, source: "127.0.0.3")
+            // Four requests 0.8 s apart on one connection: 3.2 s in all, each well within 2 s.
+            for index in 0..<4 {
+                if index > 0 { Thread.sleep(forTimeInterval: 0.8) }
+                try client.send("GET /v1/items/\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(client.readResponse(timeout: 5).hasPrefix("HTTP/1.1 200"), "request \(index)")
+            }
+            // Left idle, the connection is closed by the deadline, not the 30 s idle timeout.
+            let idleStart = Date()
+            #expect(client.readUntilClosed(timeout: 4).closed)
+            #expect(Date().timeIntervalSince(idleStart) < 3)
+        }
+    }
 }
