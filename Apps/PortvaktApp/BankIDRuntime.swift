@@ -154,25 +154,34 @@ final class BankIDRuntime: Sendable {
     /// in the data folder (0600), created on first start and reused after.
     static func developmentHasher(dataDirectory: String) throws -> IdentityHasher {
         let path = (dataDirectory as NSString).appendingPathComponent(developmentKeyFile)
-        if !FileManager.default.fileExists(atPath: path) {
-            let secret = SystemRandom().bytes(32)
-            let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-            if descriptor >= 0 {
-                let text = Array(Base64URL.encode(secret).utf8)
-                let written = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-                close(descriptor)
-                guard written == text.count else {
-                    throw BankIDError(.configuration, "could not write \(path)")
-                }
-            }
-            // EEXIST: another process created it meanwhile; read theirs.
-        }
+        if !FileManager.default.fileExists(atPath: path) { try createDevelopmentKey(at: path) }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
             let secret = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)),
             secret.count >= IdentityKey.minimumSecretBytes
         else { throw BankIDError(.configuration, "\(path) does not hold a usable identity key") }
         return try IdentityHasher(
             currentKeyID: "development", keys: [IdentityKey(id: "development", secret: secret)])
+    }
+
+    /// Writes a new development key to a file of this process's own and links it in at `path`.
+    ///
+    /// Instances starting together on an empty folder all come here: the name appears only with
+    /// the whole key behind it (creating it in place let a second instance read it still empty),
+    /// and `link` never replaces, so the first one wins and the others read its key.
+    private static func createDevelopmentKey(at path: String) throws {
+        // A random name: callers in one process (an in-process server's tests) race here too.
+        let temporary = path + "." + Hex.encode(SystemRandom().bytes(8)) + ".tmp"
+        let descriptor = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw BankIDError(.configuration, "could not write \(temporary)") }
+        defer { unlink(temporary) }
+        let text = Array(Base64URL.encode(SystemRandom().bytes(32)).utf8)
+        let written = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        guard written == text.count else { throw BankIDError(.configuration, "could not write \(temporary)") }
+        // EEXIST: another instance linked its key first; everyone reads that one.
+        guard link(temporary, path) == 0 || errno == EEXIST else {
+            throw BankIDError(.configuration, "could not create \(path)")
+        }
     }
 }
 

@@ -1,5 +1,4 @@
 import BankIDSimulator
-import Dispatch
 import Foundation
 
 /// `portvakt bankid-simulator`: the BankID simulator on its own, for any v6 client.
@@ -52,6 +51,9 @@ enum BankIDSimulatorCommand {
             print(try BankIDSimulator.clientConfiguration(configuration).json)
             return 0
         }
+        // Before the logger and the listeners start threads and before the simulator announces
+        // itself: a SIGTERM sent as soon as it says anything stops it cleanly instead of being lost.
+        let signals = StopSignals()
         let logger = Logger(minimum: .info)
         let simulator = try BankIDSimulator.start(
             configuration, log: { logger.log(.info, "request", ["line": $0]) })
@@ -63,20 +65,8 @@ enum BankIDSimulatorCommand {
         // Written unbuffered so a script reading the first line gets it while the simulator serves.
         FileHandle.standardOutput.write(Data((simulator.clientConfigurationJSON + "\n").utf8))
 
-        let stop = DispatchSemaphore(value: 0)
-        let queue = DispatchQueue(label: "portvakt.bankid-simulator.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        stop.wait()
-        logger.log(.info, "stopping", [:])
+        logger.log(.info, "stopping", ["signal": signals.wait()])
         simulator.stop(grace: 10)
-        sources.forEach { $0.cancel() }
         return 0
     }
 }

@@ -17,6 +17,8 @@ public struct DevelopmentPKI: Sendable {
         static let clientBundle = "rp-client.p12"
         static let clientPassphrase = "rp-client.passphrase"
         static let all = [caCertificate, caKey, serverCertificate, serverKey, clientBundle, clientPassphrase]
+        /// Held while the files are checked, made or read (empty; never deleted).
+        static let lock = "pki.lock"
     }
 
     /// The folder holding the files.
@@ -44,11 +46,40 @@ public struct DevelopmentPKI: Sendable {
         do {
             try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw SimulatorError(.storage, "cannot create the data folder \(directory)")
+            // Another instance starting at the same moment may have made it meanwhile.
+            var isDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw SimulatorError(.storage, "cannot create the data folder \(directory)")
+            }
         }
+        // Instances starting together on an empty folder: without the lock each made a PKI of its
+        // own and they replaced each other's files, so one could serve a certificate from a CA
+        // that was no longer on disk. Under it the first creates; the others wait, then load.
+        let lock = try lockFolder(directory)
+        defer { close(lock) }
         let present = File.all.allSatisfy { manager.fileExists(atPath: directory + "/" + $0) }
         if !present { try create(in: directory, now: now) }
         return try load(from: directory)
+    }
+
+    /// Takes the folder's lock (an exclusive `flock` on `File.lock`), waiting for whoever holds it;
+    /// closing the descriptor releases it, as does the holder's exit, so a crash leaves no lock.
+    ///
+    /// A lock here, where SQLite has its own: these are plain files with no lock of their own,
+    /// written only by the simulator, and six of them must come from the same generation.
+    private static func lockFolder(_ directory: String) throws(SimulatorError) -> Int32 {
+        let descriptor = open(directory + "/" + File.lock, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw SimulatorError(.storage, "cannot lock the data folder \(directory)")
+        }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                close(descriptor)
+                throw SimulatorError(.storage, "cannot lock the data folder \(directory)")
+            }
+        }
+        return descriptor
     }
 
     private static func load(from directory: String) throws(SimulatorError) -> DevelopmentPKI {

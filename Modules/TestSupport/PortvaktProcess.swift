@@ -12,6 +12,9 @@ public final class PortvaktProcess: @unchecked Sendable {
     private let drained = DispatchSemaphore(value: 0)
     /// Set once `wait` has seen both pipes drained, so a second `wait` does not wait again.
     private var outputComplete = false
+    /// Whether either pipe has delivered a byte; `firstOutput` is signalled when it first does.
+    private var sawOutput = false
+    private let firstOutput = DispatchSemaphore(value: 0)
 
     /// The path of the built binary: $PORTVAKT_BIN, else .build/debug/portvakt beside Package.swift.
     public static var binaryPath: String {
@@ -60,7 +63,12 @@ public final class PortvaktProcess: @unchecked Sendable {
     /// Appends what `handle` delivers until end of file (the child exited), then says so.
     private func collect(_ handle: FileHandle, into append: (PortvaktProcess, String) -> Void) {
         while case let data = handle.availableData, !data.isEmpty {
-            lock.withLock { append(self, String(decoding: data, as: UTF8.self)) }
+            let first = lock.withLock {
+                append(self, String(decoding: data, as: UTF8.self))
+                defer { sawOutput = true }
+                return !sawOutput
+            }
+            if first { firstOutput.signal() }
         }
         drained.signal()
     }
@@ -94,6 +102,16 @@ public final class PortvaktProcess: @unchecked Sendable {
         }
         return process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus
+    }
+
+    /// Waits until the process has written its first byte to standard output or standard error,
+    /// and returns at once then (woken by the reading thread, not by polling), so a test can act
+    /// at the moment the process first says anything; false after `timeout` seconds.
+    public func waitForFirstOutput(timeout: TimeInterval = 10) -> Bool {
+        guard firstOutput.wait(timeout: .now() + timeout) == .success else { return false }
+        // Leave it signalled for any later caller.
+        firstOutput.signal()
+        return true
     }
 
     /// Waits until standard output contains `text` (the two pipes are read independently, so

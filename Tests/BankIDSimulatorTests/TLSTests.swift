@@ -2,6 +2,7 @@ import BankIDSimulator
 import CryptoCore
 import Foundation
 import Kernel
+import Synchronization
 import TestSupport
 import Testing
 
@@ -91,6 +92,40 @@ struct TLSTests {
         let response = try harness.rp.sendJSON(
             url: "https://localhost:\(harness.simulator.port)/rp/v6.0/auth", json: Self.body)
         #expect(response.status == 200)
+    }
+
+    @Test("6 simulators loading one empty folder at once share one PKI, the one on disk; 5 rounds")
+    func pkiMadeOnceByRacingStarts() throws {
+        let directory = try TemporaryDirectory()
+        let deadline = Date().addingTimeInterval(60)
+        for round in 0..<5 where Date() < deadline {
+            let folder = directory.path("round-\(round)/bankid-simulator")
+            let loaded = Mutex<[Result<DevelopmentPKI, SimulatorError>]>([])
+            let gate = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            for _ in 0..<6 {
+                done.enter()
+                Thread {
+                    gate.wait()
+                    let pki = Result { () throws(SimulatorError) in
+                        try DevelopmentPKI.loadOrCreate(in: folder)
+                    }
+                    loaded.withLock { $0.append(pki) }
+                    done.leave()
+                }.start()
+            }
+            // Released together, so they meet the empty folder at the same moment.
+            for _ in 0..<6 { gate.signal() }
+            #expect(done.wait(timeout: .now() + 30) == .success)
+            let results = loaded.withLock { $0 }
+            let pkis = results.compactMap { try? $0.get() }
+            #expect(pkis.count == 6, "round \(round): \(results)")
+            let onDisk = try String(contentsOfFile: folder + "/ca.pem", encoding: .utf8)
+            let server = try String(contentsOfFile: folder + "/server.pem", encoding: .utf8)
+            #expect(Set(pkis.map(\.caCertificatePEM)) == [onDisk], "round \(round)")
+            #expect(Set(pkis.map(\.serverCertificatePEM)) == [server], "round \(round)")
+            #expect(Set(pkis.map(\.clientPassphrase)).count == 1, "round \(round)")
+        }
     }
 
     @Test("the PKI is made once: keys, bundle and passphrase are 0600 and reused on the next start")

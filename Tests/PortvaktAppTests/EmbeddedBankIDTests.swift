@@ -7,6 +7,7 @@ import HTTPEngine
 import Kernel
 import PortvaktAPI
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -69,6 +70,42 @@ struct EmbeddedBankIDTests {
         let again = try BankIDRuntime.developmentHasher(dataDirectory: directory.path)
         let number = try PersonalNumber("198112289874")
         #expect(again.matches(number, try first.digest(number)))
+    }
+
+    @Test("8 instances creating the development identity key at once all get the same key; 100 rounds")
+    func developmentKeyMadeOnceByRacingStarts() throws {
+        let directory = try TemporaryDirectory()
+        let number = try PersonalNumber("198112289874")
+        let deadline = Date().addingTimeInterval(60)
+        for round in 0..<100 where Date() < deadline {
+            let folder = directory.path("round-\(round)")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let hashers = Mutex<[IdentityHasher]>([])
+            let failures = Mutex<[String]>([])
+            let gate = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            for _ in 0..<8 {
+                done.enter()
+                Thread {
+                    gate.wait()
+                    do {
+                        let hasher = try BankIDRuntime.developmentHasher(dataDirectory: folder)
+                        hashers.withLock { $0.append(hasher) }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                    done.leave()
+                }.start()
+            }
+            for _ in 0..<8 { gate.signal() }
+            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(failures.withLock { $0 } == [], "round \(round)")
+            let all = hashers.withLock { $0 }
+            let digest = try #require(all.first).digest(number)
+            #expect(all.allSatisfy { $0.matches(number, digest) }, "round \(round): one key for all")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder)
+            #expect(leftovers == [BankIDRuntime.developmentKeyFile], "round \(round): \(leftovers)")
+        }
     }
 
     @Test(

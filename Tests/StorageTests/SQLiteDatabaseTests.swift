@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Kernel
 import SessionCore
+import Synchronization
 import TestSupport
 import Testing
 
@@ -394,6 +395,84 @@ struct SQLiteDatabaseTests {
         }
         #expect(throws: StorageError(.invalidArgument, "")) { try SQLiteDatabase(path: "") }
         #expect(throws: StorageError(.invalidArgument, "")) { try SQLiteDatabase(path: ":memory:") }
+    }
+
+    // MARK: Opening together
+
+    @Test(
+        "opening a new file while another connection holds its write lock waits for the lock instead of failing at once"
+    )
+    func openWaitsForAWriteLockOnANewFile() throws {
+        // A new file in rollback mode with its write lock held: the WAL switch reads the header,
+        // then needs that lock, and SQLite answers BUSY there without calling the busy handler.
+        let holder = try Connection(path: path, flags: [.readWrite, .create], busyTimeoutMilliseconds: 0)
+        try holder.exec("BEGIN IMMEDIATE")
+        let released = DispatchSemaphore(value: 0)
+        let holdFor = 0.3
+        Thread {
+            Thread.sleep(forTimeInterval: holdFor)
+            _ = try? holder.exec("COMMIT")
+            holder.close()
+            released.signal()
+        }.start()
+        let started = Date()
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        #expect(Date().timeIntervalSince(started) >= holdFor * 0.8, "it waited for the lock")
+        #expect(try database.schemaVersion == Self.latest)
+        #expect(released.wait(timeout: .now() + 5) == .success)
+    }
+
+    @Test("the wait for a new file's write lock is bounded by the busy timeout")
+    func openGivesUpAfterTheBusyTimeout() throws {
+        let holder = try Connection(path: path, flags: [.readWrite, .create], busyTimeoutMilliseconds: 0)
+        defer { holder.close() }
+        try holder.exec("BEGIN IMMEDIATE")
+        let started = Date()
+        #expect(throws: StorageError(.busy, "")) {
+            try SQLiteDatabase(path: path, configuration: .init(busyTimeoutMilliseconds: 200))
+        }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.15 && waited < 2, "waited \(waited) s for a 200 ms timeout")
+        try holder.exec("ROLLBACK")
+    }
+
+    @Test(
+        "8 threads opening one new file at once all succeed, 50 rounds; every migration is recorded once"
+    )
+    func openTogetherOnANewFile() throws {
+        let threads = 8
+        let deadline = Date().addingTimeInterval(60)
+        var rounds = 0
+        while rounds < 50, Date() < deadline {
+            let file = directory.path("together-\(rounds)/portvakt.sqlite")
+            let failures = Mutex<[String]>([])
+            let gate = DispatchSemaphore(value: 0)
+            let waiting = DispatchGroup()
+            for _ in 0..<threads { waiting.enter() }
+            onThreads(threads + 1) { index in
+                if index == threads {
+                    // Release every opener at the same moment once all are waiting.
+                    waiting.wait()
+                    for _ in 0..<threads { gate.signal() }
+                    return
+                }
+                waiting.leave()
+                gate.wait()
+                do {
+                    let database = try SQLiteDatabase(path: file, configuration: .init(readerCount: 1))
+                    database.close()
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [], "round \(rounds)")
+            let database = try SQLiteDatabase(path: file)
+            defer { database.close() }
+            #expect(try database.appliedMigrations().map(\.version) == Migration.sqlite.map(\.version))
+            rounds += 1
+        }
+        #expect(rounds == 50, "only \(rounds) rounds in 60 s")
     }
 
     // MARK: Transactions

@@ -99,11 +99,17 @@ public final class SQLiteDatabase: Sendable {
         let timeout = Int32(configuration.busyTimeoutMilliseconds)
 
         // The writer first: it switches the file to WAL and creates the schema readers rely on.
+        // Both steps may meet another process doing the same on a new file (see `settling`);
+        // together they get the busy timeout, as one statement would.
+        let settleBy = ContinuousClock.now + .milliseconds(configuration.busyTimeoutMilliseconds)
         let writerConnection = try Connection(
             path: path, flags: [.readWrite, .create], busyTimeoutMilliseconds: timeout)
+        try Self.settling(until: settleBy) { try Self.switchToWAL(writerConnection) }
         try Self.prepareWriter(writerConnection, synchronous: configuration.synchronous)
-        try Self.immediateTransaction(on: writerConnection) {
-            try Self.bootstrap($0, knowing: migrations)
+        try Self.settling(until: settleBy) {
+            try Self.immediateTransaction(on: writerConnection) {
+                try Self.bootstrap($0, knowing: migrations)
+            }
         }
         writer = ConnectionPool([writerConnection])
         groupCommit = GroupCommit(writer: writer)
@@ -270,15 +276,48 @@ public final class SQLiteDatabase: Sendable {
 
     // MARK: Opening
 
-    /// Settings the writer needs before anything else runs on it.
-    private static func prepareWriter(_ connection: Connection, synchronous: Synchronous)
-        throws
-    {
-        // journal_mode persists in the file; the pragma reports the mode actually in force.
+    /// Switches the file to WAL (a no-op once it is: journal_mode persists in the file).
+    private static func switchToWAL(_ connection: Connection) throws {
+        // The pragma reports the mode actually in force.
         let mode = try connection.queryFirst("PRAGMA journal_mode = WAL") { try $0.string(0) }
         guard mode?.lowercased() == "wal" else {
             throw StorageError(.io, "the database could not be switched to WAL mode")
         }
+    }
+
+    /// Runs `body` again while it fails with `.busy` and `deadline` has not passed.
+    ///
+    /// Needed for the first steps on a file other processes may be opening at the same moment:
+    /// SQLite does not call the busy handler when waiting could deadlock, that is when a
+    /// connection holding a read lock asks for the write lock another connection holds. Two
+    /// `PRAGMA journal_mode = WAL` on a new file are exactly that (each reads the header, then
+    /// writes it), so one of two processes started together failed at once with "database is
+    /// locked" although the busy timeout was 5 s. SQLite's remedy is to let go of the read lock
+    /// and start again, which a failed statement in autocommit mode has already done.
+    ///
+    /// A retry rather than an exclusive lock file around first-time setup: SQLite's own locks
+    /// already order every opener, including the sqlite3 shell, `portvakt storage` and an older
+    /// release during an upgrade, which a Portvakt-only lock file would not; and it adds no file
+    /// beside the database to back up, clean up or trust on a network file system. A BUSY after
+    /// the busy handler waited its full timeout arrives after `deadline`, so it is not retried:
+    /// the bound stays the configured timeout (plus at most one more wait of it).
+    private static func settling<T>(until deadline: ContinuousClock.Instant, _ body: () throws -> T)
+        throws -> T
+    {
+        while true {
+            do {
+                return try body()
+            } catch let error as StorageError where error.code == .busy && ContinuousClock.now < deadline {
+                // A few milliseconds, jittered so that racing processes fall out of step.
+                Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.005))
+            }
+        }
+    }
+
+    /// Settings the writer needs before anything else runs on it.
+    private static func prepareWriter(_ connection: Connection, synchronous: Synchronous)
+        throws
+    {
         try connection.exec("PRAGMA synchronous = \(synchronous.rawValue)")
         try configureCommon(connection)
     }
@@ -329,7 +368,11 @@ public final class SQLiteDatabase: Sendable {
                     atPath: directory, withIntermediateDirectories: true,
                     attributes: [.posixPermissions: 0o700])
             } catch {
-                throw StorageError(.io, "could not create the database directory")
+                // Another process starting at the same moment may have created it meanwhile.
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+                    isDirectory.boolValue
+                else { throw StorageError(.io, "could not create the database directory") }
             }
         }
         // O_EXCL so an existing file keeps its contents and mode; SQLite would otherwise create
