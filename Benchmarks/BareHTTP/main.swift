@@ -35,7 +35,9 @@ enum BareServer {
                         return BareServer.answer(connection)
                     }, nil,
                     { _, _, _, _ in }, nil,
-                    UInt32(threads), 30, 1024, 32 * 1024)
+                    // The engine's own limits (a per-address cap as high as the total, since wrk's
+                    // connections all come from 127.0.0.1); no connection notifications.
+                    UInt32(threads), 30, 1024, 48 * 1024, 1024, nil, nil)
             }
         }
         guard let daemon else { return nil }
