@@ -104,6 +104,11 @@ public struct AccountAdministration: Sendable {
         if let search, Self.looksLikePersonalNumber(search) {
             return AdminPage(items: try user(personalNumber: search).map { [$0] } ?? [], nextCursor: nil)
         }
+        // No name, id or display name holds a control character (sign-up refuses them), and
+        // PostgreSQL's text cannot hold NUL at all: such a search is malformed, not a store failure.
+        if let search, search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw AuthError(.invalidParameter, "search: control characters are not allowed")
+        }
         let limit = try Self.checkLimit(limit)
         let after = try cursor.map { try Cursor.decode($0, kind: "u") }
         // One more than asked tells whether another page exists, so the last page has no cursor.

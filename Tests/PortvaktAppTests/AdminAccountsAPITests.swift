@@ -158,6 +158,13 @@ struct AdminAccountsAPITests {
         #expect(try ids("_") == ["under_score"], "LIKE wildcards in the search are literal")
         #expect(try ids("%25") == ["under_score"])
         #expect(try ids("nobody").isEmpty)
+        // A control character (NUL included, which PostgreSQL text cannot hold) is a malformed
+        // search on either engine, never a store failure.
+        for query in ["a%00b", "a%0Ab", "%7F"] {
+            let refused = try admin.send("GET", "/admin/v1/users?search=\(query)")
+            #expect(refused.status == 400, "\(query): \(refused.text)")
+            #expect(try refused.problemCode() == "admin.invalid_parameter")
+        }
     }
 
     @Test(
