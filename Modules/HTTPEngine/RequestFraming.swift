@@ -1,3 +1,5 @@
+import Kernel
+
 /// The checks on a request's message framing (RFC 9112 §6) that libmicrohttpd 0.9.75 does not
 /// make, run on the header block before a byte of body is read.
 ///
@@ -91,7 +93,7 @@ enum RequestFraming {
         }
         // The codings in order, across every field (a list split over fields is one list).
         let codings = fields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingOWS().lowercasedASCII() }
+            .map { String($0.trimmingOWS()).lowercasedASCII() }
             .filter { !$0.isEmpty }
         guard codings.last == "chunked" else {
             // §6.3 item 4: chunked not final (or no coding at all): the length cannot be known,
@@ -176,10 +178,5 @@ extension Substring {
         while let first = result.first, first == " " || first == "\t" { result = result.dropFirst() }
         while let last = result.last, last == " " || last == "\t" { result = result.dropLast() }
         return result
-    }
-
-    /// ASCII letters lowercased; coding names are case-insensitive (RFC 9112 §7).
-    fileprivate func lowercasedASCII() -> String {
-        String(decoding: utf8.map { HTTPHeaders.lowercase($0) }, as: UTF8.self)
     }
 }

@@ -76,7 +76,7 @@ extension SQLStore: AdminTokenStore {
     }
 
     public func insertAdminToken(_ token: AdminTokenRecord) throws {
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 "INSERT INTO admin_tokens (\(StoreSQL.adminTokenColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 [
@@ -87,7 +87,7 @@ extension SQLStore: AdminTokenStore {
     }
 
     public func adminToken(hash: [UInt8]) throws -> AdminTokenRecord? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.adminTokenColumns) FROM admin_tokens WHERE token_hash = ?1", [hash],
                 Self.adminToken)
@@ -95,7 +95,7 @@ extension SQLStore: AdminTokenStore {
     }
 
     public func adminTokens() throws -> [AdminTokenRecord] {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.query(
                 "SELECT \(StoreSQL.adminTokenColumns) FROM admin_tokens ORDER BY created_at, id", [],
                 Self.adminToken)
@@ -103,7 +103,7 @@ extension SQLStore: AdminTokenStore {
     }
 
     public func revokeAdminToken(id: String, at: Date) throws -> Bool {
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 "UPDATE admin_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", [id, at])
             return changed > 0
@@ -112,11 +112,6 @@ extension SQLStore: AdminTokenStore {
 }
 
 extension SQLStore: AdministrationStore {
-    /// `text` with A–Z folded to a–z and nothing else, as lower() folds on both engines.
-    fileprivate static func asciiLowercased(_ text: String) -> String {
-        String(decoding: text.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
-    }
-
     public func searchUsers(_ search: String?, afterID: String?, limit: Int) throws -> [User] {
         guard let search, !search.isEmpty else { return try users(afterID: afterID, limit: limit) }
         guard limit > 0 else { return [] }
@@ -124,10 +119,10 @@ extension SQLStore: AdministrationStore {
         // on lower() of both sides: SQLite's LIKE ignores ASCII case and PostgreSQL's does not,
         // while lower() folds only ASCII on both (SQLite's built-in, PostgreSQL's on the "C"
         // collation these columns have).
-        let escaped = Self.asciiLowercased(search).replacingOccurrences(of: "\\", with: "\\\\")
+        let escaped = search.lowercasedASCII().replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
         let pattern = "%\(escaped)%"
-        return try database.read { connection in
+        return try engine.read { connection in
             try connection.query(
                 """
                 SELECT \(StoreSQL.userColumns) FROM users
@@ -139,7 +134,7 @@ extension SQLStore: AdministrationStore {
     }
 
     public func setUserDisabled(id: String, at: Date?, now: Date) throws -> Int {
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute("UPDATE users SET disabled_at = ?2 WHERE id = ?1", [id, at])
             guard changed > 0 else { throw StorageError(.notFound, "no such user") }
             guard at != nil else { return 0 }
@@ -172,7 +167,7 @@ extension SQLStore: AdministrationStore {
             SELECT id, at, action, actor, user_id, request_id, ip_address, details FROM audit_events
             \(filter) ORDER BY id DESC LIMIT ?\(arguments.count)
             """
-        return try database.read { connection in
+        return try engine.read { connection in
             try connection.query(sql, arguments) { row in
                 AuditEvent(
                     id: try row.int64(0), at: try row.date(1),
@@ -185,7 +180,7 @@ extension SQLStore: AdministrationStore {
     }
 
     public func liveSessionCount(at now: Date) throws -> Int {
-        try database.read { connection in
+        try engine.read { connection in
             Int(
                 try connection.queryFirst(
                     "SELECT count(*) FROM sessions WHERE revoked_at IS NULL AND expires_at > ?1", [now]
