@@ -43,7 +43,7 @@ extension SQLStore: BankIDOrderStore {
 
     public func insertBankIDOrder(_ order: BankIDOrder) throws {
         let completion = try Self.completionJSON(order.state.completion)
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 """
                 INSERT INTO bankid_orders (\(StoreSQL.orderColumns))
@@ -61,7 +61,7 @@ extension SQLStore: BankIDOrderStore {
     }
 
     public func bankIDOrder(orderRef: String) throws -> BankIDOrder? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.orderColumns) FROM bankid_orders WHERE order_ref = ?1", [orderRef],
                 Self.order)
@@ -74,7 +74,7 @@ extension SQLStore: BankIDOrderStore {
         // One conditional UPDATE under the write lock: of any number of instances racing for the
         // lease, exactly one sees its row change. The freshness condition is part of it, so an
         // instance that arrives just after another stored an answer does not collect again.
-        try database.write { connection in
+        try engine.write { connection in
             if let leased = try connection.queryFirst(
                 """
                 UPDATE bankid_orders SET lease_owner = ?2, lease_expires_at = ?3
@@ -97,7 +97,7 @@ extension SQLStore: BankIDOrderStore {
         throws -> BankIDOrder?
     {
         let completion = try Self.completionJSON(state.completion)
-        return try database.write { connection in
+        return try engine.write { connection in
             // Only a pending order changes: a final state is never rewritten by a late answer.
             try connection.execute(
                 """
@@ -124,7 +124,7 @@ extension SQLStore: BankIDOrderStore {
 
     public func purgeBankIDOrders(completedBefore: Date, endedBefore: Date, startedBefore: Date) throws -> Int
     {
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 """
                 DELETE FROM bankid_orders

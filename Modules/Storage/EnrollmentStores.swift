@@ -65,7 +65,7 @@ public protocol EnrollmentTokenStore: Sendable {
 extension SQLStore: EnrollmentTokenStore {
 
     public func insertEnrollmentToken(_ token: EnrollmentTokenRecord) throws {
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 "INSERT INTO enrollment_tokens (\(StoreSQL.enrollmentColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 [
@@ -87,7 +87,7 @@ extension SQLStore: EnrollmentTokenStore {
     private func enrollmentToken(where column: String, is value: any SQLBindable) throws
         -> EnrollmentTokenRecord?
     {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.enrollmentColumns) FROM enrollment_tokens WHERE \(column) = ?1", [value]
             ) { row in
@@ -101,7 +101,7 @@ extension SQLStore: EnrollmentTokenStore {
     }
 
     public func linkEnrollmentChallenge(challengeID: String, tokenID: String) throws {
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 "INSERT INTO enrollment_challenges (challenge_id, token_id) VALUES (?1, ?2)",
                 [challengeID, tokenID])
@@ -109,7 +109,7 @@ extension SQLStore: EnrollmentTokenStore {
     }
 
     public func enrollmentTokenID(challengeID: String) throws -> String? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT token_id FROM enrollment_challenges WHERE challenge_id = ?1", [challengeID]
             ) { try $0.string(0) }
@@ -117,7 +117,7 @@ extension SQLStore: EnrollmentTokenStore {
     }
 
     public func redeemEnrollmentToken(id: String, passkey: StoredPasskey, at now: Date) throws -> Bool {
-        try database.write { connection in
+        try engine.write { connection in
             // The conditional UPDATE is the single-use guarantee: under the one writer, only the
             // first redemption finds used_at still NULL.
             let changed = try connection.execute(

@@ -198,7 +198,7 @@ extension SQLStore: BankIDIdentityStore {
     }
 
     public func linkedIdentity(userID: String) throws -> LinkedIdentity? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.identityColumns) FROM bankid_identities WHERE user_id = ?1", [userID],
                 Self.identity)
@@ -206,7 +206,7 @@ extension SQLStore: BankIDIdentityStore {
     }
 
     public func linkedIdentity(matching digests: [IdentityDigest]) throws -> LinkedIdentity? {
-        try database.read { connection in
+        try engine.read { connection in
             for digest in digests {
                 if let found = try connection.queryFirst(
                     "SELECT \(StoreSQL.identityColumns) FROM bankid_identities WHERE key_id = ?1 AND digest = ?2",
@@ -220,7 +220,7 @@ extension SQLStore: BankIDIdentityStore {
     }
 
     public func rekeyLinkedIdentity(userID: String, to digest: IdentityDigest) throws {
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 "UPDATE bankid_identities SET key_id = ?2, digest = ?3 WHERE user_id = ?1",
                 [userID, digest.keyID, digest.value])
@@ -228,7 +228,7 @@ extension SQLStore: BankIDIdentityStore {
     }
 
     public func insertBankIDFlow(_ flow: BankIDFlow) throws {
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 """
                 INSERT INTO bankid_flows (\(StoreSQL.flowColumns))
@@ -243,7 +243,7 @@ extension SQLStore: BankIDIdentityStore {
     }
 
     public func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.flowColumns) FROM bankid_flows WHERE id_hash = ?1", [idHash], Self.flow)
         }
@@ -251,7 +251,7 @@ extension SQLStore: BankIDIdentityStore {
 
     public func commitBankIDCompletion(_ record: BankIDCompletionRecord) throws -> Bool {
         let details = record.events.map { AuditDetails.encode($0.details) }
-        return try database.write { connection in
+        return try engine.write { connection in
             // The conditional UPDATE is the once-only gate: a second poll finds consumed_at set.
             let changed = try connection.execute(
                 """
@@ -324,7 +324,7 @@ extension SQLStore: BankIDIdentityStore {
     }
 
     public func stepUp(sessionID: String) throws -> SessionStepUp? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 """
                 SELECT session_id, signed_at, valid_until, user_visible_text, signature, ocsp_response
@@ -340,7 +340,7 @@ extension SQLStore: BankIDIdentityStore {
     }
 
     public func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int {
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute("DELETE FROM bankid_flows WHERE created_at < ?1", [cutoff])
             return changed
         }

@@ -20,7 +20,7 @@ extension SQLStore: ReviewAccountStore {
         guard let username = candidate.username else {
             throw StorageError(.invalidArgument, "a review account needs a username")
         }
-        return try database.write { connection in
+        return try engine.write { connection in
             if let existing = try connection.queryFirst(
                 "SELECT \(StoreSQL.userColumns) FROM users WHERE username = ?1", [username], Self.user)
             {
@@ -42,7 +42,7 @@ extension SQLStore: ReviewAccountStore {
     }
 
     public func isReviewAccount(userID: String) throws -> Bool {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst("SELECT 1 FROM review_accounts WHERE user_id = ?1", [userID]) { _ in
                 true
             }

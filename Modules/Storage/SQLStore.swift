@@ -10,8 +10,6 @@ public import SessionCore
 public final class SQLStore: Sendable {
     /// The database the stores run on.
     public let engine: StorageEngine
-    /// The same, under the name every store method reads it by.
-    var database: StorageEngine { engine }
     private let clock: any WallClock
 
     /// The stores over `engine`; `clock` stamps settings' update times.
@@ -74,32 +72,32 @@ public final class SQLStore: Sendable {
 
 extension SQLStore: UserStore {
     public func insertUser(_ user: User) throws {
-        try database.write { try Self.insert(user, on: $0) }
+        try engine.write { try Self.insert(user, on: $0) }
     }
 
     public func user(id: String) throws -> User? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.userColumns) FROM users WHERE id = ?1", [id], Self.user)
         }
     }
 
     public func user(username: String) throws -> User? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.userColumns) FROM users WHERE username = ?1", [username], Self.user)
         }
     }
 
     public func user(handle: [UInt8]) throws -> User? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.userColumns) FROM users WHERE user_handle = ?1", [handle], Self.user)
         }
     }
 
     public func updateUser(_ user: User) throws {
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 "UPDATE users SET username = ?2, display_name = ?3, disabled_at = ?4 WHERE id = ?1",
                 [user.id, user.username, user.displayName, user.disabledAt])
@@ -109,7 +107,7 @@ extension SQLStore: UserStore {
 
     public func deleteUser(id: String) throws -> Bool {
         // Sessions and passkeys go with the user through ON DELETE CASCADE, in the same transaction.
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute("DELETE FROM users WHERE id = ?1", [id])
             return changed > 0
         }
@@ -120,7 +118,7 @@ extension SQLStore: UserStore {
         guard limit > 0 else { return [] }
         // Two fixed statements rather than "?1 IS NULL OR id > ?1", which keeps SQLite from
         // seeking the primary key and would make every page a scan of the whole table.
-        return try database.read { connection in
+        return try engine.read { connection in
             if let afterID {
                 return try connection.query(
                     "SELECT \(StoreSQL.userColumns) FROM users WHERE id > ?1 ORDER BY id LIMIT ?2",
@@ -132,7 +130,7 @@ extension SQLStore: UserStore {
     }
 
     public func userCount() throws -> Int {
-        try database.read { connection in
+        try engine.read { connection in
             Int(try connection.queryFirst("SELECT count(*) FROM users") { try $0.int64(0) } ?? 0)
         }
     }
@@ -140,11 +138,11 @@ extension SQLStore: UserStore {
 
 extension SQLStore: SessionRepository {
     public func insertSession(_ session: Session) throws {
-        try database.write { try Self.insert(session, on: $0) }
+        try engine.write { try Self.insert(session, on: $0) }
     }
 
     public func session(tokenHash: [UInt8]) throws -> Session? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.sessionColumns) FROM sessions WHERE token_hash = ?1", [tokenHash],
                 Self.session)
@@ -152,7 +150,7 @@ extension SQLStore: SessionRepository {
     }
 
     public func session(id: String) throws -> Session? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.sessionColumns) FROM sessions WHERE id = ?1", [id], Self.session)
         }
@@ -160,14 +158,14 @@ extension SQLStore: SessionRepository {
 
     public func touchSession(id: String, at: Date) throws {
         // Only forwards: touches racing from two requests must not move the activity time back.
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND last_seen_at < ?2", [id, at])
         }
     }
 
     public func revokeSession(id: String, at: Date) throws -> Bool {
-        try database.write { try Self.revokeSession(id: id, at: at, on: $0) }
+        try engine.write { try Self.revokeSession(id: id, at: at, on: $0) }
     }
 
     fileprivate static func revokeSession(id: String, at: Date, on connection: any SQLConnection) throws
@@ -181,7 +179,7 @@ extension SQLStore: SessionRepository {
     public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
         // Live means not revoked and not past its absolute expiry at `at`, as in `sessions`. IS
         // DISTINCT FROM spares the kept one and, with none kept, none: NULL is distinct from every id.
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 """
                 UPDATE sessions SET revoked_at = ?3
@@ -193,7 +191,7 @@ extension SQLStore: SessionRepository {
     }
 
     public func sessions(userID: String, liveAt now: Date) throws -> [Session] {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.query(
                 """
                 SELECT \(StoreSQL.sessionColumns) FROM sessions
@@ -206,7 +204,7 @@ extension SQLStore: SessionRepository {
     /// - Throws: `StorageError(.notFound)` when `oldID` does not exist, `.conflict` when it was
     ///   already revoked (another rotation won) or the replacement collides; nothing changes then.
     public func rotateSession(oldID: String, replacement: Session, at: Date) throws {
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
                 [oldID, at])
@@ -225,7 +223,7 @@ extension SQLStore: SessionRepository {
     }
 
     public func rotateSession(oldID: String, replacement: Session, oldExpiresAt: Date) throws -> Bool {
-        try database.write { connection in
+        try engine.write { connection in
             // The condition is the once-only gate: a rotation that lost the race finds the
             // expiry already brought forward and changes nothing.
             let changed = try connection.execute(
@@ -239,7 +237,7 @@ extension SQLStore: SessionRepository {
 
     public func purgeSessions(endedBefore cutoff: Date) throws -> Int {
         // A session ends at the earlier of its expiry and its revocation.
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 "DELETE FROM sessions WHERE expires_at < ?1 OR (revoked_at IS NOT NULL AND revoked_at < ?1)",
                 [cutoff])
@@ -251,7 +249,7 @@ extension SQLStore: SessionRepository {
 extension SQLStore: AuditStore {
     public func appendAudit(_ event: AuditEvent) throws -> Int64 {
         let details = AuditDetails.encode(event.details)
-        return try database.write { try Self.insert(event, details: details, on: $0) }
+        return try engine.write { try Self.insert(event, details: details, on: $0) }
     }
 
     /// Appends `event` with its details already encoded (outside the write lock) and returns its id.
@@ -281,7 +279,7 @@ extension SQLStore: AuditStore {
 
 extension SQLStore: SettingsStore {
     public func setting(_ key: String) throws -> [UInt8]? {
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst("SELECT value FROM settings WHERE key = ?1", [key]) {
                 try $0.blob(0)
             }
@@ -290,7 +288,7 @@ extension SQLStore: SettingsStore {
 
     public func setSetting(_ key: String, value: [UInt8]) throws {
         let now = clock.now()
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 """
                 INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
@@ -301,7 +299,7 @@ extension SQLStore: SettingsStore {
 
     public func insertSettingIfAbsent(_ key: String, value: [UInt8]) throws -> Bool {
         let now = clock.now()
-        return try database.write { connection in
+        return try engine.write { connection in
             let changed = try connection.execute(
                 "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING",
                 [key, value, now])
@@ -366,12 +364,12 @@ extension SQLStore: AccountStore {
     }
 
     public func insertPasskey(_ passkey: StoredPasskey) throws {
-        try database.write { try Self.insert(passkey, on: $0) }
+        try engine.write { try Self.insert(passkey, on: $0) }
     }
 
     public func passkey(credentialID: [UInt8]) throws -> StoredPasskey? {
         // The login hot path: one seek of the primary key's index, through a cached statement.
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.passkeyColumns) FROM passkeys WHERE credential_id = ?1",
                 [credentialID], Self.passkey)
@@ -381,7 +379,7 @@ extension SQLStore: AccountStore {
     public func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)? {
         // One statement, so one read transaction (one WAL read lock, one check of the page cache)
         // instead of two: a seek of the passkeys' key, then of the users' key for the owner.
-        try database.read { connection in
+        try engine.read { connection in
             try connection.queryFirst(StoreSQL.passkeyWithOwnerSQL, [credentialID]) { row in
                 (
                     passkey: try Self.passkey(row),
@@ -393,7 +391,7 @@ extension SQLStore: AccountStore {
 
     public func passkeys(userID: String) throws -> [StoredPasskey] {
         // The (user_id, created_at) index yields them in order; the credential id breaks ties.
-        try database.read { connection in
+        try engine.read { connection in
             try connection.query(
                 """
                 SELECT \(StoreSQL.passkeyColumns) FROM passkeys WHERE user_id = ?1
@@ -403,7 +401,7 @@ extension SQLStore: AccountStore {
     }
 
     public func passkeyCount(userID: String) throws -> Int {
-        try database.read { connection in
+        try engine.read { connection in
             Int(
                 try connection.queryFirst(
                     "SELECT count(*) FROM passkeys WHERE user_id = ?1", [userID]
@@ -413,7 +411,7 @@ extension SQLStore: AccountStore {
 
     public func renamePasskey(credentialID: [UInt8], userID: String, name: String) throws -> Bool {
         // The owner is part of the key, so nobody renames another user's passkey.
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 "UPDATE passkeys SET name = ?3 WHERE credential_id = ?1 AND user_id = ?2",
                 [credentialID, userID, name])
@@ -422,7 +420,7 @@ extension SQLStore: AccountStore {
     }
 
     public func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool {
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 "DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2",
                 [credentialID, userID])
@@ -435,7 +433,7 @@ extension SQLStore: AccountStore {
     {
         // One statement decides and deletes; the write lock makes the count and the delete one
         // step, so racing deletions of a user's last two passkeys cannot both succeed.
-        try database.write { connection in
+        try engine.write { connection in
             let changed = try connection.execute(
                 """
                 DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2
@@ -455,7 +453,7 @@ extension SQLStore: AccountStore {
     public func recordPasskeyUse(
         credentialID: [UInt8], signCount: UInt32, backupState: Bool, at: Date
     ) throws {
-        try database.write { connection in
+        try engine.write { connection in
             try Self.recordPasskeyUse(
                 credentialID: credentialID, signCount: signCount, backupState: backupState, at: at,
                 on: connection)
@@ -484,7 +482,7 @@ extension SQLStore: AccountStore {
             throw StorageError(.invalidArgument, "the first passkey must belong to the new user")
         }
         // One transaction: when the passkey is refused, the user is rolled back with it.
-        try database.write { connection in
+        try engine.write { connection in
             try Self.insert(user, on: connection)
             try Self.insert(firstPasskey, on: connection)
         }
@@ -506,7 +504,7 @@ extension SQLStore: ChallengeStore {
     }
 
     public func insertChallenge(_ challenge: StoredChallenge) throws {
-        try database.write { connection in
+        try engine.write { connection in
             try connection.execute(
                 "INSERT INTO challenges (\(StoreSQL.challengeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 [
@@ -520,7 +518,7 @@ extension SQLStore: ChallengeStore {
     public func consumeChallenge(id: String, purpose: ChallengePurpose, at now: Date) throws
         -> StoredChallenge?
     {
-        try database.write { try Self.consumeChallenge(id: id, purpose: purpose, at: now, on: $0) }
+        try engine.write { try Self.consumeChallenge(id: id, purpose: purpose, at: now, on: $0) }
     }
 
     fileprivate static func consumeChallenge(
@@ -541,7 +539,7 @@ extension SQLStore: ChallengeStore {
     }
 
     public func challenge(id: String, purpose: ChallengePurpose, at now: Date) throws -> StoredChallenge? {
-        let found = try database.read { connection in
+        let found = try engine.read { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.challengeColumns) FROM challenges WHERE id = ?1", [id], Self.challenge)
         }
@@ -551,7 +549,7 @@ extension SQLStore: ChallengeStore {
     public func purgeChallenges(expiredBefore now: Date) throws -> Int {
         // The expires_at index (the key, for used sealed ones) finds them; <= matches what
         // consumeChallenge and useSealedChallenge refuse as expired.
-        try database.write { connection in
+        try engine.write { connection in
             let stored = try connection.execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])
             let used = try connection.execute("DELETE FROM used_challenges WHERE expires_at <= ?1", [now])
             return stored + used
@@ -559,7 +557,7 @@ extension SQLStore: ChallengeStore {
     }
 
     public func useSealedChallenge(_ challenge: [UInt8], expiresAt: Date, at now: Date) throws -> Bool {
-        try database.write {
+        try engine.write {
             try Self.useSealedChallenge(challenge, expiresAt: expiresAt, at: now, on: $0)
         }
     }
@@ -577,7 +575,7 @@ extension SQLStore: ChallengeStore {
     }
 
     public func challengeCount() throws -> Int {
-        try database.read { connection in
+        try engine.read { connection in
             Int(try connection.queryFirst("SELECT count(*) FROM challenges") { try $0.int64(0) } ?? 0)
         }
     }
@@ -629,7 +627,7 @@ extension SQLStore: PasskeyLoginStore {
     public func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool {
         // Encoded before taking the write lock: the writer does only SQL.
         let details = AuditDetails.encode(record.event.details)
-        return try database.write { connection in
+        return try engine.write { connection in
             switch record.challenge {
             case .stored(let id):
                 guard try Self.consumeChallenge(id: id, purpose: .login, at: record.at, on: connection) != nil

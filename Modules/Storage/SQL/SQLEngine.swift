@@ -76,56 +76,34 @@ public enum StorageEngine: Sendable {
         }
     }
 
-    /// The newest schema version this binary knows for this engine.
-    public var supportedSchemaVersion: Int {
+    /// The open database as the operations both engines share.
+    private var database: any EngineOperations {
         switch self {
-        case .sqlite: SQLiteDatabase.supportedSchemaVersion
-        case .postgresql: PostgreSQLDatabase.supportedSchemaVersion
+        case .sqlite(let database): database
+        case .postgresql(let database): database
         }
     }
 
+    /// The newest schema version this binary knows for this engine.
+    public var supportedSchemaVersion: Int { database.supportedSchemaVersion }
+
     /// The schema version the database is at.
     public var schemaVersion: Int {
-        get throws {
-            switch self {
-            case .sqlite(let database): try database.schemaVersion
-            case .postgresql(let database): try database.schemaVersion
-            }
-        }
+        get throws { try database.schemaVersion }
     }
 
     /// Applies every migration the database lacks and returns them.
     @discardableResult
-    public func migrate() throws -> [AppliedMigration] {
-        switch self {
-        case .sqlite(let database): try database.migrate()
-        case .postgresql(let database): try database.migrate()
-        }
-    }
+    public func migrate() throws -> [AppliedMigration] { try database.migrate() }
 
     /// The migrations recorded in the database, oldest first.
-    public func appliedMigrations() throws -> [AppliedMigration] {
-        switch self {
-        case .sqlite(let database): try database.appliedMigrations()
-        case .postgresql(let database): try database.appliedMigrations()
-        }
-    }
+    public func appliedMigrations() throws -> [AppliedMigration] { try database.appliedMigrations() }
 
     /// A cheap read that proves the database answers, for `/health/ready`.
-    public func checkHealth() throws {
-        switch self {
-        case .sqlite(let database): try database.checkHealth()
-        case .postgresql(let database): try database.checkHealth()
-        }
-    }
+    public func checkHealth() throws { try database.checkHealth() }
 
     /// How long write transactions take from call to commit, for the metrics endpoint.
-    public var writeLatency: LatencyHistogram {
-        switch self {
-        case .sqlite(let database): database.writeLatency
-        case .postgresql(let database): database.writeLatency
-        }
-    }
+    public var writeLatency: LatencyHistogram { database.writeLatency }
 
     /// Runs `body` unless another instance sharing the database runs the job named `job` right
     /// now, so periodic maintenance runs on one instance at a time. SQLite's file has one
@@ -141,12 +119,7 @@ public enum StorageEngine: Sendable {
     }
 
     /// Closes every connection; later calls throw `storage.closed`.
-    public func close() {
-        switch self {
-        case .sqlite(let database): database.close()
-        case .postgresql(let database): database.close()
-        }
-    }
+    public func close() { database.close() }
 
     /// Runs `body` in a write transaction and commits it; rolls back when it throws. The body
     /// may run more than once (PostgreSQL retries), so it must do nothing but SQL.
@@ -165,6 +138,26 @@ public enum StorageEngine: Sendable {
         case .postgresql(let database): try database.read { try body($0) }
         }
     }
+}
+
+/// What the server and the CLI do with either engine's database as a whole; both classes have
+/// these under the same names, so `StorageEngine` forwards them without a switch each.
+protocol EngineOperations: Sendable {
+    var supportedSchemaVersion: Int { get }
+    var schemaVersion: Int { get throws }
+    func migrate() throws -> [AppliedMigration]
+    func appliedMigrations() throws -> [AppliedMigration]
+    func checkHealth() throws
+    var writeLatency: LatencyHistogram { get }
+    func close()
+}
+
+extension SQLiteDatabase: EngineOperations {
+    var supportedSchemaVersion: Int { Self.supportedSchemaVersion }
+}
+
+extension PostgreSQLDatabase: EngineOperations {
+    var supportedSchemaVersion: Int { Self.supportedSchemaVersion }
 }
 
 /// The stores' SQL texts: column lists and statements that several queries share.
