@@ -10,16 +10,8 @@ import Testing
 typealias OrderStoreKind = TestEngine
 
 extension TestEngine {
-    /// A fresh, empty order store on this engine.
-    func make() throws -> OrderStoreFixture { OrderStoreFixture(try TestStore(self)) }
-}
-
-/// Keeps a store's database alive for as long as a test uses it.
-final class OrderStoreFixture: Sendable {
-    let testStore: TestStore
-    var store: any BankIDOrderStore { testStore.store }
-
-    init(_ testStore: TestStore) { self.testStore = testStore }
+    /// A fresh, empty order store on this engine (alive as long as the value).
+    func make() throws -> TestStore { try TestStore(self) }
 }
 
 @Suite("BankID order store: orders, the collect lease, retention")

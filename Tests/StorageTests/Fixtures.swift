@@ -6,24 +6,12 @@ import SessionCore
 import Storage
 import TestSupport
 
-/// Every store protocol at once: what `SQLStore` provides on both engines.
-typealias AllStores = AccountStore & AuditStore & ChallengeStore & PasskeyLoginStore & SessionRepository
-    & SettingsStore & ReviewAccountStore
-
 /// The engines every behavioural test runs against: one contract, two engines.
 typealias StoreKind = TestEngine
 
 extension TestEngine {
-    /// A fresh, empty store on this engine for one test.
-    func make() throws -> StoreFixture { StoreFixture(try TestStore(self)) }
-}
-
-/// A store under test, keeping its database alive as long as the fixture lives.
-final class StoreFixture {
-    let testStore: TestStore
-    var store: SQLStore { testStore.store }
-
-    init(_ testStore: TestStore) { self.testStore = testStore }
+    /// A fresh, empty store on this engine for one test (alive as long as the value).
+    func make() throws -> TestStore { try TestStore(self) }
 }
 
 /// A whole-millisecond instant near the present, so round trips compare exactly.

@@ -12,17 +12,6 @@ import Testing
 /// SQLite on a real file and PostgreSQL.
 @Suite("Identity store")
 struct IdentityStoreTests {
-    /// A store under test with the accounts it sits beside.
-    struct Fixture {
-        let accounts: any AllStores
-        let identities: any BankIDIdentityStore
-        let keepAlive: StoreFixture?
-    }
-
-    static func make(_ kind: StoreKind) throws -> Fixture {
-        let fixture = try kind.make()
-        return Fixture(accounts: fixture.store, identities: fixture.store, keepAlive: fixture)
-    }
 
     static func digest(_ byte: UInt8, key: String = "k1") -> IdentityDigest {
         IdentityDigest(keyID: key, value: Array(repeating: byte, count: 32))
@@ -40,17 +29,17 @@ struct IdentityStoreTests {
         "a flow reads back by its id hash with every field; a repeated id or orderRef conflicts",
         arguments: StoreKind.tested)
     func flowRoundTrip(kind: StoreKind) throws {
-        let fixture = try Self.make(kind)
-        try fixture.accounts.insertUser(makeUser("u1"))
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1"))
         var flow = Self.flow(2, intent: .sign)
         flow.userID = "u1"
         flow.sessionID = "s1"
-        try fixture.identities.insertBankIDFlow(flow)
-        #expect(try fixture.identities.bankIDFlow(idHash: flow.idHash) == flow)
-        #expect(try fixture.identities.bankIDFlow(idHash: Digest.sha256("other")) == nil)
-        #expect(throws: StorageError(.conflict, "")) { try fixture.identities.insertBankIDFlow(flow) }
+        try fixture.store.insertBankIDFlow(flow)
+        #expect(try fixture.store.bankIDFlow(idHash: flow.idHash) == flow)
+        #expect(try fixture.store.bankIDFlow(idHash: Digest.sha256("other")) == nil)
+        #expect(throws: StorageError(.conflict, "")) { try fixture.store.insertBankIDFlow(flow) }
         #expect(throws: StorageError(.conflict, "")) {
-            try fixture.identities.insertBankIDFlow(Self.flow(3, ref: "ref-2"))
+            try fixture.store.insertBankIDFlow(Self.flow(3, ref: "ref-2"))
         }
     }
 
@@ -58,73 +47,73 @@ struct IdentityStoreTests {
         "sign-up commits the account, its identity, a session and the audit at once, exactly once",
         arguments: StoreKind.tested)
     func signupOnce(kind: StoreKind) throws {
-        let fixture = try Self.make(kind)
+        let fixture = try kind.make()
         let flow = Self.flow(1, intent: .signup)
-        try fixture.identities.insertBankIDFlow(flow)
+        try fixture.store.insertBankIDFlow(flow)
         let user = makeUser("u1")
         let record = BankIDCompletionRecord(
             flowIDHash: flow.idHash, outcome: "bankid.account_created", at: at(5), newUser: user,
             link: LinkedIdentity(userID: "u1", digest: Self.digest(7), name: "Tolvan", linkedAt: at(5)),
             session: makeSession("s1", userID: "u1"),
             events: [AuditEvent(at: at(5), action: .bankIDSignup, actor: .user("u1"), userID: "u1")])
-        #expect(try fixture.identities.commitBankIDCompletion(record))
-        #expect(try fixture.accounts.user(id: "u1") != nil)
-        #expect(try fixture.accounts.session(id: "s1") != nil)
-        #expect(try fixture.identities.linkedIdentity(userID: "u1")?.name == "Tolvan")
+        #expect(try fixture.store.commitBankIDCompletion(record))
+        #expect(try fixture.store.user(id: "u1") != nil)
+        #expect(try fixture.store.session(id: "s1") != nil)
+        #expect(try fixture.store.linkedIdentity(userID: "u1")?.name == "Tolvan")
         #expect(
-            try fixture.identities.linkedIdentity(matching: [Self.digest(7, key: "k0"), Self.digest(7)])?
+            try fixture.store.linkedIdentity(matching: [Self.digest(7, key: "k0"), Self.digest(7)])?
                 .userID
                 == "u1")
-        #expect(try fixture.identities.linkedIdentity(matching: [Self.digest(8)]) == nil)
-        let consumed = try #require(try fixture.identities.bankIDFlow(idHash: flow.idHash))
+        #expect(try fixture.store.linkedIdentity(matching: [Self.digest(8)]) == nil)
+        let consumed = try #require(try fixture.store.bankIDFlow(idHash: flow.idHash))
         #expect(consumed.consumedAt == at(5) && consumed.outcome == "bankid.account_created")
-        #expect(try fixture.accounts.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
+        #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
 
         // A second commit of the same completion changes nothing.
         var again = record
         again.session = makeSession("s2", userID: "u1")
         again.newUser = nil
         again.link = nil
-        #expect(try !fixture.identities.commitBankIDCompletion(again))
-        #expect(try fixture.accounts.session(id: "s2") == nil)
+        #expect(try !fixture.store.commitBankIDCompletion(again))
+        #expect(try fixture.store.session(id: "s2") == nil)
     }
 
     @Test(
         "an identity is unique across users: linking it elsewhere conflicts and consumes nothing",
         arguments: StoreKind.tested)
     func identityUnique(kind: StoreKind) throws {
-        let fixture = try Self.make(kind)
-        try fixture.accounts.insertUser(makeUser("u1"))
-        try fixture.accounts.insertUser(makeUser("u2"))
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1"))
+        try fixture.store.insertUser(makeUser("u2"))
         let first = Self.flow(1, intent: .link)
         let second = Self.flow(3, intent: .link)
-        try fixture.identities.insertBankIDFlow(first)
-        try fixture.identities.insertBankIDFlow(second)
+        try fixture.store.insertBankIDFlow(first)
+        try fixture.store.insertBankIDFlow(second)
         #expect(
-            try fixture.identities.commitBankIDCompletion(
+            try fixture.store.commitBankIDCompletion(
                 BankIDCompletionRecord(
                     flowIDHash: first.idHash, outcome: "bankid.linked", at: at(2),
                     link: LinkedIdentity(userID: "u1", digest: Self.digest(9), name: "A", linkedAt: at(2)))))
         #expect(throws: StorageError(.conflict, "")) {
-            try fixture.identities.commitBankIDCompletion(
+            try fixture.store.commitBankIDCompletion(
                 BankIDCompletionRecord(
                     flowIDHash: second.idHash, outcome: "bankid.linked", at: at(3),
                     link: LinkedIdentity(userID: "u2", digest: Self.digest(9), name: "B", linkedAt: at(3))))
         }
-        #expect(try fixture.identities.linkedIdentity(userID: "u2") == nil)
-        #expect(try fixture.identities.bankIDFlow(idHash: second.idHash)?.consumedAt == nil)
+        #expect(try fixture.store.linkedIdentity(userID: "u2") == nil)
+        #expect(try fixture.store.bankIDFlow(idHash: second.idHash)?.consumedAt == nil)
     }
 
     @Test(
         "of 16 threads racing to consume one completion, exactly one commits a session",
         arguments: StoreKind.tested)
     func racingConsumers(kind: StoreKind) throws {
-        let fixture = try Self.make(kind)
-        try fixture.accounts.insertUser(makeUser("u1"))
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1"))
         let flow = Self.flow(4)
-        try fixture.identities.insertBankIDFlow(flow)
+        try fixture.store.insertBankIDFlow(flow)
         let wins = Atomic<Int>(0)
-        let identities = fixture.identities
+        let identities = fixture.store
         onThreads(16) { index in
             let record = BankIDCompletionRecord(
                 flowIDHash: flow.idHash, outcome: "bankid.signed_in", at: at(2),
@@ -132,33 +121,33 @@ struct IdentityStoreTests {
             if (try? identities.commitBankIDCompletion(record)) == true { wins.add(1, ordering: .relaxed) }
         }
         #expect(wins.load(ordering: .relaxed) == 1)
-        #expect(try fixture.accounts.sessions(userID: "u1", liveAt: at(3)).count == 1)
+        #expect(try fixture.store.sessions(userID: "u1", liveAt: at(3)).count == 1)
     }
 
     @Test(
         "a signature is kept with its session and replaced by a newer one; flows purge by age",
         arguments: StoreKind.tested)
     func stepUpsAndPurge(kind: StoreKind) throws {
-        let fixture = try Self.make(kind)
-        try fixture.accounts.insertUser(makeUser("u1"))
-        try fixture.accounts.insertSession(makeSession("s1", userID: "u1"))
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1"))
+        try fixture.store.insertSession(makeSession("s1", userID: "u1"))
         for (byte, text) in [(UInt8(6), "first"), (UInt8(8), "second")] {
             let flow = Self.flow(byte, intent: .sign)
-            try fixture.identities.insertBankIDFlow(flow)
+            try fixture.store.insertBankIDFlow(flow)
             let stepUp = SessionStepUp(
                 sessionID: "s1", signedAt: at(Double(byte)), validUntil: at(Double(byte) + 600),
                 userVisibleText: text, signature: "PD94bWw+", ocspResponse: "MII=")
             #expect(
-                try fixture.identities.commitBankIDCompletion(
+                try fixture.store.commitBankIDCompletion(
                     BankIDCompletionRecord(
                         flowIDHash: flow.idHash, outcome: "bankid.signed", at: at(Double(byte)),
                         stepUp: stepUp)))
         }
-        let kept = try #require(try fixture.identities.stepUp(sessionID: "s1"))
+        let kept = try #require(try fixture.store.stepUp(sessionID: "s1"))
         #expect(
             kept.userVisibleText == "second" && kept.validUntil == at(608) && kept.signature == "PD94bWw+")
-        #expect(try fixture.identities.purgeBankIDFlows(createdBefore: at(1)) == 0)
-        #expect(try fixture.identities.purgeBankIDFlows(createdBefore: at(2)) == 2)
-        #expect(try fixture.identities.bankIDFlow(idHash: Self.flow(6).idHash) == nil)
+        #expect(try fixture.store.purgeBankIDFlows(createdBefore: at(1)) == 0)
+        #expect(try fixture.store.purgeBankIDFlows(createdBefore: at(2)) == 2)
+        #expect(try fixture.store.bankIDFlow(idHash: Self.flow(6).idHash) == nil)
     }
 }

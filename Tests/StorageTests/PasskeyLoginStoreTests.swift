@@ -11,7 +11,7 @@ import Testing
 @Suite("Passkey login store")
 struct PasskeyLoginStoreTests {
     /// A user with one passkey, a live session to be replaced and one login challenge.
-    private func prepared(_ kind: StoreKind) throws -> StoreFixture {
+    private func prepared(_ kind: StoreKind) throws -> TestStore {
         let fixture = try kind.make()
         try fixture.store.createUser(
             makeUser("u1"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))

@@ -16,17 +16,17 @@ struct PostgreSQLDatabaseTests {
         version: Migration.postgreSQL.count + 1, name: "notes",
         sql: "CREATE TABLE notes (body text NOT NULL);")
 
-    /// A fresh, empty database on the test server; dropped when the test ends.
+    /// A fresh, empty database on the test server (dropped when the test ends), opened with an
+    /// explicit migration list.
     final class Scratch {
-        let url: String
-        init() throws { url = try TestPostgreSQL.createDatabase() }
-        deinit { TestPostgreSQL.dropDatabase(url) }
+        let database: PostgreSQLTestDatabase
+        var url: String { database.url }
+        init() throws { database = try PostgreSQLTestDatabase() }
 
         func configuration(migrateOnOpen: Bool = true, poolSize: Int = 2) throws
             -> PostgreSQLDatabase.Configuration
         {
-            var connection = try PostgreSQLConfiguration(url: url)
-            connection.applicationName = "portvakt-tests"
+            let connection = database.configuration
             return PostgreSQLDatabase.Configuration(
                 connection: connection, poolSize: poolSize, migrateOnOpen: migrateOnOpen)
         }

@@ -51,7 +51,7 @@ struct SealedChallengeStoreTests {
     }
 
     /// A user with one passkey and a live session to be replaced.
-    private func prepared(_ kind: StoreKind) throws -> StoreFixture {
+    private func prepared(_ kind: StoreKind) throws -> TestStore {
         let fixture = try kind.make()
         try fixture.store.createUser(
             makeUser("u1"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
