@@ -191,15 +191,15 @@ public final class PortvaktServer: Sendable {
             ).register(on: &adminRouter)
             adminRouter.addAdmin(
                 .GET, "/metrics", authenticator: authenticator,
-                summary: "Prometheus metrics (text format 0.0.4)"
+                summary: "Prometheus metrics (text format 0.0.4)",
+                contract: RouteContract(responses: [.media("text/plain", "The metrics")])
             ) { _, _ in
                 HTTPResponse(
                     status: 200, headers: ["Content-Type": PrometheusText.contentType],
                     body: Array(try metrics.render().utf8))
             }
             Self.registerOpenAPI(
-                on: &adminRouter, title: "Portvakt admin API",
-                authorize: { _ = try authenticator.authorize($0) })
+                on: &adminRouter, title: "Portvakt admin API", authenticator: authenticator)
             adminRoutes = adminRouter.routes
             let adminMetrics = HTTPMetrics(listener: "admin", routes: adminRouter.routes)
             metrics.setAdminRequests(adminMetrics)
@@ -391,25 +391,48 @@ public final class PortvaktServer: Sendable {
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one
     /// included) is in place.
-    /// - Parameter authorize: run before answering; the admin listener's token check.
+    /// - Parameter authenticator: the admin listener's token check, run before answering.
     private static func registerOpenAPI(
-        on router: inout Router, title: String,
-        authorize: (@Sendable (HTTPRequest) throws -> Void)? = nil
+        on router: inout Router, title: String, authenticator: AdminAuthenticator? = nil
     ) {
         let box = DocumentBox()
-        router.add(
-            .GET, "/openapi.json", rateClass: .unlimited, summary: "This API as an OpenAPI 3.1 document"
-        ) { request in
-            try authorize?(request)
-            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: box.bytes)
+        let summary = "This API as an OpenAPI 3.1 document"
+        let contract = RouteContract(responses: [.media("application/json", "The document")])
+        let serve: @Sendable (HTTPRequest) throws -> HTTPResponse = { _ in
+            HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: try box.bytes())
+        }
+        if let authenticator {
+            router.addAdmin(
+                .GET, "/openapi.json", authenticator: authenticator, summary: summary, contract: contract
+            ) { request, _ in try serve(request) }
+        } else {
+            router.add(
+                .GET, "/openapi.json", rateClass: .unlimited, summary: summary, contract: contract,
+                handler: serve)
         }
         // The routes are final here (this one included); the document is written on first request,
         // so a server nobody asks for it never runs the generator or keeps its pages.
         let routes = router.routes
         box.setSource {
-            OpenAPIDocument.generate(title: title, version: PortvaktVersion.current, routes: routes)
+            try OpenAPIDocument.generate(
+                title: title, version: PortvaktVersion.current, routes: routes,
+                description: Self.documentDescription, everyRoute: Self.dependencyProblems)
         }
     }
+
+    /// What a storage outage answers on any route (503, `Retry-After`): the temporary
+    /// failures, by the same code the engine answers them with.
+    private static let dependencyProblems = StorageError.Code.allCases.map { StorageError($0, "") }
+        .filter(\.isTemporary).map { RouteContract.Problem(status: 503, code: $0.failureCode) }
+
+    /// The answers no operation owns, for the document's readers.
+    private static let documentDescription = """
+        Every failure is an RFC 9457 problem with a stable `code` (Docs/api.md). Besides each \
+        operation's own, a request can be refused before it reaches a route: 400 \
+        `request.bad_framing`, `request.malformed_header` or `request.bad_host`, 431 \
+        `request.header_fields_too_large`, 501 `request.transfer_coding_not_implemented` or \
+        `request.method_not_implemented`, 404 `route.not_found`, 405 `route.method_not_allowed`.
+        """
 }
 
 extension PortvaktServer {
@@ -421,17 +444,19 @@ extension PortvaktServer {
 
 /// Holds a document made on first use, by a source set after the route serving it was registered.
 private final class DocumentBox: Sendable {
-    private let state = Mutex<(document: [UInt8]?, source: (@Sendable () -> [UInt8])?)>((nil, nil))
+    typealias Source = @Sendable () throws -> [UInt8]
+    private let state = Mutex<(document: [UInt8]?, source: Source?)>((nil, nil))
 
     /// The document, made on the first call.
-    var bytes: [UInt8] {
-        state.withLock { state in
+    /// - Throws: what the source throws (a type whose schema cannot be read: a fault, 500).
+    func bytes() throws -> [UInt8] {
+        try state.withLock { state in
             if let document = state.document { return document }
-            let document = state.source?() ?? []
+            let document = try state.source?() ?? []
             state.document = document
             return document
         }
     }
 
-    func setSource(_ source: @escaping @Sendable () -> [UInt8]) { state.withLock { $0.source = source } }
+    func setSource(_ source: @escaping Source) { state.withLock { $0.source = source } }
 }

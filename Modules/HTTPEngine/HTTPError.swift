@@ -118,6 +118,11 @@ public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringCon
             headers: [("Retry-After", String(retryAfterSeconds))])
     }
 
+    /// 503 `server.stopping`: the server stopped while an async route's request waited.
+    public static let serverStopping = HTTPError(
+        status: 503, code: "server.stopping", title: "Server stopping",
+        detail: "The server stopped before this request finished; try again.")
+
     /// 500 `internal`: something failed that the client cannot fix; the body says nothing more.
     public static func `internal`() -> HTTPError {
         HTTPError(status: 500, code: "internal", title: "Internal server error")

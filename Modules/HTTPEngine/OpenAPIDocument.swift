@@ -1,113 +1,279 @@
-import Foundation
+import CryptoCore
 
-/// Builds the OpenAPI 3.1 description of the routes, so `/openapi.json` grows with every route.
+/// Builds the OpenAPI 3.1 description of a listener's routes, so `/openapi.json` grows with every
+/// route: each operation's parameters, request body and success bodies (their JSON Schemas read
+/// from the types the handlers decode and encode, see `JSONSchema.describing`), every status it
+/// can answer, and per problem status the codes it can carry, so a client (or a contract test)
+/// can hold the server to them.
 public enum OpenAPIDocument {
-    /// Generates the document as JSON bytes (sorted keys, so the output is stable).
+    /// Generates the document.
     /// - Parameters:
     ///   - title: the API's title.
     ///   - version: the API's version.
-    ///   - routes: the routes to describe, usually `router.routes`.
-    /// - Returns: the UTF-8 JSON document.
-    public static func generate(title: String, version: String, routes: [RouteDescription]) -> [UInt8] {
-        var paths: [String: [String: Operation]] = [:]
-        for route in routes {
-            let parameters = route.parameters.map {
-                Parameter(name: $0, in: "path", required: true, schema: ["type": "string"])
-            }
-            paths[route.pattern, default: [:]][route.method.rawValue.lowercased()] = Operation(
-                summary: route.summary,
-                operationId: operationID(route),
-                parameters: parameters.isEmpty ? nil : parameters,
-                rateClass: route.rateClass.name,
-                responses: [
-                    "2XX": Response(description: "Success", content: nil),
-                    "default": Response(
-                        description: "A problem (RFC 9457)",
-                        content: [
-                            "application/problem+json": MediaType(schema: [
-                                "$ref": "#/components/schemas/Problem"
-                            ])
-                        ]),
-                ])
+    ///   - routes: the routes to describe, usually `router.routes`; undocumented ones (no
+    ///     success response in their contract) are left out.
+    ///   - description: what the document says about the whole API (answers no operation owns).
+    ///   - everyRoute: problems any documented route can answer besides its own (a database
+    ///     outage), added to each.
+    /// - Returns: the UTF-8 JSON document, the same bytes for the same routes.
+    /// - Throws: `SchemaReadingError` when a body type's schema cannot be read.
+    public static func generate(
+        title: String, version: String, routes: [RouteDescription], description: String? = nil,
+        everyRoute: [RouteContract.Problem] = []
+    ) throws(SchemaReadingError) -> [UInt8] {
+        let documented = routes.filter { !$0.contract.responses.isEmpty }
+        var patterns: [String] = []
+        var operations: [String: [Operation]] = [:]
+        for route in documented {
+            if operations[route.pattern] == nil { patterns.append(route.pattern) }
+            operations[route.pattern, default: []].append(try Operation(route, everyRoute: everyRoute))
         }
-        let document = Document(
-            openapi: "3.1.0", info: Info(title: title, version: version), paths: paths,
-            components: Components(schemas: ["Problem": problemSchema]))
-        // The document holds only strings and dictionaries of them: encoding cannot fail.
-        return (try? JSONCoding.stableEncoder.encode(document)).map { [UInt8]($0) } ?? []
+        var writer = JSONWriter()
+        writer.object { document in
+            document.member("openapi", "3.1.0")
+            document.key("info")
+            document.object { info in
+                info.member("title", title)
+                info.member("version", version)
+                if let description { info.member("description", description) }
+            }
+            document.key("paths")
+            document.object { paths in
+                for pattern in patterns {
+                    paths.key(pattern)
+                    paths.object { item in
+                        for operation in operations[pattern] ?? [] {
+                            item.key(operation.route.method.rawValue.lowercased())
+                            write(operation, to: &item)
+                        }
+                    }
+                }
+            }
+            document.key("components")
+            document.object { components in
+                components.key("schemas")
+                components.object { schemas in
+                    schemas.key("Problem")
+                    problemSchema.write(to: &schemas)
+                }
+                components.key("securitySchemes")
+                components.object { schemes in
+                    for (name, scheme) in securitySchemes {
+                        schemes.key(name)
+                        schemes.object { object in
+                            for (key, value) in scheme { object.member(key, value) }
+                        }
+                    }
+                }
+            }
+        }
+        return writer.bytes
+    }
+
+    /// The problems every documented route can answer, whatever it does: a fault (500), a
+    /// request over the rate limit when its class has one (429), and the body checks when it
+    /// reads a body (400, 413, 415).
+    static func commonProblems(_ route: RouteDescription) -> [RouteContract.Problem] {
+        var problems = [RouteContract.Problem(HTTPError.internal())]
+        if route.rateClass != .unlimited {
+            problems.append(RouteContract.Problem(HTTPError.rateLimited(retryAfterSeconds: 1)))
+        }
+        if route.contract.body != nil {
+            problems += [
+                RouteContract.Problem(HTTPError.malformedJSON()),
+                RouteContract.Problem(HTTPError.bodyTooLarge(limit: 1)),
+                RouteContract.Problem(HTTPError.unsupportedMediaType()),
+            ]
+        }
+        if !route.parameters.isEmpty || !route.contract.query.isEmpty {
+            problems.append(RouteContract.Problem(status: 414, code: "request.uri_too_long"))
+        }
+        return problems
+    }
+
+    /// A route with its schemas read, so that writing cannot fail halfway.
+    private struct Operation {
+        let route: RouteDescription
+        let body: (RouteContract.Body, JSONSchema)?
+        let responses: [(RouteContract.Response, JSONSchema?)]
+        /// Each problem status with its codes, in the order first named.
+        let problemCodes: [Int: [String]]
+
+        init(_ route: RouteDescription, everyRoute: [RouteContract.Problem]) throws(SchemaReadingError) {
+            self.route = route
+            if let body = route.contract.body { self.body = (body, try body.schema()) } else { body = nil }
+            var responses: [(RouteContract.Response, JSONSchema?)] = []
+            for response in route.contract.responses {
+                responses.append((response, try response.content?.schema?()))
+            }
+            self.responses = responses
+            var problemCodes: [Int: [String]] = [:]
+            for problem in OpenAPIDocument.commonProblems(route) + route.contract.problems + everyRoute
+            where !(problemCodes[problem.status]?.contains(problem.code) ?? false) {
+                problemCodes[problem.status, default: []].append(problem.code)
+            }
+            self.problemCodes = problemCodes
+        }
+    }
+
+    private static func write(_ prepared: Operation, to item: inout JSONWriter) {
+        let route = prepared.route
+        let contract = route.contract
+        let (body, responses, problemCodes) = (prepared.body, prepared.responses, prepared.problemCodes)
+        item.object { operation in
+            operation.member("operationId", operationID(route))
+            operation.member("summary", route.summary)
+            operation.member("x-rate-class", route.rateClass.name)
+            if !route.parameters.isEmpty || !contract.query.isEmpty {
+                operation.key("parameters")
+                operation.array { parameters in
+                    for name in route.parameters {
+                        parameters.object { parameter in
+                            parameter.member("name", name)
+                            parameter.member("in", "path")
+                            parameter.key("required")
+                            parameter.bool(true)
+                            parameter.key("schema")
+                            JSONSchema.string().write(to: &parameter)
+                        }
+                    }
+                    for query in contract.query {
+                        parameters.object { parameter in
+                            parameter.member("name", query.name)
+                            parameter.member("in", "query")
+                            parameter.member("description", query.description)
+                            parameter.key("schema")
+                            query.schema.write(to: &parameter)
+                        }
+                    }
+                }
+            }
+            if let (body, schema) = body {
+                operation.key("requestBody")
+                operation.object { requestBody in
+                    requestBody.key("required")
+                    requestBody.bool(body.required)
+                    requestBody.key("content")
+                    requestBody.object { content in
+                        content.key("application/json")
+                        content.object { media in
+                            media.key("schema")
+                            schema.write(to: &media)
+                        }
+                    }
+                }
+            }
+            operation.key("responses")
+            operation.object { answers in
+                for (response, schema) in responses {
+                    answers.key(String(response.status))
+                    answers.object { answer in
+                        answer.member("description", response.description)
+                        if let (mediaType, _) = response.content {
+                            answer.key("content")
+                            answer.object { content in
+                                content.key(mediaType)
+                                content.object { media in
+                                    if let schema {
+                                        media.key("schema")
+                                        schema.write(to: &media)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                for status in problemCodes.keys.sorted() {
+                    let codes = problemCodes[status] ?? []
+                    answers.key(String(status))
+                    answers.object { answer in
+                        answer.member("description", "A problem (RFC 9457): " + codes.joined(separator: ", "))
+                        answer.key("content")
+                        answer.object { content in
+                            content.key("application/problem+json")
+                            content.object { media in
+                                media.key("schema")
+                                // The shared shape, with this status's codes as the only ones.
+                                media.object { schema in
+                                    schema.key("allOf")
+                                    schema.array { all in
+                                        all.object { reference in
+                                            reference.member("$ref", "#/components/schemas/Problem")
+                                        }
+                                    }
+                                    schema.key("properties")
+                                    schema.object { properties in
+                                        properties.key("code")
+                                        JSONSchema.string(values: codes).write(to: &properties)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let security: [String]? =
+                switch contract.security {
+                case .none: nil
+                case .session, .optionalSession: ["sessionToken", "sessionCookie"]
+                case .adminToken: ["adminToken"]
+                }
+            if let security {
+                operation.key("security")
+                operation.array { requirements in
+                    for scheme in security {
+                        requirements.object { requirement in
+                            requirement.key(scheme)
+                            requirement.array { _ in }
+                        }
+                    }
+                    // An empty requirement: calling without any credential is allowed too.
+                    if case .optionalSession = contract.security { requirements.object { _ in } }
+                }
+            }
+        }
     }
 
     /// `GET /v1/me/sessions/{id}` becomes `get_v1_me_sessions_id`: unique per method and pattern.
     private static func operationID(_ route: RouteDescription) -> String {
-        let path = route.pattern.map { $0.isLetter || $0.isNumber ? $0 : "_" }
-        var id = route.method.rawValue.lowercased() + String(path)
-        while id.contains("__") { id = id.replacingOccurrences(of: "__", with: "_") }
+        var id = route.method.rawValue.lowercased()
+        for character in route.pattern {
+            let kept: Character = character.isLetter || character.isNumber ? character : "_"
+            if kept == "_", id.hasSuffix("_") { continue }
+            id.append(kept)
+        }
         while id.hasSuffix("_") { id.removeLast() }
         return id
     }
 
-    private static let problemSchema = Schema(
-        type: "object",
-        required: ["type", "title", "status", "code"],
-        properties: [
-            "type": ["type": "string", "format": "uri-reference"],
-            "title": ["type": "string"],
-            "status": ["type": "integer"],
-            "detail": ["type": "string"],
-            "instance": ["type": "string", "format": "uri-reference"],
-            "code": ["type": "string", "description": "Stable machine-readable error code"],
-        ])
+    /// RFC 9457's members, the stable code, and the extension members the engine writes.
+    private static let problemSchema = JSONSchema.object(
+        [
+            .init("type", .string(format: "uri-reference")),
+            .init("title", .string()),
+            .init("status", .integer),
+            .init("code", .string().described("Stable machine-readable error code")),
+            .init("detail", .string(), required: false),
+            .init("instance", .string(format: "uri-reference"), required: false),
+            .init(
+                "retryAfter", JSONSchema.integer.described("429: seconds until a retry can pass"),
+                required: false),
+            .init(
+                "limit", JSONSchema.integer.described("413, 414, 431: the limit in bytes"), required: false),
+        ], closed: true)
 
-    private struct Document: Encodable {
-        let openapi: String
-        let info: Info
-        let paths: [String: [String: Operation]]
-        let components: Components
-    }
-
-    private struct Info: Encodable {
-        let title: String
-        let version: String
-    }
-
-    private struct Operation: Encodable {
-        let summary: String
-        let operationId: String
-        let parameters: [Parameter]?
-        let rateClass: String
-        let responses: [String: Response]
-
-        // `x-` members are OpenAPI's extension point: the rate-limit class tells clients which
-        // requests share a budget.
-        enum CodingKeys: String, CodingKey {
-            case summary, operationId, parameters, responses
-            case rateClass = "x-rate-class"
-        }
-    }
-
-    private struct Parameter: Encodable {
-        let name: String
-        let `in`: String
-        let required: Bool
-        let schema: [String: String]
-    }
-
-    private struct Response: Encodable {
-        let description: String
-        let content: [String: MediaType]?
-    }
-
-    private struct MediaType: Encodable {
-        let schema: [String: String]
-    }
-
-    private struct Components: Encodable {
-        let schemas: [String: Schema]
-    }
-
-    private struct Schema: Encodable {
-        let type: String
-        let required: [String]
-        let properties: [String: [String: String]]
-    }
+    private static let securitySchemes: [(String, [(String, String)])] = [
+        (
+            "sessionToken",
+            [("type", "http"), ("scheme", "bearer"), ("description", "A session token, pvs_…")]
+        ),
+        (
+            "sessionCookie",
+            [
+                ("type", "apiKey"), ("in", "cookie"), ("name", "portvakt_session"),
+                ("description", "The session cookie (__Host-portvakt_session on https)"),
+            ]
+        ),
+        ("adminToken", [("type", "http"), ("scheme", "bearer"), ("description", "An admin token, pva_…")]),
+    ]
 }

@@ -237,10 +237,7 @@ final class RequestPipeline: Sendable {
 
     /// The answer owed to a suspended request when the server stops before its handler returned.
     func unavailable(requestID: String) -> PreparedResponse {
-        var response = HTTPResponse.error(
-            HTTPError(
-                status: 503, code: "server.stopping", title: "Server stopping",
-                detail: "The server stopped before this request finished; try again."))
+        var response = HTTPResponse.error(HTTPError.serverStopping)
         _ = finalize(&response, corsOrigin: nil, closeConnection: true)
         return PreparedResponse(
             response: response, requestID: requestID, addDefaultCSP: true, addDefaultCacheControl: true)

@@ -18,7 +18,9 @@ public enum FallbackReason: Sendable, Hashable {
 /// The handler for requests no route takes (see `Router.fallback`), told why.
 public typealias HTTPFallbackHandler = @Sendable (HTTPRequest, FallbackReason) throws -> HTTPResponse
 
-/// What the router knows about one route, for documentation (OpenAPI) and tests.
+/// What the router knows about one route, for documentation (OpenAPI) and tests. Two
+/// descriptions are equal when their method, pattern, summary, class and parameters are: the
+/// contract is documentation, not identity.
 public struct RouteDescription: Sendable, Hashable {
     /// The method.
     public let method: HTTPMethod
@@ -30,6 +32,18 @@ public struct RouteDescription: Sendable, Hashable {
     public let rateClass: RateClass
     /// The names of the pattern's `{name}` segments, in order.
     public let parameters: [String]
+    /// Its body, query, answers and security, for the API document.
+    public let contract: RouteContract
+
+    public static func == (lhs: RouteDescription, rhs: RouteDescription) -> Bool {
+        lhs.method == rhs.method && lhs.pattern == rhs.pattern && lhs.summary == rhs.summary
+            && lhs.rateClass == rhs.rateClass && lhs.parameters == rhs.parameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(pattern)
+    }
 }
 
 /// The routing table: routes are added before the server starts and never change afterwards
@@ -69,12 +83,13 @@ public struct Router: Sendable {
     ///   - pattern: a path starting with `/`; a whole segment `{name}` captures one segment.
     ///   - rateClass: the rate-limit class (`.unlimited` for none).
     ///   - summary: a one-line description for the API document.
+    ///   - contract: the body, query, answers and security the API document describes.
     ///   - handler: the handler.
     /// - Precondition: the pattern is well formed and the method/pattern pair is new; a bad route
     ///   table is a programming error that must stop the server from starting.
     public mutating func add(
         _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
-        handler: @escaping HTTPHandler
+        contract: RouteContract = .undocumented, handler: @escaping HTTPHandler
     ) {
         precondition(method != .HEAD && method != .OPTIONS, "HEAD and OPTIONS are answered by the router")
         let segments = Self.parsePattern(pattern)
@@ -89,7 +104,7 @@ public struct Router: Sendable {
             Route(
                 description: RouteDescription(
                     method: method, pattern: pattern, summary: summary, rateClass: rateClass,
-                    parameters: parameters),
+                    parameters: parameters, contract: contract),
                 segments: segments, handler: handler))
     }
 
@@ -98,9 +113,9 @@ public struct Router: Sendable {
     /// else (rate limits, CORS, headers, the access log) is as for `add`.
     public mutating func addAsync(
         _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
-        handler: @escaping AsyncHTTPHandler
+        contract: RouteContract = .undocumented, handler: @escaping AsyncHTTPHandler
     ) {
-        add(method, pattern, rateClass: rateClass, summary: summary) { _ in
+        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract) { _ in
             // Never called: the pipeline runs `asyncHandler` for this route.
             throw HTTPError.internal()
         }

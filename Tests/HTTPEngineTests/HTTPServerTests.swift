@@ -385,28 +385,6 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("OpenAPI document lists every registered route with its path parameters")
-    func openAPIDocument() throws {
-        let router = testRouter()
-        let bytes = OpenAPIDocument.generate(title: "Portvakt", version: "0.1.0", routes: router.routes)
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
-        #expect(document["openapi"] as? String == "3.1.0")
-        let paths = try #require(document["paths"] as? [String: [String: Any]])
-        for route in router.routes {
-            let operation = try #require(
-                paths[route.pattern]?[route.method.rawValue.lowercased()] as? [String: Any],
-                "\(route.method) \(route.pattern)")
-            #expect(operation["summary"] as? String == route.summary)
-            let parameters = (operation["parameters"] as? [[String: Any]]) ?? []
-            #expect(parameters.compactMap { $0["name"] as? String } == route.parameters)
-            #expect(
-                parameters.allSatisfy { $0["in"] as? String == "path" && $0["required"] as? Bool == true })
-        }
-        #expect(paths["/v1/items/{id}"]?.keys.sorted() == ["delete", "get"])
-        let components = try #require(document["components"] as? [String: Any])
-        #expect((components["schemas"] as? [String: Any])?["Problem"] != nil)
-    }
-
     @Test("start reports the bound port, a bad host is a configuration error, and start is once only")
     func startAndConfiguration() throws {
         #expect(throws: HTTPServerError(.invalidConfiguration, "")) {

@@ -29,12 +29,16 @@ public typealias AdminHandler = @Sendable (HTTPRequest, AdminPrincipal) throws -
 
 extension Router {
     /// Registers an admin route whose handler runs only for a request with a token good for its
-    /// method. Every route on the admin listener goes through here, so none can forget the check.
+    /// method. Every route on the admin listener goes through here, so none can forget the check;
+    /// the contract gets the token's security and problems.
     public mutating func addAdmin(
         _ method: HTTPMethod, _ pattern: String, authenticator: AdminAuthenticator, summary: String,
-        handler: @escaping AdminHandler
+        contract: RouteContract, handler: @escaping AdminHandler
     ) {
-        add(method, pattern, rateClass: .admin, summary: summary) { request in
+        var contract = contract
+        contract.security = .adminToken
+        contract.problems = Problems.admin(method) + contract.problems
+        add(method, pattern, rateClass: .admin, summary: summary, contract: contract) { request in
             let principal = try authenticator.authorize(request)
             return try handler(request, principal)
         }
@@ -62,16 +66,26 @@ public struct AdminAPI: Sendable {
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
         router.addAdmin(
-            .GET, "/health/alive", authenticator: authenticator, summary: "Liveness of the admin listener"
+            .GET, "/health/alive", authenticator: authenticator, summary: "Liveness of the admin listener",
+            contract: HealthResponse.contract
         ) { _, _ in
             HealthResponse.alive
         }
         router.addAdmin(
             .GET, "/admin/v1/config", authenticator: authenticator,
-            summary: "The effective configuration, secrets redacted"
+            summary: "The effective configuration, secrets redacted",
+            contract: RouteContract(responses: [.json(described: EffectiveConfigurationSchema.self)])
         ) { _, _ in
             HTTPResponse(
                 status: 200, headers: ["Content-Type": "application/json"], body: effectiveConfiguration())
         }
+    }
+}
+
+/// The effective configuration: the configuration file's shape (Docs/configuration.md), every
+/// section present, secrets redacted.
+enum EffectiveConfigurationSchema: JSONSchemaDescribed {
+    static var jsonSchema: JSONSchema {
+        JSONSchema.object([]).described("The configuration, as in Docs/configuration.md; secrets redacted")
     }
 }

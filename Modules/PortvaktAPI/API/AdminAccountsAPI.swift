@@ -32,14 +32,30 @@ public struct AdminAccountsAPI: Sendable {
     public func register(on router: inout Router) {
         let admin = administration
         func add(
-            _ method: HTTPMethod, _ pattern: String, _ summary: String, _ handler: @escaping AdminHandler
+            _ method: HTTPMethod, _ pattern: String, _ summary: String, _ contract: RouteContract,
+            _ handler: @escaping AdminHandler
         ) {
-            router.addAdmin(method, pattern, authenticator: authenticator, summary: summary, handler: handler)
+            router.addAdmin(
+                method, pattern, authenticator: authenticator, summary: summary, contract: contract,
+                handler: handler)
         }
+        let pageQuery = [
+            RouteContract.QueryParameter("cursor", "The nextCursor of the previous page"),
+            RouteContract.QueryParameter(
+                "limit", .string(pattern: "^[0-9]+$"), "Items per page (1-200, default 50)"),
+        ]
+        let userProblems = Problems.auth(.userNotFound)
 
         add(
             .GET, "/admin/v1/users",
-            "Users by id, a page at a time; search by id, username, display name or personal number"
+            "Users by id, a page at a time; search by id, username, display name or personal number",
+            RouteContract(
+                query: [
+                    RouteContract.QueryParameter(
+                        "search", "An id, a username or display name part, or 12 digits")
+                ]
+                    + pageQuery,
+                responses: [.json(UserList.self)], problems: Problems.auth(.invalidCursor, .invalidParameter))
         ) {
             request, _ in
             // POST /admin/v1/users/search keeps a personal number out of URLs.
@@ -50,14 +66,24 @@ public struct AdminAccountsAPI: Sendable {
         }
         add(
             .POST, "/admin/v1/users/search",
-            "The user whose linked BankID identity is {\"personalNumber\"} (kept out of URLs and logs)"
+            "The user whose linked BankID identity is {\"personalNumber\"} (kept out of URLs and logs)",
+            RouteContract(
+                body: .json(PersonalNumberSearchBody.self), responses: [.json(UserList.self)],
+                problems: Problems.auth(.invalidParameter))
         ) {
             request, _ in
             let body = try request.decodeJSON(PersonalNumberSearchBody.self)
             let found = try admin.user(personalNumber: body.personalNumber)
             return try .json(UserList(users: found.map { [AdminUserView($0)] } ?? [], nextCursor: nil))
         }
-        add(.POST, "/admin/v1/users", "Create a user without a passkey (to send an enrollment link)") {
+        add(
+            .POST, "/admin/v1/users", "Create a user without a passkey (to send an enrollment link)",
+            RouteContract(
+                body: .json(CreateUserBody.self),
+                responses: [.json(AdminUserView.self, status: 201, "Created")],
+                problems: Problems.auth(
+                    .invalidUsername, .invalidDisplayName, .usernameTaken, .invalidParameter))
+        ) {
             request, principal in
             let body = try request.decodeJSON(CreateUserBody.self)
             let user = try admin.createUser(
@@ -65,7 +91,10 @@ public struct AdminAccountsAPI: Sendable {
                 context: request.clientContext)
             return try .json(AdminUserView(user), status: 201)
         }
-        add(.GET, "/admin/v1/users/{id}", "A user with passkeys, live sessions and recent audit events") {
+        add(
+            .GET, "/admin/v1/users/{id}", "A user with passkeys, live sessions and recent audit events",
+            RouteContract(responses: [.json(UserDetailView.self)], problems: userProblems)
+        ) {
             request, _ in
             let detail = try admin.userDetail(id: Self.parameter(request, "id"))
             return try .json(
@@ -76,8 +105,12 @@ public struct AdminAccountsAPI: Sendable {
                     bankID: detail.identity.map(LinkedIdentityView.init), reviewAccount: detail.reviewAccount)
             )
         }
-        add(.PATCH, "/admin/v1/users/{id}", "Disable, enable or rename a user; disabling ends every session")
-        {
+        add(
+            .PATCH, "/admin/v1/users/{id}", "Disable, enable or rename a user; disabling ends every session",
+            RouteContract(
+                body: .json(PatchUserBody.self), responses: [.json(AdminUserView.self)],
+                problems: userProblems + Problems.auth(.invalidUsername, .invalidDisplayName, .usernameTaken))
+        ) {
             request, principal in
             let body = try request.decodeJSON(PatchUserBody.self)
             let user = try admin.updateUser(
@@ -87,19 +120,30 @@ public struct AdminAccountsAPI: Sendable {
                 by: principal, context: request.clientContext)
             return try .json(AdminUserView(user))
         }
-        add(.DELETE, "/admin/v1/users/{id}", "Delete a user with every passkey and session") {
+        add(
+            .DELETE, "/admin/v1/users/{id}", "Delete a user with every passkey and session",
+            RouteContract(responses: [.noContent], problems: userProblems)
+        ) {
             request, principal in
             try admin.deleteUser(
                 id: Self.parameter(request, "id"), by: principal, context: request.clientContext)
             return .noContent
         }
-        add(.GET, "/admin/v1/users/{id}/passkeys", "A user's passkeys") { request, _ in
+        add(
+            .GET, "/admin/v1/users/{id}/passkeys", "A user's passkeys",
+            RouteContract(responses: [.json(PasskeysList.self)], problems: userProblems)
+        ) { request, _ in
             try .json(
                 PasskeysList(
                     passkeys: try admin.passkeys(userID: Self.parameter(request, "id")).map(PasskeyView.init))
             )
         }
-        add(.GET, "/admin/v1/users/{id}/passkeys/{pid}", "One of a user's passkeys") { request, _ in
+        add(
+            .GET, "/admin/v1/users/{id}/passkeys/{pid}", "One of a user's passkeys",
+            RouteContract(
+                responses: [.json(PasskeyView.self)],
+                problems: userProblems + Problems.auth(.adminPasskeyNotFound))
+        ) { request, _ in
             try .json(
                 PasskeyView(
                     try admin.passkey(
@@ -107,7 +151,9 @@ public struct AdminAccountsAPI: Sendable {
         }
         add(
             .DELETE, "/admin/v1/users/{id}/passkeys/{pid}",
-            "Remove one of a user's passkeys (the last one too)"
+            "Remove one of a user's passkeys (the last one too)",
+            RouteContract(
+                responses: [.noContent], problems: userProblems + Problems.auth(.adminPasskeyNotFound))
         ) {
             request, principal in
             try admin.deletePasskey(
@@ -116,19 +162,28 @@ public struct AdminAccountsAPI: Sendable {
                 context: request.clientContext)
             return .noContent
         }
-        add(.GET, "/admin/v1/users/{id}/sessions", "A user's live sessions") { request, _ in
+        add(
+            .GET, "/admin/v1/users/{id}/sessions", "A user's live sessions",
+            RouteContract(responses: [.json(SessionsList.self)], problems: userProblems)
+        ) { request, _ in
             try .json(
                 SessionsList(
                     sessions: try admin.sessions(userID: Self.parameter(request, "id")).map(
                         { SessionView($0) })))
         }
-        add(.DELETE, "/admin/v1/users/{id}/sessions", "End every live session of a user") {
+        add(
+            .DELETE, "/admin/v1/users/{id}/sessions", "End every live session of a user",
+            RouteContract(responses: [.json(RevokedCount.self)], problems: userProblems)
+        ) {
             request, principal in
             let revoked = try admin.revokeSessions(
                 userID: Self.parameter(request, "id"), by: principal, context: request.clientContext)
             return try .json(RevokedCount(revoked: revoked))
         }
-        add(.DELETE, "/admin/v1/users/{id}/sessions/{sid}", "End one session of a user") {
+        add(
+            .DELETE, "/admin/v1/users/{id}/sessions/{sid}", "End one session of a user",
+            RouteContract(responses: [.noContent], problems: userProblems + Problems.auth(.sessionNotFound))
+        ) {
             request, principal in
             try admin.revokeSession(
                 userID: Self.parameter(request, "id"), sessionID: Self.parameter(request, "sid"),
@@ -140,7 +195,13 @@ public struct AdminAccountsAPI: Sendable {
             let page = signInPage.hasSuffix("/") ? signInPage : signInPage + "/"
             add(
                 .POST, "/admin/v1/users/{id}/enrollment-links",
-                "A one-time passkey enrollment link for the user (the token is shown once)"
+                "A one-time passkey enrollment link for the user (the token is shown once)",
+                RouteContract(
+                    body: .json(EnrollmentLinkBody.self, required: false),
+                    responses: [
+                        .json(EnrollmentLinkView.self, status: 201, "The link; its token is shown only here")
+                    ],
+                    problems: userProblems + Problems.auth(.enrollmentInvalidLifetime, .accountDisabled))
             ) { request, principal in
                 let body = try request.decodeOptionalJSON(EnrollmentLinkBody.self)
                 let issued = try admin.issueEnrollment(
@@ -156,7 +217,18 @@ public struct AdminAccountsAPI: Sendable {
                     status: 201)
             }
         }
-        add(.GET, "/admin/v1/audit", "Audit events, newest first; filter by user, type and time") {
+        add(
+            .GET, "/admin/v1/audit", "Audit events, newest first; filter by user, type and time",
+            RouteContract(
+                query: [
+                    RouteContract.QueryParameter("user", "Only this user's events"),
+                    RouteContract.QueryParameter("type", "Only events of this type (e.g. session.created)"),
+                    RouteContract.QueryParameter("from", "From this RFC 3339 time on"),
+                    RouteContract.QueryParameter("to", "Until this RFC 3339 time"),
+                ] + pageQuery,
+                responses: [.json(AuditList.self)], problems: Problems.auth(.invalidCursor, .invalidParameter)
+            )
+        ) {
             request, _ in
             let query = AuditQuery(
                 userID: request.query["user"], action: request.query["type"].map(AuditAction.init(rawValue:)),
@@ -203,7 +275,7 @@ struct EnrollmentLinkBody: OptionalJSONBody {
 }
 
 /// A new enrollment link: the only time its token is shown.
-struct EnrollmentLinkView: Encodable {
+struct EnrollmentLinkView: Codable {
     let id: String
     let token: String
     let url: String
@@ -222,7 +294,7 @@ struct PatchUserBody: Decodable {
 }
 
 /// A user as administrators see it.
-struct AdminUserView: Encodable {
+struct AdminUserView: Codable {
     let id: String
     let username: String?
     let displayName: String
@@ -241,7 +313,7 @@ struct AdminUserView: Encodable {
 }
 
 /// An audit event as the admin API shows it.
-struct AuditEventView: Encodable {
+struct AuditEventView: Codable {
     let id: Int64?
     let at: String
     let type: String
@@ -263,12 +335,12 @@ struct AuditEventView: Encodable {
     }
 }
 
-struct UserList: Encodable {
+struct UserList: Codable {
     let users: [AdminUserView]
     let nextCursor: String?
 }
 
-struct UserDetailView: Encodable {
+struct UserDetailView: Codable {
     let user: AdminUserView
     let passkeys: [PasskeyView]
     let sessions: [SessionView]
@@ -294,7 +366,7 @@ struct UserDetailView: Encodable {
     }
 }
 
-struct LinkedIdentityView: Encodable {
+struct LinkedIdentityView: Codable {
     let name: String
     let linkedAt: String
     let keyId: String
@@ -310,19 +382,19 @@ struct PersonalNumberSearchBody: Decodable {
     let personalNumber: String
 }
 
-struct PasskeysList: Encodable {
+struct PasskeysList: Codable {
     let passkeys: [PasskeyView]
 }
 
-struct SessionsList: Encodable {
+struct SessionsList: Codable {
     let sessions: [SessionView]
 }
 
-struct RevokedCount: Encodable {
+struct RevokedCount: Codable {
     let revoked: Int
 }
 
-struct AuditList: Encodable {
+struct AuditList: Codable {
     let events: [AuditEventView]
     let nextCursor: String?
 }

@@ -49,7 +49,16 @@ public struct BankIDAPI: Sendable {
     public func register(on router: inout Router) {
         router.addAsync(
             .POST, "/v1/bankid/orders", rateClass: .bankid,
-            summary: "Start a BankID order: intent login, signup, link or sign; device same or other"
+            summary: "Start a BankID order: intent login, signup, link or sign; device same or other",
+            contract: RouteContract(
+                body: .json(StartBody.self),
+                responses: [.json(StartResponse.self, status: 201, "The order, to poll and show")],
+                problems: Problems.signedIn(.POST) + Self.bankIDProblems
+                    + Problems.auth(
+                        .methodDisabled, .signInRequired, .bankIDInvalidRequest, .alreadyInProgress,
+                        .sandboxed,
+                        .intentNotSupported),
+                security: .optionalSession)
         ) { request in
             let body = try request.decodeJSON(StartBody.self)
             guard let intent = BankIDOrderIntent(rawValue: body.intent),
@@ -80,7 +89,15 @@ public struct BankIDAPI: Sendable {
         router.add(
             .GET, "/v1/bankid/orders/{orderId}",
             rateClass: .standard,
-            summary: "A BankID order's status, message, QR code and, once complete, its result"
+            summary: "A BankID order's status, message, QR code and, once complete, its result",
+            contract: RouteContract(
+                query: [
+                    RouteContract.QueryParameter(
+                        "nonce", "Same device: the nonce BankID returned to the page with")
+                ],
+                responses: [.json(StatusResponse.self)],
+                problems: Problems.auth(.orderNotFound, .orderExpired, .returnMismatch, .methodDisabled),
+                security: .optionalSession)
         ) { request in
             let status = try service.status(
                 orderID: request.pathParameters["orderId"] ?? "",
@@ -103,7 +120,10 @@ public struct BankIDAPI: Sendable {
             return response
         }
         router.addAsync(
-            .DELETE, "/v1/bankid/orders/{orderId}", rateClass: .standard, summary: "Cancel a BankID order"
+            .DELETE, "/v1/bankid/orders/{orderId}", rateClass: .standard, summary: "Cancel a BankID order",
+            contract: RouteContract(
+                responses: [.noContent], problems: Self.bankIDProblems + Problems.auth(.orderNotFound),
+                security: .optionalSession)
         ) { request in
             try await service.cancel(
                 orderID: request.pathParameters["orderId"] ?? "",
@@ -113,6 +133,11 @@ public struct BankIDAPI: Sendable {
     }
 
     // MARK: Helpers
+
+    /// A route that waits on BankID: BankID failing (the detail names the RFA to show), or the
+    /// server stopping while it waits.
+    private static let bankIDProblems =
+        Problems.auth(.bankIDUnavailable) + [RouteContract.Problem(HTTPError.serverStopping)]
 
     /// The request's session (when it presents a usable one) and binding value.
     private func requester(_ request: HTTPRequest, signInRequired: Bool) throws -> BankIDRequester {
@@ -163,7 +188,7 @@ struct StartBody: Decodable {
     let client: String?
 }
 
-struct StartResponse: Encodable {
+struct StartResponse: Codable {
     let orderId: String
     let autoStartToken: String?
     let launchUrl: String?
@@ -172,12 +197,12 @@ struct StartResponse: Encodable {
     let clientBinding: String?
 }
 
-struct MessageView: Encodable {
+struct MessageView: Codable {
     let code: String
     let text: String
 }
 
-struct ResultView: Encodable {
+struct ResultView: Codable {
     let code: String
     let user: UserView?
     let session: SessionGrant?
@@ -198,7 +223,7 @@ struct ResultView: Encodable {
     }
 }
 
-struct StatusResponse: Encodable {
+struct StatusResponse: Codable {
     let status: String
     let hintCode: String?
     let message: MessageView?

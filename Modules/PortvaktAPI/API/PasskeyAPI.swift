@@ -67,7 +67,16 @@ public struct PasskeyAPI: Sendable {
     public func register(on router: inout Router) {
         router.add(
             .POST, "/v1/passkeys/registration/initialize", rateClass: .auth,
-            summary: "Creation options: a new passkey for the signed-in user, or a new account"
+            summary: "Creation options: a new passkey for the signed-in user, or a new account",
+            contract: RouteContract(
+                body: .json(RegistrationInitializeBody.self, required: false),
+                responses: [.json(described: CreationOptionsSchema.self)],
+                problems: Problems.signedIn(.POST)
+                    + Problems.auth(
+                        .passkeyDisabled, .signupDisabled, .invalidUsername, .invalidDisplayName,
+                        .usernameTaken,
+                        .enrollmentInvalid),
+                security: .optionalSession)
         ) { request in
             let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
             return Self.optionsResponse(
@@ -79,7 +88,20 @@ public struct PasskeyAPI: Sendable {
         }
         router.add(
             .POST, "/v1/passkeys/registration/finalize", rateClass: .auth,
-            summary: "Verify a RegistrationResponseJSON; a session when the account is new"
+            summary: "Verify a RegistrationResponseJSON; a session when the account is new",
+            contract: RouteContract(
+                body: .json(described: RegistrationFinalizeSchema.self),
+                responses: [
+                    .json(
+                        RegistrationResponse.self, status: 201, "The new passkey; a session for a new account"
+                    )
+                ],
+                problems: Problems.signedIn(.POST) + Problems.passkeyVerification
+                    + Problems.auth(
+                        .passkeyDisabled, .signupDisabled, .challengeInvalid, .credentialExists,
+                        .usernameTaken,
+                        .invalidPasskeyName, .enrollmentInvalid),
+                security: .optionalSession)
         ) { request in
             let body = try FinalizeBody(request)
             let completed = try registration.finish(
@@ -97,14 +119,24 @@ public struct PasskeyAPI: Sendable {
         }
         router.add(
             .POST, "/v1/passkeys/login/initialize", rateClass: .auth,
-            summary: "Request options: {} for discoverable and autofill login, or a username"
+            summary: "Request options: {} for discoverable and autofill login, or a username",
+            contract: RouteContract(
+                body: .json(LoginInitializeBody.self, required: false),
+                responses: [.json(described: RequestOptionsSchema.self)],
+                problems: Problems.auth(.passkeyDisabled, .invalidUsername))
         ) { request in
             let body = try request.decodeOptionalJSON(LoginInitializeBody.self)
             return Self.optionsResponse(try passkeys.startLogin(username: body.username))
         }
         router.add(
             .POST, "/v1/passkeys/login/finalize", rateClass: .auth,
-            summary: "Verify an AuthenticationResponseJSON and open a session"
+            summary: "Verify an AuthenticationResponseJSON and open a session",
+            contract: RouteContract(
+                body: .json(described: LoginFinalizeSchema.self),
+                responses: [.json(LoginResponse.self, "The user and the new session")],
+                problems: Problems.passkeyVerification
+                    + Problems.auth(.passkeyDisabled, .challengeInvalid, .loginFailed, .accountDisabled),
+                security: .optionalSession)
         ) { request in
             let body = try FinalizeBody(request)
             let completed = try passkeys.finishLogin(
@@ -120,7 +152,8 @@ public struct PasskeyAPI: Sendable {
             return response
         }
         router.addSignedIn(
-            .GET, "/v1/me/passkeys", summary: "The signed-in user's passkeys", transport: transport,
+            .GET, "/v1/me/passkeys", summary: "The signed-in user's passkeys",
+            contract: RouteContract(responses: [.json(PasskeysResponse.self)]), transport: transport,
             access: access
         ) { _, auth in
             try .json(
@@ -129,6 +162,9 @@ public struct PasskeyAPI: Sendable {
         }
         router.addSignedIn(
             .PATCH, "/v1/me/passkeys/{id}", summary: "Rename one of the signed-in user's passkeys",
+            contract: RouteContract(
+                body: .json(RenameBody.self), responses: [.json(PasskeyView.self)],
+                problems: Problems.auth(.passkeyNotFound, .invalidPasskeyName)),
             transport: transport, access: access
         ) { request, auth in
             let body = try request.decodeJSON(RenameBody.self)
@@ -140,8 +176,10 @@ public struct PasskeyAPI: Sendable {
         }
         router.addSignedIn(
             .DELETE, "/v1/me/passkeys/{id}",
-            summary: "Remove one of the signed-in user's passkeys (never the last)", transport: transport,
-            access: access
+            summary: "Remove one of the signed-in user's passkeys (never the last)",
+            contract: RouteContract(
+                responses: [.noContent], problems: Problems.auth(.passkeyNotFound, .lastPasskey)),
+            transport: transport, access: access
         ) { request, auth in
             try passkeys.deletePasskey(
                 userID: auth.signedIn.user.id, credentialID: request.pathParameters["id"] ?? "",
@@ -151,7 +189,8 @@ public struct PasskeyAPI: Sendable {
         let policy = passkeys.policy
         let bankID = bankIDPolicy.map(MethodsResponse.BankIDSwitches.init)
         router.add(
-            .GET, "/v1/methods", rateClass: .standard, summary: "The sign-in methods this deployment offers"
+            .GET, "/v1/methods", rateClass: .standard, summary: "The sign-in methods this deployment offers",
+            contract: RouteContract(responses: [.json(MethodsResponse.self)])
         ) { _ in
             try .json(
                 MethodsResponse(
@@ -171,14 +210,22 @@ public struct PasskeyAPI: Sendable {
             ? nil : try? JSONCoding.encoder.encode(wellKnown.androidApps.map(AssetLink.init))
         let related =
             wellKnown.relatedOrigins.isEmpty
-            ? nil : try? JSONCoding.encoder.encode(["origins": wellKnown.relatedOrigins])
-        for (path, document, summary) in [
-            ("/.well-known/apple-app-site-association", apple, "iOS associated domains (webcredentials)"),
-            ("/.well-known/assetlinks.json", assetLinks, "Android Digital Asset Links (get_login_creds)"),
-            ("/.well-known/webauthn", related, "WebAuthn related origins"),
+            ? nil : try? JSONCoding.encoder.encode(RelatedOrigins(origins: wellKnown.relatedOrigins))
+        for (path, document, summary, answer) in [
+            (
+                "/.well-known/apple-app-site-association", apple, "iOS associated domains (webcredentials)",
+                RouteContract.Response.json(AppleAppSiteAssociation.self)
+            ),
+            (
+                "/.well-known/assetlinks.json", assetLinks, "Android Digital Asset Links (get_login_creds)",
+                .json([AssetLink].self)
+            ),
+            ("/.well-known/webauthn", related, "WebAuthn related origins", .json(RelatedOrigins.self)),
         ] {
             let bytes = document.map { [UInt8]($0) }
-            router.add(.GET, path, rateClass: .standard, summary: summary) { _ in
+            let contract = RouteContract(
+                responses: [answer], problems: [RouteContract.Problem(HTTPError.notFound())])
+            router.add(.GET, path, rateClass: .standard, summary: summary, contract: contract) { _ in
                 guard let bytes else { throw HTTPError.notFound() }
                 return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: bytes)
             }
@@ -281,7 +328,7 @@ extension HTTPRequest {
 // MARK: Views
 
 /// A passkey as its owner sees it: never the public key.
-struct PasskeyView: Encodable {
+struct PasskeyView: Codable {
     let id: String
     let name: String
     let provider: String?
@@ -329,7 +376,7 @@ struct PasskeyView: Encodable {
 
 /// A new session as the ceremony hands it out: the token only to native clients (web clients
 /// get it in the HttpOnly cookie, out of reach of scripts).
-struct SessionGrant: JSONWritable {
+struct SessionGrant: JSONWritable, Decodable {
     let id: String
     let expiresAt: String
     let token: String?
@@ -349,7 +396,7 @@ struct SessionGrant: JSONWritable {
     }
 }
 
-struct RegistrationResponse: Encodable {
+struct RegistrationResponse: Codable {
     let user: UserView
     let passkey: PasskeyView
     let session: SessionGrant?
@@ -357,7 +404,7 @@ struct RegistrationResponse: Encodable {
     var recovery: RecoveryView? = nil
 }
 
-struct RecoveryView: Encodable {
+struct RecoveryView: Codable {
     let sessionsRevoked: Int
     let passkeysRevoked: Int
 
@@ -367,7 +414,7 @@ struct RecoveryView: Encodable {
     }
 }
 
-struct LoginResponse: JSONWritable {
+struct LoginResponse: JSONWritable, Decodable {
     let user: UserView
     let session: SessionGrant
 
@@ -381,17 +428,17 @@ struct LoginResponse: JSONWritable {
     }
 }
 
-struct PasskeysResponse: Encodable {
+struct PasskeysResponse: Codable {
     let passkeys: [PasskeyView]
 }
 
-struct MethodsResponse: Encodable {
-    struct Switches: Encodable {
+struct MethodsResponse: Codable {
+    struct Switches: Codable {
         let enabled: Bool
         let signup: Bool
     }
     /// BankID's journeys.
-    struct BankIDSwitches: Encodable {
+    struct BankIDSwitches: Codable {
         let enabled: Bool
         let login: Bool
         let signup: Bool
@@ -412,23 +459,31 @@ struct MethodsResponse: Encodable {
     let bankid: BankIDSwitches?
 }
 
-struct AppleAppSiteAssociation: Encodable {
-    struct WebCredentials: Encodable { let apps: [String] }
+struct AppleAppSiteAssociation: Codable {
+    struct WebCredentials: Codable { let apps: [String] }
     let webcredentials: WebCredentials
 
     init(apps: [String]) { webcredentials = WebCredentials(apps: apps) }
 }
 
-struct AssetLink: Encodable {
-    struct Target: Encodable {
-        let namespace = "android_app"
+struct AssetLink: Codable {
+    struct Target: Codable {
+        let namespace: String
         let package_name: String
         let sha256_cert_fingerprints: [String]
     }
-    let relation = ["delegate_permission/common.get_login_creds"]
+    let relation: [String]
     let target: Target
 
     init(_ app: WellKnownDocuments.AndroidApp) {
-        target = Target(package_name: app.package, sha256_cert_fingerprints: app.sha256Fingerprints)
+        relation = ["delegate_permission/common.get_login_creds"]
+        target = Target(
+            namespace: "android_app", package_name: app.package,
+            sha256_cert_fingerprints: app.sha256Fingerprints)
     }
+}
+
+/// /.well-known/webauthn: the origins allowed to use this RP ID (Related Origin Requests).
+struct RelatedOrigins: Codable {
+    let origins: [String]
 }

@@ -25,31 +25,36 @@ public struct PublicAPI: Sendable {
 
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
-        router.add(.GET, "/health/alive", rateClass: .unlimited, summary: "Liveness: the process answers") {
-            _ in
+        router.add(
+            .GET, "/health/alive", rateClass: .unlimited, summary: "Liveness: the process answers",
+            contract: HealthResponse.contract
+        ) { _ in
             HealthResponse.alive
         }
-        router.add(.GET, "/health/ready", rateClass: .unlimited, summary: "Readiness: the database answers") {
-            _ in
+        router.add(
+            .GET, "/health/ready", rateClass: .unlimited, summary: "Readiness: the database answers",
+            contract: RouteContract(
+                responses: [.json(HealthView.self)],
+                problems: [RouteContract.Problem(HealthResponse.notReady)])
+        ) { _ in
             let warnings: [String]
             do {
                 warnings = try readiness()
             } catch {
-                throw HTTPError(
-                    status: 503, code: "health.not_ready", title: "Not ready",
-                    detail: "A dependency of the server is not available.")
+                throw HealthResponse.notReady
             }
             return HealthResponse.ready(warnings: warnings)
         }
         router.addSignedIn(
-            .GET, "/v1/me", summary: "The signed-in user and the current session", transport: transport,
-            access: access
+            .GET, "/v1/me", summary: "The signed-in user and the current session",
+            contract: RouteContract(responses: [.json(MeResponse.self)]), transport: transport, access: access
         ) { _, auth in
             try .json(MeResponse(try access.overview(auth.signedIn)))
         }
         // Logging out never rotates: the token is about to end anyway.
         router.addSignedIn(
-            .POST, "/v1/logout", summary: "End the current session", transport: transport, access: access,
+            .POST, "/v1/logout", summary: "End the current session",
+            contract: RouteContract(responses: [.noContent]), transport: transport, access: access,
             rotating: false
         ) { request, auth in
             try access.logout(auth.signedIn, context: request.clientContext)
@@ -58,7 +63,8 @@ public struct PublicAPI: Sendable {
             return response
         }
         router.addSignedIn(
-            .GET, "/v1/me/sessions", summary: "The signed-in user's live sessions", transport: transport,
+            .GET, "/v1/me/sessions", summary: "The signed-in user's live sessions",
+            contract: RouteContract(responses: [.json(SessionsResponse.self)]), transport: transport,
             access: access
         ) { _, auth in
             let current = auth.signedIn.current.id
@@ -69,6 +75,8 @@ public struct PublicAPI: Sendable {
         }
         router.addSignedIn(
             .DELETE, "/v1/me/sessions/{id}", summary: "End one of the signed-in user's sessions",
+            contract: RouteContract(
+                responses: [.noContent], problems: Problems.sessionNotFound),
             transport: transport, access: access
         ) { request, auth in
             let id = request.pathParameters["id"] ?? ""
@@ -82,30 +90,41 @@ public struct PublicAPI: Sendable {
     }
 }
 
+/// A health answer: `alive` or `ready`, and what an operator should attend to (a certificate
+/// near its expiry) when any.
+struct HealthView: Codable {
+    enum Status: String, Codable, CaseIterable, JSONSchemaDescribed {
+        case alive, ready
+    }
+    let status: Status
+    let warnings: [String]?
+}
+
 /// The health routes' answers, encoded once: liveness is the hottest route a load balancer hits.
 enum HealthResponse {
-    static let alive = HTTPResponse(
-        status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"status":"alive"}"#.utf8))
-    static let ready = HTTPResponse(
-        status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"status":"ready"}"#.utf8))
+    static let alive = response(HealthView(status: .alive, warnings: nil))
+    static let ready = response(HealthView(status: .ready, warnings: nil))
 
-    /// Ready, with what an operator should attend to (a certificate near its expiry) when any.
+    static let contract = RouteContract(responses: [.json(HealthView.self)])
+
+    static let notReady = HTTPError(
+        status: 503, code: "health.not_ready", title: "Not ready",
+        detail: "A dependency of the server is not available.")
+
+    /// Ready, with the warnings when any.
     static func ready(warnings: [String]) -> HTTPResponse {
-        guard !warnings.isEmpty else { return ready }
-        var writer = JSONWriter()
-        writer.object { object in
-            object.member("status", "ready")
-            object.key("warnings")
-            object.array { array in
-                for warning in warnings { array.string(warning) }
-            }
-        }
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: writer.bytes)
+        warnings.isEmpty ? ready : response(HealthView(status: .ready, warnings: warnings))
+    }
+
+    private static func response(_ view: HealthView) -> HTTPResponse {
+        // A struct of strings: encoding cannot fail.
+        let body = (try? JSONCoding.encoder.encode(view)).map { [UInt8]($0) } ?? []
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
     }
 }
 
 /// A user as the public API shows it.
-struct UserView: JSONWritable {
+struct UserView: JSONWritable, Decodable {
     let id: String
     let username: String?
     let displayName: String
@@ -129,7 +148,7 @@ struct UserView: JSONWritable {
 }
 
 /// A session as its owner (or an administrator) sees it: never the token or its hash.
-struct SessionView: Encodable {
+struct SessionView: Codable {
     let id: String
     /// Whether it is the session of the request; absent where that means nothing (the admin API).
     let current: Bool?
@@ -154,7 +173,7 @@ struct SessionView: Encodable {
     }
 }
 
-struct MeResponse: Encodable {
+struct MeResponse: Codable {
     let user: UserView
     let session: SessionView
     /// Until when the session is stepped up by a BankID signature; absent when it is not.
@@ -170,7 +189,7 @@ struct MeResponse: Encodable {
     }
 
     /// Whether a BankID identity is linked to the account: its name and link time, never a number.
-    struct BankIDLink: Encodable {
+    struct BankIDLink: Codable {
         let linked: Bool
         let name: String?
         let linkedAt: String?
@@ -183,6 +202,6 @@ struct MeResponse: Encodable {
     }
 }
 
-struct SessionsResponse: Encodable {
+struct SessionsResponse: Codable {
     let sessions: [SessionView]
 }

@@ -20,7 +20,11 @@ public struct ReviewAPI: Sendable {
     public func register(on router: inout Router) {
         router.add(
             .POST, "/v1/review/login", rateClass: .auth,
-            summary: "The app-store reviewer's sign-in to the sandboxed review account (when enabled)"
+            summary: "The app-store reviewer's sign-in to the sandboxed review account (when enabled)",
+            contract: RouteContract(
+                body: .json(LoginBody.self),
+                responses: [.json(LoginResponse.self, "The user and the new session")],
+                problems: Problems.auth(.reviewLoginFailed, .methodDisabled, .accountDisabled))
         ) { request in
             let body = try request.decodeJSON(LoginBody.self)
             guard let client = ClientKind(rawValue: body.client ?? "web") else {

@@ -48,11 +48,12 @@ public struct SessionTransport: Sendable {
         } else if request.headers["sec-fetch-site"] == "same-origin" {
             return
         }
-        throw HTTPError(
-            status: 403, code: "request.cross_site_refused",
-            title: "Cross-site request refused",
-            detail: "A cookie-authenticated request that changes state must come from a trusted origin.")
+        throw Self.crossSiteRefused
     }
+
+    static let crossSiteRefused = HTTPError(
+        status: 403, code: "request.cross_site_refused", title: "Cross-site request refused",
+        detail: "A cookie-authenticated request that changes state must come from a trusted origin.")
 
     /// The Set-Cookie value that hands `token` to a browser for `lifetime` seconds.
     public func setCookie(token: String, lifetime: TimeInterval) -> String {
@@ -150,12 +151,16 @@ extension SessionTransport {
 extension Router {
     /// Registers a route for signed-in requests: the handler gets the authenticated request, and
     /// the response (an error's too) carries the rotated token when the request's was rotated.
+    /// The contract gets the session's security and problems.
     mutating func addSignedIn(
-        _ method: HTTPMethod, _ pattern: String, summary: String, transport: SessionTransport,
-        access: AccountSessionService, rotating: Bool = true,
+        _ method: HTTPMethod, _ pattern: String, summary: String, contract: RouteContract,
+        transport: SessionTransport, access: AccountSessionService, rotating: Bool = true,
         handler: @escaping @Sendable (HTTPRequest, AuthenticatedRequest) throws -> HTTPResponse
     ) {
-        add(method, pattern, rateClass: .standard, summary: summary) { request in
+        var contract = contract
+        contract.security = .session
+        contract.problems = Problems.signedIn(method) + contract.problems
+        add(method, pattern, rateClass: .standard, summary: summary, contract: contract) { request in
             let authenticated = try transport.signedIn(request, access: access, rotating: rotating)
             let headers = transport.rotationHeaders(for: authenticated)
             var response: HTTPResponse

@@ -23,18 +23,24 @@ public enum WebPages {
     /// - Parameter router: the public listener's router.
     public static func register(on router: inout Router) {
         let page = page
-        router.add(.GET, "/", rateClass: .standard, summary: "The built-in sign-in page") { _ in page }
+        router.add(
+            .GET, "/", rateClass: .standard, summary: "The built-in sign-in page",
+            contract: RouteContract(responses: [.media("text/html", "The page")])
+        ) { _ in page }
         for asset in [script, style] {
             let response = asset.response
-            router.add(.GET, asset.path, rateClass: .standard, summary: asset.summary) { _ in response }
+            router.add(
+                .GET, asset.path, rateClass: .standard, summary: asset.summary,
+                contract: RouteContract(responses: [.media(asset.mediaType, "The file")])
+            ) { _ in response }
         }
     }
 
     private static let script = Asset(
-        name: "app", fileExtension: "js", contentType: "text/javascript; charset=utf-8",
+        name: "app", fileExtension: "js", mediaType: "text/javascript",
         source: AppScript.source, summary: "The sign-in page's script (content-addressed, immutable)")
     private static let style = Asset(
-        name: "app", fileExtension: "css", contentType: "text/css; charset=utf-8",
+        name: "app", fileExtension: "css", mediaType: "text/css",
         source: AppStyle.source, summary: "The sign-in page's style sheet (content-addressed, immutable)")
 
     /// The page, built once: the HTML with the assets' current URLs.
@@ -55,9 +61,10 @@ public enum WebPages {
 private struct Asset {
     let path: String
     let summary: String
+    let mediaType: String
     let response: HTTPResponse
 
-    init(name: String, fileExtension: String, contentType: String, source: String, summary: String) {
+    init(name: String, fileExtension: String, mediaType: String, source: String, summary: String) {
         let bytes = Array(source.utf8)
         // 64 bits of SHA-256 is plenty to tell releases apart; it is not a security boundary.
         let hash = Digest.sha256(bytes).prefix(8).map { byte in
@@ -66,8 +73,9 @@ private struct Asset {
         }.joined()
         path = "/assets/\(name).\(hash).\(fileExtension)"
         self.summary = summary
+        self.mediaType = mediaType
         var headers = HTTPHeaders()
-        headers.set("Content-Type", contentType)
+        headers.set("Content-Type", mediaType + "; charset=utf-8")
         headers.set("Cache-Control", "public, max-age=31536000, immutable")
         response = HTTPResponse(status: 200, headers: headers, body: bytes)
     }
