@@ -3,7 +3,7 @@ public import Kernel
 public import SessionCore
 
 /// Which device the user runs BankID on.
-public enum BankIDDevice: String, Sendable, CaseIterable {
+public enum BankIDDevice: String, Sendable, CaseIterable, Codable {
     /// This device: the app is launched with the autostart token.
     case same
     /// Another device: the user scans the animated QR code.

@@ -16,7 +16,7 @@ public enum BankIDOrderKind: String, Sendable, CaseIterable {
 }
 
 /// What the user started the order for (the public API's `intent`).
-public enum BankIDOrderIntent: String, Sendable, CaseIterable {
+public enum BankIDOrderIntent: String, Sendable, CaseIterable, Codable {
     /// Sign in to an existing account.
     case login
     /// Create an account.

@@ -71,8 +71,8 @@ public struct HTTPRequest: Sendable {
     /// - Returns: the decoded value.
     /// - Throws: `HTTPError.unsupportedMediaType()` (415) when the body is not declared
     ///   `application/json` (or `application/*+json`); `HTTPError.malformedJSON()` (400) when the
-    ///   body is missing, not strict JSON, or not that shape. The decoder's message is not passed
-    ///   on: it can quote request data.
+    ///   body is missing, not strict JSON, or not that shape; the detail names the member and
+    ///   what is wrong with it, never its value (the decoder's own message can quote request data).
     public func decodeJSON<T: Decodable>(_ type: T.Type) throws(HTTPError) -> T {
         try requireJSONBody()
         do {
@@ -84,8 +84,44 @@ public struct HTTPRequest: Sendable {
         }
         do {
             return try JSONCoding.decoder.decode(T.self, from: Data(body))
+        } catch let error as DecodingError {
+            throw HTTPError.malformedJSON(detail: Self.explain(error))
         } catch {
             throw HTTPError.malformedJSON()
+        }
+    }
+
+    /// What is wrong, by member path (`"intent"`, `"items[2].name"`): the names come from the
+    /// type's coding keys, and a name that is not a plain identifier is left out, so nothing
+    /// the client sent is echoed.
+    static func explain(_ error: DecodingError) -> String {
+        func isIdentifierByte(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+                true
+            default: false
+            }
+        }
+        func path(_ keys: [any CodingKey]) -> String {
+            var text = ""
+            for key in keys {
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else if !key.stringValue.isEmpty, key.stringValue.utf8.allSatisfy(isIdentifierByte) {
+                    text += (text.isEmpty ? "" : ".") + key.stringValue
+                } else {
+                    return "A member"
+                }
+            }
+            return text.isEmpty ? "The body" : "\"\(text)\""
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is required."
+        case .valueNotFound(_, let context): return "\(path(context.codingPath)) must not be null."
+        case .typeMismatch(_, let context): return "\(path(context.codingPath)) has the wrong type."
+        case .dataCorrupted(let context): return "\(path(context.codingPath)) is not an allowed value."
+        @unknown default: return "The request body is not valid JSON for this endpoint."
         }
     }
 

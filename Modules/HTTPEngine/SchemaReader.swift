@@ -1,6 +1,5 @@
-/// A type that states its own schema, where its `Decodable` conformance cannot say it: an
-/// enumeration of strings (the decoder sees only "a string"), or a body another parser reads
-/// (the WebAuthn credential).
+/// A type that states its own schema, where its `Decodable` conformance cannot say it: a body
+/// another parser reads (the WebAuthn credential), or a value with rules beyond its JSON type.
 public protocol JSONSchemaDescribed {
     /// The type's schema.
     static var jsonSchema: JSONSchema { get }
@@ -15,13 +14,6 @@ extension JSONSchemaDescribed {
     public static var schemaPlaceholder: Self? { nil }
 }
 
-extension JSONSchemaDescribed where Self: CaseIterable & RawRepresentable, RawValue == String {
-    /// The raw values, in declaration order.
-    public static var jsonSchema: JSONSchema { .string(values: allCases.map(\.rawValue)) }
-    /// The first case.
-    public static var schemaPlaceholder: Self? { allCases.first }
-}
-
 /// Why a type's schema could not be read: its initializer refused the placeholder values or
 /// asked for a shape the reader does not follow (a nested container, a super decoder).
 public struct SchemaReadingError: Error, Sendable, CustomStringConvertible {
@@ -32,8 +24,9 @@ public struct SchemaReadingError: Error, Sendable, CustomStringConvertible {
 extension JSONSchema {
     /// The schema of what `type` decodes: an object with a member per coding key the type asks
     /// for (required when it is read with `decode`, optional and nullable with
-    /// `decodeIfPresent`), arrays, string maps and optionals of those, the schemas
-    /// `JSONSchemaDescribed` types state, and the JSON primitives.
+    /// `decodeIfPresent`), arrays, string maps and optionals of those, string enumerations
+    /// (`CaseIterable` with `String` raw values: their values), the schemas `JSONSchemaDescribed`
+    /// types state, and the JSON primitives.
     ///
     /// It runs the type's own `init(from:)` against a decoder that records each request and
     /// answers it with a placeholder, so the schema follows the conformance the handlers use.
@@ -94,6 +87,11 @@ private final class SchemaReader: Decoder {
             return (schema, placeholder)
         }
         if let (schema, placeholder) = primitive(T.self) { return (schema, placeholder) }
+        if let enumeration = T.self as? any CaseIterable.Type, let (values, first) = stringCases(enumeration),
+            let placeholder = first as? T
+        {
+            return (.string(values: values), placeholder)
+        }
         let reader = SchemaReader()
         let placeholder = try T(from: reader)
         if let members = reader.members { return (.object(members), placeholder) }
@@ -123,6 +121,14 @@ private final class SchemaReader: Decoder {
             }
         guard let (schema, value) = answer, let placeholder = value as? T else { return nil }
         return (schema, placeholder)
+    }
+
+    /// A string enumeration's raw values and first case; nil when its cases are not strings.
+    static func stringCases<E: CaseIterable>(_ type: E.Type) -> (values: [String], first: Any)? {
+        let cases = Array(E.allCases)
+        let values = cases.compactMap { ($0 as? any RawRepresentable)?.rawValue as? String }
+        guard let first = cases.first, values.count == cases.count else { return nil }
+        return (values, first)
     }
 
     static func unsupported(_ type: Any.Type, _ what: String) -> SchemaReadingError {

@@ -8,7 +8,7 @@ import Testing
 /// contract and the engine can answer.
 @Suite("OpenAPI document and JSON Schema reading")
 struct OpenAPIDocumentTests {
-    enum Colour: String, Codable, CaseIterable, JSONSchemaDescribed { case red, green }
+    enum Colour: String, Codable, CaseIterable { case red, green }
 
     struct Inner: Codable {
         let count: Int

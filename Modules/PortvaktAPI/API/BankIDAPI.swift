@@ -61,15 +61,7 @@ public struct BankIDAPI: Sendable {
                 security: .optionalSession)
         ) { request in
             let body = try request.decodeJSON(StartBody.self)
-            guard let intent = BankIDOrderIntent(rawValue: body.intent),
-                let device = BankIDDevice(rawValue: body.device ?? "other"),
-                let client = ClientKind(rawValue: body.client ?? "web")
-            else {
-                throw HTTPError.malformedJSON(
-                    detail:
-                        "Expected {\"intent\": \"login\"|\"signup\"|\"recovery\"|\"link\"|\"sign\", \"device\": \"same\"|\"other\", \"userVisibleData\"?, \"client\"?: \"web\"|\"native\"}."
-                )
-            }
+            let (intent, device, client) = (body.intent, body.device ?? .other, body.client ?? .web)
             let requester = try requester(request, signInRequired: intent == .link || intent == .sign)
             let started = try await service.start(
                 intent: intent, device: device, userVisibleText: body.userVisibleData, clientKind: client,
@@ -181,11 +173,12 @@ public struct BankIDAPI: Sendable {
 
 // MARK: Bodies
 
+/// An order to start: `device` is `other` (a QR code) and `client` is `web` unless given.
 struct StartBody: Decodable {
-    let intent: String
-    let device: String?
+    let intent: BankIDOrderIntent
+    let device: BankIDDevice?
     let userVisibleData: String?
-    let client: String?
+    let client: ClientKind?
 }
 
 struct StartResponse: Codable {

@@ -93,7 +93,7 @@ public struct PublicAPI: Sendable {
 /// A health answer: `alive` or `ready`, and what an operator should attend to (a certificate
 /// near its expiry) when any.
 struct HealthView: Codable {
-    enum Status: String, Codable, CaseIterable, JSONSchemaDescribed {
+    enum Status: String, Codable, CaseIterable {
         case alive, ready
     }
     let status: Status

@@ -27,11 +27,7 @@ public struct ReviewAPI: Sendable {
                 problems: Problems.auth(.reviewLoginFailed, .methodDisabled, .accountDisabled))
         ) { request in
             let body = try request.decodeJSON(LoginBody.self)
-            guard let client = ClientKind(rawValue: body.client ?? "web") else {
-                throw HTTPError.malformedJSON(
-                    detail:
-                        "Expected {\"username\": string, \"code\": string, \"client\"?: \"web\"|\"native\"}.")
-            }
+            let client = body.client ?? .web
             let (user, issued) = try service.login(
                 username: body.username, code: body.code, clientKind: client, context: request.clientContext)
             var response = HTTPResponse.json(
@@ -44,6 +40,7 @@ public struct ReviewAPI: Sendable {
     struct LoginBody: Decodable {
         let username: String
         let code: String
-        let client: String?
+        /// `web` unless given.
+        let client: ClientKind?
     }
 }
