@@ -10,8 +10,9 @@
 #
 # The server runs on free loopback ports with a throwaway data directory, the embedded BankID
 # simulator, the review account on (its code in PORTVAKT_REVIEW_CODE, which gives the native
-# session token) and the admin token in PORTVAKT_ADMIN_TOKEN. Rate limits are raised so the fuzzer
-# reaches the handlers instead of collecting 429s.
+# session token) and a stored write admin token minted with `portvakt admin token create` before
+# the start (so no bootstrap token is made). Rate limits are raised so the fuzzer reaches the
+# handlers instead of collecting 429s.
 #
 # The documents grow request and response schemas over time; nothing here names a body shape, so
 # the test gets stricter by itself as they land.
@@ -46,7 +47,7 @@ workers=${CONTRACT_WORKERS:-2}
 # routes that hand out the ids they take. Schemathesis reuses ids it saw in responses, so
 # DELETE /v1/me/sessions/{id} does end the current session and DELETE /admin/v1/users/{id} does
 # delete the review account. The public listener runs first, so the admin runs cannot take the
-# review account away from it; the admin token comes from the environment and no route revokes it.
+# review account away from it; no admin route revokes admin tokens.
 public_ending=("DELETE /v1/me/sessions/{id}" "POST /v1/logout")
 public_ending_sources=("GET /v1/me/sessions")
 admin_ending=("DELETE /admin/v1/users/{id}/sessions/{sid}" "DELETE /admin/v1/users/{id}/sessions"
@@ -133,7 +134,6 @@ public_url="http://127.0.0.1:$port"
 admin_url="http://127.0.0.1:$admin_port"
 review_user=contract.reviewer
 review_code="contract-$(secret)"
-admin_token="pva_contract-$(secret)"
 unlimited='{"burst": 100000, "perSecond": 100000}'
 cat >"$dir/config.json" <<EOF
 {
@@ -152,11 +152,17 @@ cat >"$dir/config.json" <<EOF
   }
 }
 EOF
-# The server refuses unknown PORTVAKT_ variables; give it only the two it needs.
+# The server refuses unknown PORTVAKT_ variables; give it only the one it needs.
 clean_env=()
 for name in $(compgen -e); do [[ $name == PORTVAKT_* ]] && clean_env+=(-u "$name"); done
-env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" PORTVAKT_ADMIN_TOKEN="$admin_token" \
-  "$binary" serve --config "$dir/config.json" >"$dir/server.log" 2>&1 &
+portvakt() { env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" "$binary" "$@"; }
+
+# A write token in the database (the admin API's usual path), printed once on its own line.
+admin_token=$(portvakt admin token create --name contract --scope write --config "$dir/config.json" \
+  | sed -n 's/^ *\(pva_[^ ]*\)$/\1/p')
+[ -n "$admin_token" ] || { fail "portvakt admin token create printed no token"; exit 1; }
+
+portvakt serve --config "$dir/config.json" >"$dir/server.log" 2>&1 &
 server_pid=$!
 
 up=
