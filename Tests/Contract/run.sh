@@ -48,11 +48,14 @@ workers=${CONTRACT_WORKERS:-2}
 # DELETE /v1/me/sessions/{id} does end the current session and DELETE /admin/v1/users/{id} does
 # delete the review account. The public listener runs first, so the admin runs cannot take the
 # review account away from it; no admin route revokes admin tokens.
-public_ending=("DELETE /v1/me/sessions/{id}" "POST /v1/logout")
-public_ending_sources=("GET /v1/me/sessions")
-admin_ending=("DELETE /admin/v1/users/{id}/sessions/{sid}" "DELETE /admin/v1/users/{id}/sessions"
-  "PATCH /admin/v1/users/{id}" "DELETE /admin/v1/users/{id}")
-admin_ending_sources=("GET /admin/v1/users" "GET /admin/v1/users/{id}/sessions")
+# shellcheck disable=SC2034 # read through namerefs in run_listener
+{
+  public_ending=("DELETE /v1/me/sessions/{id}" "POST /v1/logout")
+  public_ending_sources=("GET /v1/me/sessions")
+  admin_ending=("DELETE /admin/v1/users/{id}/sessions/{sid}" "DELETE /admin/v1/users/{id}/sessions"
+    "PATCH /admin/v1/users/{id}" "DELETE /admin/v1/users/{id}")
+  admin_ending_sources=("GET /admin/v1/users" "GET /admin/v1/users/{id}/sessions")
+}
 
 venv=.build/contract-venv
 requirements=Tests/Contract/requirements.txt
@@ -109,7 +112,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'failures+=("interrupted"); exit 130' INT TERM
 
-slug() { echo "$1" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-' | tr -s '-' | sed 's/-$//'; }
+slug() { echo "$1" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9\n' '-' | tr -s '-' | sed 's/-$//'; }
 free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 secret() { "$py" -c 'import secrets; print(secrets.token_hex(24))'; }
 json_field() { "$py" -c 'import json, sys; value = json.load(sys.stdin)
@@ -221,6 +224,7 @@ run_pass() {
   [ -n "${CONTRACT_SEED:-}" ] && seed=(--seed "$CONTRACT_SEED")
   # shellcheck disable=SC2206 # split on spaces on purpose
   local extra=(${CONTRACT_ST_ARGS:-})
+  # shellcheck disable=SC2054 # the commas are in values (the checks)
   local command=("$st" run "$document" --url "$url"
     -H "Authorization: Bearer $token"
     --checks "$checks"
