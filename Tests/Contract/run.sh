@@ -165,7 +165,9 @@ admin_token=$(portvakt admin token create --name contract --scope write --config
   | sed -n 's/^ *\(pva_[^ ]*\)$/\1/p')
 [ -n "$admin_token" ] || { fail "portvakt admin token create printed no token"; exit 1; }
 
-portvakt serve --config "$dir/config.json" >"$dir/server.log" 2>&1 &
+# Not through the function: $! must be the server itself, for the trap to stop it.
+env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" \
+  "$binary" serve --config "$dir/config.json" >"$dir/server.log" 2>&1 &
 server_pid=$!
 
 up=
