@@ -27,6 +27,9 @@ if [ "$level" = test ] || [ "$level" = bench ]; then
   need_tool chromedriver chromium-driver
   need_tool python3 python3
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need python3-venv
+  # The contract test (Tests/Contract/run.sh): schemathesis and openapi-spec-validator in a venv
+  # under .build/contract-venv (python3-venv above), curl to sign in and fetch the documents.
+  need_tool curl curl
   # The PostgreSQL tests (and the login benchmark) run against a throwaway cluster
   # (Tools/postgres-test-cluster.sh): Debian's server binaries, and openssl for its certificates.
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need postgresql
