@@ -101,6 +101,10 @@ public struct AuthError: CodedError {
         case invalidCursor = "admin.invalid_cursor"
         /// A query parameter out of its range or form.
         case invalidParameter = "admin.invalid_parameter"
+        /// The account has no linked BankID identity, so no BankID phone check can verify its owner.
+        case bankIDNotLinked = "admin.bankid_not_linked"
+        /// No BankID phone verification has this id (unknown, or purged).
+        case verificationNotFound = "admin.verification_not_found"
     }
 
     /// What went wrong.

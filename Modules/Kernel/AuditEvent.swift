@@ -212,4 +212,19 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     public static let adminTokenCreated = Self(rawValue: "admin.token.created")
     /// An admin token was revoked.
     public static let adminTokenRevoked = Self(rawValue: "admin.token.revoked")
+
+    // The support desk's BankID phone check (an agent on a call with the user).
+    /// An agent started a BankID phone identification or signature for an account
+    /// (`details.verificationId`, `kind`, `callInitiator`).
+    public static let adminBankIDPhoneStarted = Self(rawValue: "admin.bankid.phone_started")
+    /// BankID refused or failed to start the agent's phone order (`details.code`).
+    public static let adminBankIDPhoneFailedToStart = Self(rawValue: "admin.bankid.phone_failed_to_start")
+    /// The person who completed the phone order is the account's linked BankID identity.
+    public static let adminBankIDPhoneVerified = Self(rawValue: "admin.bankid.phone_verified")
+    /// Someone completed the phone order who is not the account's linked identity (never who).
+    public static let adminBankIDPhoneNotVerified = Self(rawValue: "admin.bankid.phone_not_verified")
+    /// The phone order ended without a completion (`details.reason`, `hintCode`).
+    public static let adminBankIDPhoneFailed = Self(rawValue: "admin.bankid.phone_failed")
+    /// An agent cancelled the phone order.
+    public static let adminBankIDPhoneCancelled = Self(rawValue: "admin.bankid.phone_cancelled")
 }

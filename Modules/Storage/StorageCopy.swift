@@ -48,7 +48,7 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 9 and PostgreSQL's version 2, parents before
+    /// Every data table of SQLite's schema version 10 and PostgreSQL's version 3, parents before
     /// the tables whose foreign keys point at them (users first).
     static let tables: [Table] = [
         Table(
@@ -98,6 +98,14 @@ public enum StorageCopy {
                 "outcome": .text,
             ]),
         Table("review_accounts", ["user_id": .text, "created_at": .time]),
+        Table(
+            "bankid_phone_verifications",
+            [
+                "id": .text, "order_ref": .text, "kind": .text, "user_id": .text, "call_initiator": .text,
+                "stated_key_id": .text, "stated_digest": .bytes, "started_by": .text,
+                "started_by_token_id": .text, "created_at": .time, "finished_at": .time, "outcome": .text,
+                "hint_code": .text, "signature_received": .flag,
+            ]),
         // The tables below have no foreign keys.
         Table(
             "audit_events",
@@ -131,8 +139,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 9
-    static let postgreSQLSchemaVersion = 2
+    static let sqliteSchemaVersion = 10
+    static let postgreSQLSchemaVersion = 3
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

@@ -42,9 +42,11 @@ extension AuthError: HTTPResponseError {
             .adminForbidden:
             403
         case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
-            .tokenNotFound:
+            .tokenNotFound, .verificationNotFound:
             404
-        case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken: 409
+        case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken,
+            .bankIDNotLinked:
+            409
         case .orderExpired: 410
         case .randomFailure: 500
         case .intentNotSupported: 501
@@ -122,6 +124,8 @@ extension AuthError: HTTPResponseError {
         .userNotFound: ("Admin request refused", nil), .adminPasskeyNotFound: ("Admin request refused", nil),
         .sessionNotFound: ("Admin request refused", nil), .invalidCursor: ("Admin request refused", nil),
         .invalidParameter: ("Admin request refused", nil),
+        .bankIDNotLinked: ("No BankID identity linked", nil),
+        .verificationNotFound: ("Admin request refused", nil),
     ]
 }
 

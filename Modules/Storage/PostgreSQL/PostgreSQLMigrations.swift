@@ -220,5 +220,30 @@ extension Migration {
                 -- As SQLite's version 9: when the last /collect failed, NULL once one is answered.
                 ALTER TABLE bankid_orders ADD COLUMN collect_failed_at timestamptz;
                 """),
+        Migration(
+            version: 3, name: "the support desk's bankid phone verifications",
+            sql: """
+                -- As SQLite's version 10.
+                CREATE TABLE bankid_phone_verifications (
+                    id text COLLATE "C" PRIMARY KEY,
+                    order_ref text COLLATE "C" NOT NULL UNIQUE,
+                    kind text COLLATE "C" NOT NULL CHECK (kind IN ('auth', 'sign')),
+                    user_id text COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    call_initiator text COLLATE "C" NOT NULL CHECK (call_initiator IN ('RP', 'user')),
+                    stated_key_id text COLLATE "C" NOT NULL,
+                    stated_digest bytea NOT NULL CHECK (octet_length(stated_digest) = 32),
+                    started_by text COLLATE "C" NOT NULL,
+                    started_by_token_id text COLLATE "C" NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    finished_at timestamptz,
+                    outcome text COLLATE "C" CHECK (outcome IN
+                        ('verified', 'not_verified', 'failed', 'cancelled', 'expired')),
+                    hint_code text COLLATE "C",
+                    signature_received boolean NOT NULL,
+                    CHECK ((finished_at IS NULL) = (outcome IS NULL))
+                );
+                CREATE INDEX bankid_phone_verifications_created_at ON bankid_phone_verifications(created_at);
+                CREATE INDEX bankid_phone_verifications_user_id ON bankid_phone_verifications(user_id);
+                """),
     ]
 }

@@ -307,5 +307,32 @@ extension Migration {
                 -- answered again: pollers on every instance then show that BankID is not answering.
                 ALTER TABLE bankid_orders ADD COLUMN collect_failed_at INTEGER;
                 """),
+        Migration(
+            version: 10, name: "the support desk's bankid phone verifications",
+            sql: """
+                -- An agent's BankID phone order for one account: the number the caller stated
+                -- only as its keyed HMAC, and, once over, how it ended; never who completed it.
+                CREATE TABLE bankid_phone_verifications (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    order_ref TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('auth', 'sign')),
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    call_initiator TEXT NOT NULL CHECK (call_initiator IN ('RP', 'user')),
+                    stated_key_id TEXT NOT NULL,
+                    stated_digest BLOB NOT NULL CHECK (length(stated_digest) = 32),
+                    started_by TEXT NOT NULL,
+                    started_by_token_id TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    finished_at INTEGER,
+                    outcome TEXT CHECK (outcome IN
+                        ('verified', 'not_verified', 'failed', 'cancelled', 'expired')),
+                    hint_code TEXT,
+                    signature_received INTEGER NOT NULL CHECK (signature_received IN (0, 1)),
+                    CHECK ((finished_at IS NULL) = (outcome IS NULL))
+                ) STRICT, WITHOUT ROWID;
+                -- Purging old verifications, and the cascade on user deletion.
+                CREATE INDEX bankid_phone_verifications_created_at ON bankid_phone_verifications(created_at);
+                CREATE INDEX bankid_phone_verifications_user_id ON bankid_phone_verifications(user_id);
+                """),
     ]
 }
