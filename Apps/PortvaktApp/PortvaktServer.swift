@@ -38,6 +38,8 @@ public final class PortvaktServer: Sendable {
     public let enrollment: EnrollmentService
     /// The app-store reviewer login (its policy nil when `reviewAccount.enabled` is false).
     public let reviewLogin: ReviewLoginService
+    /// The support desk's BankID phone verifications; nil when BankID is off.
+    public let phoneVerifications: BankIDPhoneVerificationService?
     /// The administrators' use cases over `store`.
     public let administration: AccountAdministration
     /// Every route of the admin listener (empty when it is off), for tests and documentation.
@@ -142,6 +144,14 @@ public final class PortvaktServer: Sendable {
             sessions: sessions, policy: Self.bankIDPolicy(configuration), clock: clock, random: random,
             recoveryTokens: enrollmentService, sandbox: reviewLogin)
 
+        // The support desk's phone check runs on the same coordinator as every other order.
+        let phoneVerifications = bankID.map {
+            BankIDPhoneVerificationService(
+                coordinator: $0.coordinator, store: store,
+                identities: IdentityDirectory(store: store, hasher: $0.hasher), clock: clock, random: random)
+        }
+        self.phoneVerifications = phoneVerifications
+
         var publicRouter = Router()
         let transport = SessionTransport(
             cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
@@ -189,6 +199,10 @@ public final class PortvaktServer: Sendable {
                 authenticator: authenticator, administration: administration, enrollment: enrollment,
                 signInPage: configuration.publicURL
             ).register(on: &adminRouter)
+            if let phoneVerifications {
+                AdminBankIDAPI(authenticator: authenticator, verifications: phoneVerifications)
+                    .register(on: &adminRouter)
+            }
             adminRouter.addAdmin(
                 .GET, "/metrics", authenticator: authenticator,
                 summary: "Prometheus metrics (text format 0.0.4)",
@@ -235,6 +249,7 @@ public final class PortvaktServer: Sendable {
             purge("purge-bankid", failure: "BankID purge failed") {
                 _ = try coordinator?.purge()
                 _ = try bankIDFlows.purge()
+                _ = try phoneVerifications?.purge()
             }
             purge("purge-sessions", failure: "session purge failed") {
                 let purged = try sessions.purge()

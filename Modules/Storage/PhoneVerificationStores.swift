@@ -2,15 +2,6 @@ public import BankIDCore
 public import Foundation
 public import Kernel
 
-/// What a support agent's BankID phone order asks for: an identification (/phone/auth) or the
-/// confirmation of a text (/phone/sign).
-public enum BankIDPhoneVerificationKind: String, Sendable, CaseIterable, Codable {
-    /// /phone/auth: who is on the line?
-    case auth
-    /// /phone/sign: the person on the line confirms a text.
-    case sign
-}
-
 /// How a phone verification ended, once it has.
 public enum BankIDPhoneVerificationOutcome: String, Sendable, CaseIterable {
     /// Completed by the account's linked BankID identity (and the number the caller stated).
