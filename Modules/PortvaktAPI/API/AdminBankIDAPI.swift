@@ -78,7 +78,8 @@ public struct AdminBankIDAPI: Sendable {
         }
         router.addAdmin(
             .GET, "/admin/v1/bankid/phone-verifications/{verificationId}", authenticator: authenticator,
-            summary: "A phone verification: pending (hint, message), complete (verified or not), failed (reason)",
+            summary:
+                "A phone verification: pending (hint, message), complete (verified or not), failed (reason)",
             contract: RouteContract(
                 responses: [.json(PhoneVerificationView.self)],
                 problems: Problems.auth(.verificationNotFound, .bankIDUnavailable))

@@ -1,0 +1,330 @@
+import AuthOrchestrator
+import BankIDCore
+import BankIDSimulator
+import CryptoCore
+import Foundation
+import Kernel
+import Storage
+import TestSupport
+import Testing
+
+@testable import PortvaktApp
+
+/// The Tax Agency's test numbers the embedded simulator knows: the account's owner and another.
+private let owner = "198112289874"
+private let stranger = "199001012385"
+
+/// A support agent's phone check over the admin API, against the embedded BankID simulator over
+/// mutual TLS; the caller plays their BankID app through the simulator's user API.
+private struct PhoneDesk {
+    let server: TestServer
+    var token: String
+
+    init(_ server: TestServer, token: String? = nil) {
+        self.server = server
+        self.token = token ?? server.adminToken
+    }
+
+    var auth: [(String, String)] { [("Authorization", "Bearer \(token)")] }
+
+    /// An account whose linked BankID identity is `number` (linked as a BankID link would).
+    func account(linkedTo number: String?, username: String = "tolvan") throws -> User {
+        let user = try server.makeUser(username: username)
+        guard let number else { return user }
+        let hasher = try #require(server.server.bankID?.hasher)
+        let store = server.server.store
+        let flowID = Digest.sha256("seed-" + user.id)
+        try store.insertBankIDFlow(
+            BankIDFlow(
+                idHash: flowID, orderRef: "seed-" + user.id, intent: .link, sameDevice: false,
+                bindingHash: flowID, userID: user.id, createdAt: server.clock.now()))
+        _ = try store.commitBankIDCompletion(
+            BankIDCompletionRecord(
+                flowIDHash: flowID, outcome: "bankid.linked", at: server.clock.now(),
+                link: LinkedIdentity(
+                    userID: user.id, digest: hasher.digest(try PersonalNumber(number)),
+                    name: "Tolvan Tolvansson", linkedAt: server.clock.now())))
+        return user
+    }
+
+    func start(_ userID: String, stated number: String, initiator: String = "RP") async throws -> TestResponse
+    {
+        try await request(
+            "POST", server.adminURL + "/admin/v1/users/\(userID)/bankid/phone-verifications",
+            json: #"{"callInitiator":"\#(initiator)","personalNumber":"\#(number)"}"#, headers: auth)
+    }
+
+    func startSign(_ userID: String, stated number: String, text: String) async throws -> TestResponse {
+        try await request(
+            "POST", server.adminURL + "/admin/v1/users/\(userID)/bankid/phone-signatures",
+            json: #"{"callInitiator":"user","personalNumber":"\#(number)","userVisibleData":"\#(text)"}"#,
+            headers: auth)
+    }
+
+    func status(_ id: String) async throws -> TestResponse {
+        try await request(
+            "GET", server.adminURL + "/admin/v1/bankid/phone-verifications/\(id)", headers: auth)
+    }
+
+    func cancel(_ id: String) async throws -> TestResponse {
+        try await request(
+            "DELETE", server.adminURL + "/admin/v1/bankid/phone-verifications/\(id)", headers: auth)
+    }
+
+    /// The caller answers in their BankID app: the one phone order at the simulator.
+    func answer(_ action: String, as number: String? = nil) async throws {
+        let simulator = try #require(server.server.bankID?.simulator)
+        let orderRef = try #require(simulator.orderRefs.first)
+        var body = #"{"orderRef":"\#(orderRef)","action":"\#(action)""#
+        if let number { body += #","personalNumber":"\#(number)""# }
+        let answered = try await request("POST", server.publicURL + "/sim/v1/phone", json: body + "}")
+        #expect(answered.status == 200, "\(answered.text)")
+    }
+
+    /// Polls until the verification leaves pending (the first poll after the interval starts the
+    /// shared collect in the background; a later one sees its answer).
+    func final(_ id: String) async throws -> [String: Any] {
+        server.clock.advance(by: 2)
+        for _ in 0..<400 {
+            let response = try await status(id)
+            #expect(response.status == 200, "\(response.text)")
+            let object = try response.jsonObject()
+            if object["status"] as? String != "pending" { return object }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        Issue.record("the verification stayed pending")
+        return [:]
+    }
+
+    /// The account's audit events, newest first, as (type, actor, details).
+    func events(_ userID: String) async throws -> [(String, String, [String: String])] {
+        let response = try await request(
+            "GET", server.adminURL + "/admin/v1/audit?user=\(userID)",
+            headers: [
+                ("Authorization", "Bearer \(server.adminToken)")
+            ])
+        let events = try #require(try response.jsonObject()["events"] as? [[String: Any]])
+        return events.map {
+            (
+                $0["type"] as? String ?? "", $0["actor"] as? String ?? "",
+                $0["details"] as? [String: String] ?? [:]
+            )
+        }
+    }
+}
+
+@Suite("BankID phone verification by the support desk", .serialized)
+struct AdminBankIDPhoneTests {
+    @Test(
+        "the account's own person completes phone/auth: verified, audited with the agent's token name, nothing about who",
+        arguments: TestEngine.tested)
+    func rightPerson(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
+        defer { server.stop() }
+        let desk = PhoneDesk(server)
+        let user = try desk.account(linkedTo: owner)
+
+        let started = try await desk.start(user.id, stated: owner)
+        #expect(started.status == 201, "\(started.text)")
+        let object = try started.jsonObject()
+        let id = try #require(object["id"] as? String)
+        #expect(id.hasPrefix("bpv_") && object["status"] as? String == "pending")
+        #expect(object["verified"] as? Bool == false && object["kind"] as? String == "auth")
+        #expect(
+            object["callInitiator"] as? String == "RP" && object["startedBy"] as? String == "admin:bootstrap")
+        #expect(!started.text.contains(owner))
+
+        // The caller opens the call in the app: pending, userCallConfirm.
+        try await desk.answer("start")
+        server.clock.advance(by: 2)
+        var hint: String?
+        for _ in 0..<400 where hint != "userCallConfirm" {
+            hint = try await desk.status(id).jsonObject()["hintCode"] as? String
+            if hint != "userCallConfirm" { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        #expect(hint == "userCallConfirm")
+
+        try await desk.answer("approve")
+        let done = try await desk.final(id)
+        #expect(done["status"] as? String == "complete" && done["verified"] as? Bool == true, "\(done)")
+        #expect(done["finishedAt"] is String && done["reason"] == nil)
+        // Polled again (or after BankID forgot the order), the recorded answer stands.
+        server.clock.advance(by: 600)
+        let again = try await desk.status(id)
+        #expect(try again.jsonObject()["verified"] as? Bool == true)
+        for text in [again.text] {
+            #expect(!text.contains(owner) && !text.contains("Tolvan") && !text.contains("signature\":\""))
+        }
+
+        let events = try await desk.events(user.id)
+        let types = events.map(\.0)
+        #expect(types.prefix(2) == ["admin.bankid.phone_verified", "admin.bankid.phone_started"], "\(types)")
+        #expect(events.prefix(2).allSatisfy { $0.1 == "admin:bootstrap" })
+        #expect(events.prefix(2).allSatisfy { $0.2["verificationId"] == id && $0.2["adminTokenId"] != nil })
+        #expect(events[1].2["callInitiator"] == "RP")
+        // Recorded once, however often polled.
+        #expect(types.filter { $0 == "admin.bankid.phone_verified" }.count == 1)
+        let trail = try await request(
+            "GET", server.adminURL + "/admin/v1/audit?user=\(user.id)", headers: desk.auth)
+        #expect(!trail.text.contains(owner) && !trail.text.contains("Tolvan"))
+    }
+
+    @Test(
+        "another person completes (the caller stated a number that is not the account's): not verified, and never who",
+        arguments: TestEngine.tested)
+    func anotherPerson(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
+        defer { server.stop() }
+        let desk = PhoneDesk(server)
+        let user = try desk.account(linkedTo: owner)
+
+        let started = try await desk.start(user.id, stated: stranger, initiator: "user")
+        #expect(started.status == 201, "\(started.text)")
+        let id = try #require(try started.jsonObject()["id"] as? String)
+        try await desk.answer("approve", as: stranger)
+        let done = try await desk.final(id)
+        #expect(done["status"] as? String == "complete" && done["verified"] as? Bool == false, "\(done)")
+        let shown = try await desk.status(id).text
+        #expect(!shown.contains(stranger) && !shown.contains("Anna") && !shown.contains("Testsson"))
+        let events = try await desk.events(user.id)
+        #expect(events.first?.0 == "admin.bankid.phone_not_verified" && events.first?.1 == "admin:bootstrap")
+        let trail = try await request(
+            "GET", server.adminURL + "/admin/v1/audit?user=\(user.id)", headers: desk.auth)
+        #expect(!trail.text.contains(stranger) && !trail.text.contains("Anna"))
+    }
+
+    @Test("a declined call fails with reason declined_call; audited", arguments: TestEngine.tested)
+    func declinedCall(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
+        defer { server.stop() }
+        let desk = PhoneDesk(server)
+        let user = try desk.account(linkedTo: owner)
+        let id = try #require(try await desk.start(user.id, stated: owner).jsonObject()["id"] as? String)
+        try await desk.answer("decline")
+        let done = try await desk.final(id)
+        #expect(done["status"] as? String == "failed" && done["verified"] as? Bool == false, "\(done)")
+        #expect(
+            done["reason"] as? String == "declined_call" && done["hintCode"] as? String == "userDeclinedCall")
+        #expect((done["message"] as? [String: Any])?["code"] as? String == "RFA22")
+        let events = try await desk.events(user.id)
+        #expect(events.first?.0 == "admin.bankid.phone_failed" && events.first?.1 == "admin:bootstrap")
+        #expect(events.first?.2["reason"] == "declined_call")
+    }
+
+    @Test("nobody answers before BankID gives up: failed with reason timed_out", arguments: TestEngine.tested)
+    func timeout(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
+        defer { server.stop() }
+        let desk = PhoneDesk(server)
+        let user = try desk.account(linkedTo: owner)
+        let id = try #require(try await desk.start(user.id, stated: owner).jsonObject()["id"] as? String)
+        server.clock.advance(by: 181)
+        let done = try await desk.final(id)
+        #expect(done["status"] as? String == "failed" && done["reason"] as? String == "timed_out", "\(done)")
+        #expect(done["hintCode"] as? String == "expiredTransaction")
+        #expect(try await desk.events(user.id).first?.2["reason"] == "timed_out")
+    }
+
+    @Test("the agent cancels: BankID is told, the verification is cancelled, audited by the canceller")
+    func cancel() async throws {
+        let server = try TestServer.inProcess()
+        defer { server.stop() }
+        let desk = PhoneDesk(server)
+        let user = try desk.account(linkedTo: owner)
+        let id = try #require(try await desk.start(user.id, stated: owner).jsonObject()["id"] as? String)
+        let cancelled = try await desk.cancel(id)
+        #expect(cancelled.status == 200, "\(cancelled.text)")
+        let object = try cancelled.jsonObject()
+        #expect(object["status"] as? String == "cancelled" && object["reason"] as? String == "cancelled")
+        #expect(object["verified"] as? Bool == false)
+        // The person's app no longer has it, and a late answer changes nothing.
+        let late = try await request(
+            "POST", server.publicURL + "/sim/v1/phone",
+            json: #"{"orderRef":"\#(try #require(server.server.bankID?.simulator?.orderRefs.first))"}"#)
+        #expect(late.status == 409, "\(late.text)")
+        #expect(try await desk.final(id)["status"] as? String == "cancelled")
+        let events = try await desk.events(user.id)
+        #expect(events.first?.0 == "admin.bankid.phone_cancelled" && events.first?.1 == "admin:bootstrap")
+        #expect(events.filter { $0.0 == "admin.bankid.phone_cancelled" }.count == 1)
+    }
+
+    @Test(
+        "phone/sign: the caller confirms the text; verified, the signature's existence shown, only its SHA-256 audited"
+    )
+    func phoneSign() async throws {
+        let server = try TestServer.inProcess()
+        defer { server.stop() }
+        let desk = PhoneDesk(server)
+        let user = try desk.account(linkedTo: owner)
+        let started = try await desk.startSign(user.id, stated: owner, text: "Revoke the lost passkey")
+        #expect(started.status == 201, "\(started.text)")
+        let id = try #require(try started.jsonObject()["id"] as? String)
+        #expect(try started.jsonObject()["kind"] as? String == "sign")
+        try await desk.answer("approve")
+        let done = try await desk.final(id)
+        #expect(done["verified"] as? Bool == true && done["signatureReceived"] as? Bool == true, "\(done)")
+        let events = try await desk.events(user.id)
+        let verified = try #require(events.first { $0.0 == "admin.bankid.phone_verified" })
+        #expect(verified.2["signatureSha256"]?.count == 64)
+        #expect(events.first { $0.0 == "admin.bankid.phone_started" }?.2["textSha256"]?.count == 64)
+        // Without a text there is nothing to sign.
+        let empty = try await desk.startSign(user.id, stated: owner, text: " ")
+        #expect(empty.status == 400)
+        #expect(try empty.problemCode() == "bankid.invalid_request")
+    }
+
+    @Test(
+        "refusals: no linked identity, a bad number (never echoed), unknown user or verification, a read token"
+    )
+    func refusals() async throws {
+        let server = try TestServer.inProcess()
+        defer { server.stop() }
+        let desk = PhoneDesk(server)
+        let user = try desk.account(linkedTo: owner)
+        let unlinked = try desk.account(linkedTo: nil, username: "nobank")
+
+        let notLinked = try await desk.start(unlinked.id, stated: owner)
+        #expect(notLinked.status == 409)
+        #expect(try notLinked.problemCode() == "admin.bankid_not_linked")
+        let badNumber = try await desk.start(user.id, stated: "198112289875")
+        #expect(badNumber.status == 400)
+        #expect(try badNumber.problemCode() == "admin.invalid_parameter")
+        #expect(!badNumber.text.contains("198112289875"))
+        let badInitiator = try await desk.start(user.id, stated: owner, initiator: "rp")
+        #expect(badInitiator.status == 400, "\(badInitiator.text)")
+        let noUser = try await desk.start("nobody", stated: owner)
+        #expect(noUser.status == 404)
+        #expect(try noUser.problemCode() == "admin.user_not_found")
+        let unknown = try await desk.status("bpv_unknown")
+        #expect(unknown.status == 404)
+        #expect(try unknown.problemCode() == "admin.verification_not_found")
+        // No BankID order was started by any of these.
+        #expect(server.server.bankID?.simulator?.orderRefs.isEmpty == true)
+
+        // A read token may look, never start or cancel.
+        let readToken = try server.server.adminTokens.create(
+            name: "support-ro", scope: .read, lifetime: nil, actor: .cli
+        ).token
+        let reader = PhoneDesk(server, token: readToken)
+        let refused = try await reader.start(user.id, stated: owner)
+        #expect(refused.status == 403)
+        #expect(try refused.problemCode() == "admin.forbidden")
+        #expect(server.server.bankID?.simulator?.orderRefs.isEmpty == true)
+        let id = try #require(try await desk.start(user.id, stated: owner).jsonObject()["id"] as? String)
+        #expect(try await reader.status(id).status == 200)
+        #expect(try await reader.cancel(id).status == 403)
+        // Nothing of this on the public listener.
+        for (method, path) in [
+            ("POST", "/admin/v1/users/\(user.id)/bankid/phone-verifications"),
+            ("POST", "/admin/v1/users/\(user.id)/bankid/phone-signatures"),
+            ("GET", "/admin/v1/bankid/phone-verifications/\(id)"),
+            ("DELETE", "/admin/v1/bankid/phone-verifications/\(id)"),
+        ] {
+            let response = try await request(
+                method, server.publicURL + path,
+                json: method == "POST" ? #"{"callInitiator":"RP","personalNumber":"\#(owner)"}"# : nil,
+                headers: desk.auth)
+            #expect(response.status == 404, "\(method) \(path)")
+        }
+    }
+}
