@@ -9,7 +9,7 @@ import Synchronization
 enum AdminAPICommand {
     /// The admin listener's default address.
     static let defaultURL = "http://127.0.0.1:8081"
-    private static let common: Set<String> = ["--url", "--token"]
+    static let common: Set<String> = ["--url", "--token"]
 
     static func users(_ arguments: ArraySlice<String>, environment: [String: String]) throws -> Int32 {
         var rest = arguments
@@ -215,24 +215,24 @@ enum AdminAPICommand {
         return (options, value)
     }
 
-    private static func escape(_ segment: String) -> String {
+    static func escape(_ segment: String) -> String {
         segment.addingPercentEncoding(
             withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/")))
             ?? segment
     }
 
-    private static func string(_ value: Any?, or fallback: String = "") -> String {
+    static func string(_ value: Any?, or fallback: String = "") -> String {
         (value as? String) ?? (value as? Int).map(String.init) ?? fallback
     }
 
-    private static func jsonObject(_ body: [UInt8]) throws -> [String: Any] {
+    static func jsonObject(_ body: [UInt8]) throws -> [String: Any] {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             throw AdminAPIError("the admin API answered with something that is not a JSON object")
         }
         return object
     }
 
-    private static func printJSON(_ body: [UInt8]) -> Int32 {
+    static func printJSON(_ body: [UInt8]) -> Int32 {
         FileHandle.standardOutput.write(Data(body + Array("\n".utf8)))
         return 0
     }

@@ -13,12 +13,15 @@ enum AdminCommand {
             return try AdminAPICommand.sessions(rest, environment: environment)
         case "enrollment-link":
             return try AdminAPICommand.enrollmentLink(rest, environment: environment)
+        case "bankid":
+            return try AdminBankIDCommand.run(rest, environment: environment)
         case let other?:
             throw UsageError(
-                "unknown admin command '\(other)' (expected token, users, passkeys, sessions or enrollment-link)"
+                "unknown admin command '\(other)' (expected token, users, passkeys, sessions, enrollment-link or bankid)"
             )
         case nil:
-            throw UsageError("admin needs a command: token, users, passkeys, sessions or enrollment-link")
+            throw UsageError(
+                "admin needs a command: token, users, passkeys, sessions, enrollment-link or bankid")
         }
     }
 }

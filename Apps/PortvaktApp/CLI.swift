@@ -46,6 +46,10 @@ public enum PortvaktCLI {
           admin passkeys revoke USER-ID PASSKEY-ID
           admin sessions revoke USER-ID (SESSION-ID | --all)
           admin enrollment-link USER-ID [--expires-in DURATION]
+          admin bankid verify-phone USER-ID [--call-initiator RP|user]
+          admin bankid sign-phone USER-ID --text TEXT [--call-initiator RP|user]
+                                         a BankID phone check of the caller: reads the personal
+                                         number they state from standard input; exit 0 verified
                                          over the admin API: --url (PORTVAKT_ADMIN_URL, default
                                          http://127.0.0.1:8081), --token (PORTVAKT_ADMIN_TOKEN),
                                          --json for the API's JSON instead of tables

@@ -72,9 +72,9 @@ private struct PhoneDesk {
     }
 
     /// The caller answers in their BankID app: the one phone order at the simulator.
-    func answer(_ action: String, as number: String? = nil) async throws {
+    func answer(_ action: String, as number: String? = nil, order: String? = nil) async throws {
         let simulator = try #require(server.server.bankID?.simulator)
-        let orderRef = try #require(simulator.orderRefs.first)
+        let orderRef = try #require(order ?? simulator.orderRefs.first)
         var body = #"{"orderRef":"\#(orderRef)","action":"\#(action)""#
         if let number { body += #","personalNumber":"\#(number)""# }
         let answered = try await request("POST", server.publicURL + "/sim/v1/phone", json: body + "}")
@@ -326,5 +326,132 @@ struct AdminBankIDPhoneTests {
                 headers: desk.auth)
             #expect(response.status == 404, "\(method) \(path)")
         }
+    }
+}
+
+/// `portvakt admin bankid verify-phone|sign-phone` against a live server and its simulator: the
+/// binary is another process, so the server listens on sockets.
+@Suite("portvakt admin bankid", .serialized)
+struct AdminBankIDPhoneCLITests {
+    /// Runs the command with `stdin`; while it waits, the caller does `action` in their app (as
+    /// `person`, or the callee), and the server's clock moves so its collects are due.
+    private func run(
+        _ server: TestServer, _ arguments: [String], stdin: String, action: String?, as person: String? = nil,
+        environment extra: [String: String] = [:]
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
+        var environment = ["PORTVAKT_ADMIN_URL": server.adminURL, "PORTVAKT_ADMIN_TOKEN": server.adminToken]
+        environment.merge(extra) { $1 }
+        let simulator = try #require(server.server.bankID?.simulator)
+        let earlier = Set(simulator.orderRefs)
+        let process = try PortvaktProcess(
+            ["admin", "bankid"] + arguments, environment: environment, stdin: stdin)
+        // The phone order the command started (earlier ones are still kept by the simulator).
+        var order: String?
+        for _ in 0..<300 where order == nil && process.isRunning {
+            order = simulator.orderRefs.first { !earlier.contains($0) }
+            if order == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(order != nil, "\(process.stderr)")
+        if let action {
+            try await PhoneDesk(server).answer(action, as: person, order: order)
+        } else {
+            server.clock.advance(by: 181)  // nobody answers: past BankID's lifetime of the order
+        }
+        for _ in 0..<120 where process.isRunning {
+            server.clock.advance(by: 2)
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let status = try await offPool { process.wait(timeout: 30) }
+        return (status, process.stdout, process.stderr)
+    }
+
+    @Test(
+        "verify-phone: exit 0 for the account's own person, 1 for another person and for a declined call; audited with the token's name"
+    )
+    func verifyPhone() async throws {
+        let server = try TestServer(.live)
+        defer { server.stop() }
+        let user = try PhoneDesk(server).account(linkedTo: owner)
+
+        let verified = try await run(
+            server, ["verify-phone", user.id, "--call-initiator", "user"], stdin: owner + "\n",
+            action: "approve")
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+        #expect(verified.stdout.contains("verified: the person who completed"), "\(verified.stdout)")
+        #expect(verified.stdout.contains("call initiator user"))
+        #expect(!verified.stdout.contains(owner) && !verified.stderr.contains(owner))
+        #expect(!verified.stdout.contains("Tolvan"))
+
+        let other = try await run(
+            server, ["verify-phone", user.id], stdin: stranger + "\n", action: "approve", as: stranger)
+        #expect(other.status == 1, "\(other.stdout)\(other.stderr)")
+        #expect(other.stdout.contains("NOT verified") && !other.stdout.contains("Anna"), "\(other.stdout)")
+
+        let declined = try await run(
+            server, ["verify-phone", user.id], stdin: owner + "\n", action: "decline")
+        #expect(declined.status == 1)
+        #expect(
+            declined.stdout.contains("NOT verified") && declined.stdout.contains("declined_call"),
+            "\(declined.stdout)")
+
+        let events = try await PhoneDesk(server).events(user.id).map(\.0)
+        #expect(events.filter { $0 == "admin.bankid.phone_started" }.count == 3)
+        #expect(
+            events.contains("admin.bankid.phone_verified")
+                && events.contains("admin.bankid.phone_not_verified"))
+        #expect(events.contains("admin.bankid.phone_failed"))
+    }
+
+    @Test(
+        "verify-phone --json and a timeout; sign-phone; usage and refusals exit 1 or 2 without echoing a number"
+    )
+    func signAndUsage() async throws {
+        let server = try TestServer(.live)
+        defer { server.stop() }
+        let user = try PhoneDesk(server).account(linkedTo: owner)
+
+        let signed = try await run(
+            server, ["sign-phone", user.id, "--text", "Revoke the lost passkey"], stdin: owner + "\n",
+            action: "approve")
+        #expect(signed.status == 0, "\(signed.stdout)\(signed.stderr)")
+        #expect(signed.stdout.contains("(signature received)"))
+
+        // Nobody answers: BankID gives the order up (the clock moves past its lifetime).
+        let timedOut = try await run(
+            server, ["verify-phone", user.id, "--json"], stdin: owner + "\n", action: nil)
+        #expect(timedOut.status == 1, "\(timedOut.stdout)\(timedOut.stderr)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(timedOut.stdout.utf8)) as? [String: Any])
+        #expect(
+            object["reason"] as? String == "timed_out" && object["verified"] as? Bool == false, "\(object)")
+
+        let environment = ["PORTVAKT_ADMIN_URL": server.adminURL, "PORTVAKT_ADMIN_TOKEN": server.adminToken]
+        let badNumber = try PortvaktProcess.run(
+            ["admin", "bankid", "verify-phone", user.id], environment: environment, stdin: "19811228987\n")
+        #expect(badNumber.status == 2 && !badNumber.stderr.contains("19811228987"), "\(badNumber.stderr)")
+        let badCheck = try PortvaktProcess.run(
+            ["admin", "bankid", "verify-phone", user.id], environment: environment, stdin: "198112289875\n")
+        #expect(
+            badCheck.status == 1 && badCheck.stderr.contains("admin.invalid_parameter"), "\(badCheck.stderr)")
+        #expect(!badCheck.stderr.contains("198112289875"))
+        let badInitiator = try PortvaktProcess.run(
+            ["admin", "bankid", "verify-phone", user.id, "--call-initiator", "rp"], environment: environment,
+            stdin: owner + "\n")
+        #expect(badInitiator.status == 2 && badInitiator.stderr.contains("'--call-initiator'"))
+        let noText = try PortvaktProcess.run(
+            ["admin", "bankid", "sign-phone", user.id], environment: environment, stdin: owner + "\n")
+        #expect(noText.status == 2 && noText.stderr.contains("'--text'"))
+        let unlinked = try server.makeUser(username: "nobank")
+        let notLinked = try PortvaktProcess.run(
+            ["admin", "bankid", "verify-phone", unlinked.id], environment: environment, stdin: owner + "\n")
+        #expect(notLinked.status == 1 && notLinked.stderr.contains("admin.bankid_not_linked"))
+        // A read token cannot start one.
+        let readToken = try server.server.adminTokens.create(
+            name: "support-ro", scope: .read, lifetime: nil, actor: .cli
+        ).token
+        let readOnly = try PortvaktProcess.run(
+            ["admin", "bankid", "verify-phone", user.id],
+            environment: environment.merging(["PORTVAKT_ADMIN_TOKEN": readToken]) { $1 }, stdin: owner + "\n")
+        #expect(readOnly.status == 1 && readOnly.stderr.contains("admin.forbidden"), "\(readOnly.stderr)")
     }
 }
