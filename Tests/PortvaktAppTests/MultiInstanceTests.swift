@@ -441,3 +441,68 @@ extension TestResponse {
         (try jsonObject()["session"] as? [String: Any])?["token"] as? String
     }
 }
+
+extension MultiInstanceTests {
+    @Test(
+        "a support agent's BankID phone check started on one instance is polled on the others: one answer everywhere, recorded once"
+    )
+    func phoneVerificationAcrossInstances() throws {
+        let database = try PostgreSQLTestDatabase()
+        let service = try Service(databaseURL: database.url, instances: 3)
+        defer { service.stop() }
+        let http = HTTPTestClient()
+        // The account: a BankID sign-up by Tolvan on instance A.
+        let signup = try http.sendJSON(
+            url: service.instances[0].publicURL + "/v1/bankid/orders",
+            json: #"{"intent":"signup","device":"other","client":"native"}"#)
+        let order = try signup.jsonObject()
+        let orderID = try #require(order["orderId"] as? String)
+        let binding = try #require(order["clientBinding"] as? String)
+        let scanned = try http.sendJSON(
+            url: service.simulator.userAPIURL + "scan",
+            json:
+                #"{"qrData":"\#(try #require(order["qrData"] as? String))","personalNumber":"198112289874"}"#)
+        #expect(scanned.status == 200, "\(scanned.text)")
+        var userID: String?
+        for _ in 0..<100 where userID == nil {
+            Thread.sleep(forTimeInterval: 0.2)
+            let status = try http.send(
+                url: service.instances[0].publicURL + "/v1/bankid/orders/\(orderID)",
+                headers: [("Portvakt-BankID-Binding", binding)])
+            userID = ((try? status.jsonObject())?["result"] as? [String: Any]).flatMap {
+                ($0["user"] as? [String: Any])?["id"] as? String
+            }
+        }
+        let user = try #require(userID)
+
+        // Started on B's admin API; the caller answers; polled on A, B and C in turn.
+        let before = Set(service.simulator.orderRefs)
+        let started = try http.sendJSON(
+            url: service.instances[1].adminURL + "/admin/v1/users/\(user)/bankid/phone-verifications",
+            json: #"{"callInitiator":"RP","personalNumber":"198112289874"}"#, headers: service.adminHeaders)
+        #expect(started.status == 201, "\(started.text)")
+        let id = try #require(try started.jsonObject()["id"] as? String)
+        let phoneOrder = try #require(Set(service.simulator.orderRefs).subtracting(before).first)
+        let answered = try http.sendJSON(
+            url: service.simulator.userAPIURL + "phone", json: #"{"orderRef":"\#(phoneOrder)"}"#)
+        #expect(answered.status == 200, "\(answered.text)")
+        var answers: [String] = []
+        for round in 0..<60 where answers.count < 3 {
+            let instance = service.instances[round % 3]
+            let response = try http.send(
+                url: instance.adminURL + "/admin/v1/bankid/phone-verifications/\(id)",
+                headers: service.adminHeaders)
+            #expect(response.status == 200, "\(response.text)")
+            let object = try response.jsonObject()
+            if object["status"] as? String != "pending" || !answers.isEmpty {
+                answers.append("\(object["status"] ?? "")/\(object["verified"] ?? "")")
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        #expect(answers == ["complete/1", "complete/1", "complete/1"], "\(answers)")
+        let verified = try service.store.searchAudit(
+            AuditQuery(userID: user, action: .adminBankIDPhoneVerified), beforeID: nil, limit: 10)
+        #expect(verified.count == 1 && verified.first?.details["verificationId"] == id)
+        #expect(try service.store.bankIDPhoneVerification(id: id)?.outcome == .verified)
+    }
+}
