@@ -149,6 +149,8 @@ public struct BankIDPhoneVerificationService: Sendable {
         guard linked != nil else {
             throw AuthError(.bankIDNotLinked, "the account has no linked BankID identity to verify against")
         }
+        // Before BankID is asked: a random source that fails must not leave an order behind.
+        let id = "bpv_" + (try random.secureToken(32))
         let request = BankIDPhoneRequest(
             callInitiator: callInitiator, personalNumber: number, userVisibleData: text)
         let started: BankIDStartedOrder
@@ -162,7 +164,7 @@ public struct BankIDPhoneVerificationService: Sendable {
             throw BankIDService.flowError(error)
         }
         let verification = BankIDPhoneVerification(
-            id: "bpv_" + (try random.secureToken(32)), orderRef: started.orderRef, kind: kind, userID: userID,
+            id: id, orderRef: started.orderRef, kind: kind, userID: userID,
             callInitiator: callInitiator, statedIdentity: identities.hasher.digest(number),
             startedBy: admin.name, startedByTokenID: admin.tokenID, createdAt: clock.now())
         do {
