@@ -37,7 +37,7 @@ final class FakeBankID: BankIDTransport {
         return state.withLock { state in
             state.requests.append(request)
             switch request.path {
-            case "/auth", "/sign":
+            case "/auth", "/sign", "/phone/auth", "/phone/sign":
                 if let (status, code) = state.startError {
                     return Self.response(status, #"{"errorCode":"\#(code)","details":"refused"}"#)
                 }
@@ -93,6 +93,11 @@ final class FakeBankID: BankIDTransport {
                 ($0.path, Self.object($0.body))
             }
         }
+    }
+
+    /// The bodies of the requests sent to `path`.
+    func bodies(_ path: String) -> [[String: Any]] {
+        state.withLock { $0.requests.filter { $0.path == path }.map { Self.object($0.body) } }
     }
 
     /// How many requests went to `path`.
