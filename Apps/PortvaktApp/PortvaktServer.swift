@@ -383,10 +383,12 @@ public final class PortvaktServer: Sendable {
             case .moderate?: .moderate
             case .high?: .high
             }
-        return BankIDPolicy(
+        var policy = BankIDPolicy(
             login: methods.login, signup: methods.signup, recovery: methods.recovery, link: methods.link,
             sign: methods.sign, returnRisk: flows.returnRisk, riskCeiling: riskCeiling,
             stepUpLifetime: TimeInterval(flows.stepUpSeconds), returnURL: configuration.publicURL + "/")
+        policy.keepsSignatures = flows.keepSignatures
+        return policy
     }
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one

@@ -97,6 +97,8 @@ public struct AuthError: CodedError {
         case adminPasskeyNotFound = "admin.passkey_not_found"
         /// The user has no session with this id.
         case sessionNotFound = "admin.session_not_found"
+        /// No BankID signature evidence has this id.
+        case signatureNotFound = "admin.signature_not_found"
         /// A page cursor that this server did not hand out.
         case invalidCursor = "admin.invalid_cursor"
         /// A query parameter out of its range or form.

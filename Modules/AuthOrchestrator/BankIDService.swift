@@ -63,7 +63,9 @@ public struct BankIDService: Sendable {
             accounts: accounts, sessions: sessions, random: random, ledger: ledger, login: login,
             loginAllowed: policy.login)
         link = BankIDLinkJourney(accounts: accounts, identities: identities, sandbox: sandbox, ledger: ledger)
-        sign = BankIDSignJourney(accounts: accounts, ledger: ledger, stepUpLifetime: policy.stepUpLifetime)
+        sign = BankIDSignJourney(
+            accounts: accounts, ledger: ledger, stepUpLifetime: policy.stepUpLifetime,
+            keepsSignatures: policy.keepsSignatures)
         recovery = BankIDRecoveryJourney(
             accounts: accounts, tokens: recoveryTokens, ledger: ledger, signupAvailable: policy.signup)
     }

@@ -147,6 +147,12 @@ final class FaultyBankIDStore: BankIDIdentityStore, AuditStore {
         try inner.rekeyLinkedIdentity(userID: userID, to: digest)
     }
 
+    func bankIDSignatures(userID: String) throws -> [BankIDSignatureEvidence] {
+        try inner.bankIDSignatures(userID: userID)
+    }
+
+    func bankIDSignature(id: String) throws -> BankIDSignatureEvidence? { try inner.bankIDSignature(id: id) }
+
     func insertBankIDFlow(_ flow: BankIDFlow) throws { try inner.insertBankIDFlow(flow) }
 
     func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow? { try inner.bankIDFlow(idHash: idHash) }

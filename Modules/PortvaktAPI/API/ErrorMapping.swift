@@ -42,7 +42,7 @@ extension AuthError: HTTPResponseError {
             .adminForbidden:
             403
         case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
-            .tokenNotFound:
+            .tokenNotFound, .signatureNotFound:
             404
         case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken: 409
         case .orderExpired: 410
@@ -121,6 +121,7 @@ extension AuthError: HTTPResponseError {
         .tokenNotFound: ("Admin request refused", nil), .invalidExpiry: ("Admin request refused", nil),
         .userNotFound: ("Admin request refused", nil), .adminPasskeyNotFound: ("Admin request refused", nil),
         .sessionNotFound: ("Admin request refused", nil), .invalidCursor: ("Admin request refused", nil),
+        .signatureNotFound: ("Admin request refused", nil),
         .invalidParameter: ("Admin request refused", nil),
     ]
 }
