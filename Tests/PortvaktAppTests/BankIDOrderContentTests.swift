@@ -263,6 +263,11 @@ struct BankIDOrderContentTests {
             "POST", server.publicURL + "/sim/v1/scan",
             json: #"{"qrData":"\#(try #require(object["qrData"] as? String))","action":"open"}"#)
         #expect(try opened.jsonObject()["hintCode"] as? String == "userMrtd", "\(opened.text)")
+        // The simulated app shows what the user is asked to approve: the recovery's built-in text.
+        #expect(
+            try opened.jsonObject()["userVisibleData"] as? String
+                == "Återställ åtkomsten till ditt konto hos Exempeltjänsten. Därefter lägger du till en ny nyckel."
+        )
         let status = { (language: String) in
             try await request(
                 "GET", server.publicURL + "/v1/bankid/orders/\(orderID)",
