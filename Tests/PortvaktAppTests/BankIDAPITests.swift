@@ -63,7 +63,8 @@ private struct BankIDClient {
     )
         async throws -> TestResponse
     {
-        var body = #"{"intent":"\#(intent)","device":"\#(device)","client":"native""#
+        var body = #"{"intent":"\#(intent)","device":"\#(device)","client":"native","#
+        body += TestServer.nativeAppMembers
         if let text { body += #","userVisibleData":"\#(text)""# }
         body += "}"
         let response = try await request(

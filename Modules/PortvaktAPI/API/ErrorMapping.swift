@@ -33,7 +33,8 @@ extension AuthError: HTTPResponseError {
     public var status: Int {
         switch code {
         case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed,
-            .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .invalidTokenName,
+            .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .bankIDAppNotAllowed,
+            .invalidTokenName,
             .invalidExpiry, .invalidCursor, .invalidParameter:
             400
         case .reviewLoginFailed, .signInRequired, .adminUnauthorized: 401
@@ -102,6 +103,7 @@ extension AuthError: HTTPResponseError {
         .enrollmentInvalidLifetime: ("Invalid lifetime", nil),
         .orderNotFound: ("Order not found", nil), .orderExpired: ("Order expired", nil),
         .intentNotSupported: ("Not supported", nil), .bankIDInvalidRequest: ("Invalid request", nil),
+        .bankIDAppNotAllowed: ("App not allowed", nil),
         .returnMismatch: ("Return nonce mismatch", nil), .signInRequired: ("Not signed in", nil),
         .bankIDUnavailable: ("BankID unavailable", nil),
         .alreadyInProgress: (
