@@ -40,6 +40,9 @@ if [ "$level" = bench ]; then
   # wrk drives the HTTP benchmark; python3 prints the tables and merges results.json.
   need_tool wrk wrk
   need_tool python3 python3
+  # Benchmarks/engines.sh compares libmicrohttpd with h2o: its probe is C on libh2o-evloop.
+  need_lib libh2o-evloop libh2o-evloop-dev
+  need_tool cc gcc
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -142,7 +142,8 @@ public final class PortvaktServer: Sendable {
         bankIDFlows = BankIDService(
             coordinator: bankID?.coordinator, identities: store, accounts: store, audit: store,
             sessions: sessions, policy: Self.bankIDPolicy(configuration), clock: clock, random: random,
-            recoveryTokens: enrollmentService, sandbox: reviewLogin)
+            recoveryTokens: enrollmentService, sandbox: reviewLogin,
+            content: Self.bankIDOrderContent(configuration, hasher: bankID?.hasher))
 
         // The support desk's phone check runs on the same coordinator as every other order.
         let phoneVerifications = bankID.map {
@@ -398,10 +399,50 @@ public final class PortvaktServer: Sendable {
             case .moderate?: .moderate
             case .high?: .high
             }
-        return BankIDPolicy(
+        var policy = BankIDPolicy(
             login: methods.login, signup: methods.signup, recovery: methods.recovery, link: methods.link,
             sign: methods.sign, returnRisk: flows.returnRisk, riskCeiling: riskCeiling,
             stepUpLifetime: TimeInterval(flows.stepUpSeconds), returnURL: configuration.publicURL + "/")
+        policy.keepsSignatures = flows.keepSignatures
+        return policy
+    }
+
+    /// What each BankID order carries, from `bankid.appIdentifiers`, `bankid.texts` and
+    /// `bankid.requirements`. The device identifiers' key is derived from the current identity key
+    /// (so it is a server secret that every instance shares); with BankID off there are no orders
+    /// and a random key stands in.
+    static func bankIDOrderContent(_ configuration: PortvaktConfiguration, hasher: IdentityHasher?)
+        -> BankIDOrderContent
+    {
+        typealias Settings = PortvaktConfiguration.BankIDOrderSettings
+        let settings = configuration.bankid.orders
+        let intents: [Settings.Intent: BankIDOrderIntent] = [
+            .login: .login, .signup: .signup, .link: .link, .recovery: .recovery, .sign: .sign,
+        ]
+        let name = configuration.relyingParty.name
+        let defaults = BankIDOrderContent.defaultTexts(serviceName: name)
+        var texts: [BankIDOrderIntent: BankIDOrderText] = [:]
+        for (key, text) in settings.texts {
+            guard let intent = intents[key], let fallback = defaults[intent] else { continue }
+            texts[intent] = BankIDOrderText(
+                swedish: text.swedish ?? fallback.swedish, english: text.english ?? fallback.english,
+                format: text.format == .simpleMarkdownV1 ? .simpleMarkdownV1 : .plaintext)
+        }
+        var requirements: [BankIDOrderIntent: BankIDRequirement] = [:]
+        for (key, requirement) in settings.requirements {
+            guard let intent = intents[key] else { continue }
+            requirements[intent] = BankIDRequirement(
+                pinCode: requirement.pinCode, mrtd: requirement.mrtd,
+                cardReader: requirement.cardReader.map { $0 == .class1 ? .class1 : .class2 },
+                certificatePolicies: requirement.certificatePolicies)
+        }
+        let key =
+            hasher?.derivedKey(purpose: "portvakt.bankid.device-identifier.v1")
+            ?? SystemRandom().bytes(32)
+        return BankIDOrderContent(
+            serviceName: name, publicOrigin: configuration.publicOrigin,
+            allowedOrigins: Set(configuration.http.cors.allowedOrigins), texts: texts,
+            requirements: requirements, appIdentifiers: Set(settings.appIdentifiers), deviceKey: key)
     }
 
     /// Serves the router's own OpenAPI document, generated once, after every route (this one

@@ -225,7 +225,8 @@ func startServer(port: Int, directory: String, threads: Int?, postgreSQL: Server
          "http": {\(threads.map { #""threads": \#($0), "# } ?? "")"perAddressConnectionLimit": 1024}, \(storage)
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
                         "bankid": {"burst": 100000, "perSecond": 100000},
-                        "default": {"burst": 100000, "perSecond": 100000}}}
+                        "default": {"burst": 100000, "perSecond": 100000}},
+         "bankid": {"appIdentifiers": ["se.example.bench"]}}
         """
     try Data(config.utf8).write(to: URL(fileURLWithPath: directory + "/config.json"))
     let process = try PortvaktProcess(
@@ -464,7 +465,10 @@ func slowBankIDRun(seconds: Double, threads: Int?) throws -> ([Double], [Double]
     var orders: [(id: String, binding: String)] = []
     for _ in 0..<200 {
         let started = try starter.post(
-            "/v1/bankid/orders", body: Array(#"{"intent":"login","device":"other","client":"native"}"#.utf8))
+            "/v1/bankid/orders",
+            body: Array(
+                #"{"intent":"login","device":"other","client":"native","appIdentifier":"se.example.bench","deviceOS":"Linux","deviceModelName":"bench","deviceIdentifier":"bench-1"}"#
+                    .utf8))
         guard started.status == 201, let id = started.body.jsonString(named: "orderId"),
             let binding = started.body.jsonString(named: "clientBinding")
         else { throw BenchConnection.Failure(description: "a BankID order did not start: \(started.status)") }

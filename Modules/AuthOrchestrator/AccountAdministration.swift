@@ -353,6 +353,29 @@ public struct AccountAdministration: Sendable {
 
     // MARK: Helpers
 
+    // MARK: BankID signatures
+
+    /// The user's BankID signature evidence, newest first (none while BankID is off).
+    /// - Throws: `admin.user_not_found`.
+    public func signatures(userID: String) throws -> [BankIDSignatureEvidence] {
+        _ = try requireUser(userID)
+        return try identities?.store.bankIDSignatures(userID: userID) ?? []
+    }
+
+    /// One signature's evidence. Audited: it may hold the signature, which names the signer.
+    /// - Throws: `admin.signature_not_found`.
+    public func signature(id: String, by admin: AdminPrincipal, context: ClientContext) throws
+        -> BankIDSignatureEvidence
+    {
+        guard let evidence = try identities?.store.bankIDSignature(id: id) else {
+            throw AuthError(.signatureNotFound, "no BankID signature has this id")
+        }
+        try record(
+            .adminBankIDSignatureViewed, userID: evidence.userID, by: admin, context: context,
+            details: ["evidenceId": id])
+        return evidence
+    }
+
     private func requireUser(_ id: String) throws -> User {
         guard let user = try store.user(id: id) else {
             throw AuthError(.userNotFound, "no user has this id")

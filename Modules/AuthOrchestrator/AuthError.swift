@@ -60,6 +60,8 @@ public struct AuthError: CodedError {
         case intentNotSupported = "bankid.intent_not_supported"
         /// The order request is malformed (a sign without text, a text too long, a bad device).
         case bankIDInvalidRequest = "bankid.invalid_request"
+        /// A native order without an app identifier, or with one not in `bankid.appIdentifiers`.
+        case bankIDAppNotAllowed = "bankid.app_not_allowed"
         /// The nonce a same-device poll presented is not the one BankID was told to return with.
         case returnMismatch = "bankid.return_mismatch"
         /// Linking and signing need a signed-in session.
@@ -97,6 +99,8 @@ public struct AuthError: CodedError {
         case adminPasskeyNotFound = "admin.passkey_not_found"
         /// The user has no session with this id.
         case sessionNotFound = "admin.session_not_found"
+        /// No BankID signature evidence has this id.
+        case signatureNotFound = "admin.signature_not_found"
         /// A page cursor that this server did not hand out.
         case invalidCursor = "admin.invalid_cursor"
         /// A query parameter out of its range or form.

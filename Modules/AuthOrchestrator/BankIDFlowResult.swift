@@ -16,6 +16,9 @@ public struct StartedBankIDFlow: Sendable {
     /// A new client binding to hand to the client (cookie or body); nil when the request had one
     /// or was signed in.
     public let newBinding: String?
+    /// A new device cookie for a browser that had none (web clients): the raw value, which only
+    /// the browser keeps; BankID receives its keyed hash.
+    public var newDeviceCookie: String? = nil
 }
 
 /// What a completed order did. Built only through the named constructors, one per kind of

@@ -93,12 +93,12 @@ struct BankIDLedger: Sendable {
     func commit(
         _ result: BankIDFlowResult, for order: BankIDCompletedOrder, newUser: User? = nil,
         link: LinkedIdentity? = nil, session: Session? = nil, replacing replacedSessionID: String? = nil,
-        stepUp: SessionStepUp? = nil
+        stepUp: SessionStepUp? = nil, evidence: BankIDSignatureEvidence? = nil
     ) throws -> BankIDFlowResult {
         let record = BankIDCompletionRecord(
             flowIDHash: order.flow.idHash, outcome: result.code.rawValue, at: order.now, newUser: newUser,
             link: link, session: session, replacedSessionID: replacedSessionID, stepUp: stepUp,
-            events: order.events)
+            evidence: evidence, events: order.events)
         guard try identities.commitBankIDCompletion(record) else {
             return .delivered(clientKind: order.flow.clientKind)
         }

@@ -20,6 +20,9 @@ public struct BankIDPolicy: Sendable {
     public var riskCeiling: BankIDRiskLevel?
     /// How long a signature keeps the session stepped up.
     public var stepUpLifetime: TimeInterval
+    /// Whether a signature's evidence keeps BankID's signature itself (it names the signer), where
+    /// the deployment is allowed to; otherwise only its SHA-256.
+    public var keepsSignatures: Bool = false
     /// The page BankID returns to after a web client's same-device order (a `nonce` parameter is
     /// added; the result is delivered only to a poll that presents it).
     public var returnURL: String

@@ -23,6 +23,8 @@ public struct BankIDService: Sendable {
     let audit: any AuditStore
     /// The policy in force.
     public let policy: BankIDPolicy
+    /// What each order carries: texts, requirements, device data (BankIDOrderContent.swift).
+    public let content: BankIDOrderContent
     let clock: any WallClock
     let random: any RandomSource
     let ledger: BankIDLedger
@@ -42,16 +44,18 @@ public struct BankIDService: Sendable {
     ///     refuses recovery orders as `bankid.intent_not_supported`.
     ///   - sandbox: tells the accounts that may not link an identity (`ReviewLoginService`);
     ///     nil when there are none.
+    ///   - content: the texts, requirements and device data each order carries.
     public init(
         coordinator: BankIDCollectCoordinator?, identities: any BankIDIdentityStore, accounts: any UserStore,
         audit: any AuditStore, sessions: SessionService, policy: BankIDPolicy, clock: any WallClock,
         random: any RandomSource, recoveryTokens: (any BankIDRecoveryTokenIssuer)?,
-        sandbox: (any BankIDSandbox)?
+        sandbox: (any BankIDSandbox)?, content: BankIDOrderContent
     ) {
         self.coordinator = coordinator
         self.identities = identities
         self.audit = audit
         self.policy = policy
+        self.content = content
         self.clock = clock
         self.random = random
         let ledger = BankIDLedger(identities: identities)
@@ -63,7 +67,9 @@ public struct BankIDService: Sendable {
             accounts: accounts, sessions: sessions, random: random, ledger: ledger, login: login,
             loginAllowed: policy.login)
         link = BankIDLinkJourney(accounts: accounts, identities: identities, sandbox: sandbox, ledger: ledger)
-        sign = BankIDSignJourney(accounts: accounts, ledger: ledger, stepUpLifetime: policy.stepUpLifetime)
+        sign = BankIDSignJourney(
+            accounts: accounts, ledger: ledger, stepUpLifetime: policy.stepUpLifetime,
+            keepsSignatures: policy.keepsSignatures)
         recovery = BankIDRecoveryJourney(
             accounts: accounts, tokens: recoveryTokens, ledger: ledger, signupAvailable: policy.signup)
     }
@@ -86,17 +92,25 @@ public struct BankIDService: Sendable {
     ///   - userVisibleText: the text to sign (sign only).
     ///   - clientKind: where a session the order opens goes.
     ///   - requester: the client; link and sign need its session.
-    ///   - context: request id and client IP (BankID's endUserIp).
-    /// - Throws: `AuthError`.
+    ///   - context: request id, client IP (BankID's endUserIp) and User-Agent (a web order's).
+    ///   - details: the language, the page's origin and device cookie or the app's details, and a
+    ///     signature's hidden data (BankIDOrderContent.swift says what each order carries).
+    /// - Throws: `AuthError` (`bankid.app_not_allowed` for a native order without an allowed
+    ///   app identifier, `bankid.invalid_request` for device data or hidden data BankID would refuse).
     public func start(
         intent: BankIDOrderIntent, device: BankIDDevice, userVisibleText: String?, clientKind: ClientKind,
-        requester: BankIDRequester, context: ClientContext
+        requester: BankIDRequester, context: ClientContext, details: BankIDStartDetails = BankIDStartDetails()
     ) async throws(AuthError) -> StartedBankIDFlow {
         guard policy.allows(intent) else {
             throw AuthError(.methodDisabled, "BankID \(intent.rawValue) is not enabled here")
         }
         let journey = journey(intent)
         let text = try journey.admit(requester, userVisibleText: userVisibleText)
+        // The order's content: checked before anything is stored or sent. A sign shows the
+        // API's text in either language; the other intents the configured one.
+        let nonVisible = try Self.nonVisibleData(details.userNonVisibleData, intent: intent)
+        let (app, web, newDeviceCookie) = try deviceInfo(clientKind, details: details, context: context)
+        let shown = text.map { BankIDOrderText(swedish: $0, english: $0) } ?? content.texts[intent]
         guard let endUserIP = context.ipAddress else {
             throw AuthError(.bankIDInvalidRequest, "the client address is unknown")
         }
@@ -128,9 +142,13 @@ public struct BankIDService: Sendable {
             nonceHash = BankIDReturnNonce.hash(value)
             returnURL = BankIDReturnNonce.url(policy.returnURL, nonce: value)
         }
+        // Plain text is BankID's default rendering: only Markdown names its format.
         let request = BankIDStartRequest(
-            endUserIP: endUserIP, userVisibleData: text, returnURL: returnURL,
-            returnRisk: policy.returnRisk ? true : nil)
+            endUserIP: endUserIP, requirement: content.requirements[intent],
+            userVisibleData: shown?.text(details.language),
+            userVisibleDataFormat: shown?.format == .simpleMarkdownV1 ? .simpleMarkdownV1 : nil,
+            userNonVisibleData: nonVisible, returnURL: returnURL,
+            returnRisk: policy.returnRisk ? true : nil, app: app, web: web)
         let coordinator = try running()
         let started: BankIDStartedOrder
         do {
@@ -158,7 +176,92 @@ public struct BankIDService: Sendable {
         let launchURL = device == .same ? started.autoStartToken.map(Self.launchURL) : nil
         return StartedBankIDFlow(
             orderID: orderID, autoStartToken: device == .same ? started.autoStartToken : nil,
-            launchURL: launchURL, qrData: device == .other ? started.qrData : nil, newBinding: newBinding)
+            launchURL: launchURL, qrData: device == .other ? started.qrData : nil, newBinding: newBinding,
+            newDeviceCookie: newDeviceCookie)
+    }
+
+    /// The order's `app` or `web` (never both), and a new device cookie for a browser without one.
+    ///
+    /// A web order names the page's domain (its origin when that is ours or an allowed one), the
+    /// User-Agent cut to BankID's field limit, and the keyed hash of the browser's device cookie.
+    /// Without a User-Agent there is nothing true to say about the browser, and `web` is left
+    /// out. A native order must name an allowed app identifier and describe its device; its
+    /// device identifier, too, reaches BankID only as the keyed hash.
+    private func deviceInfo(_ clientKind: ClientKind, details: BankIDStartDetails, context: ClientContext)
+        throws(AuthError) -> (BankIDAppInfo?, BankIDWebInfo?, String?)
+    {
+        switch clientKind {
+        case .native:
+            guard let given = details.app, let identifier = given.appIdentifier else {
+                throw AuthError(
+                    .bankIDAppNotAllowed,
+                    "appIdentifier: a native order names its app (bankid.appIdentifiers)")
+            }
+            guard content.appIdentifiers.contains(identifier) else {
+                throw AuthError(
+                    .bankIDAppNotAllowed, "appIdentifier: this app is not among bankid.appIdentifiers")
+            }
+            var fields: [String] = []
+            for (name, value) in [
+                ("deviceOS", given.deviceOS), ("deviceModelName", given.deviceModelName),
+                ("deviceIdentifier", given.deviceIdentifier),
+            ] {
+                guard let value else {
+                    throw AuthError(.bankIDInvalidRequest, "\(name): required for a native order")
+                }
+                if let problem = BankIDValidation.deviceFieldProblem(value) {
+                    throw AuthError(.bankIDInvalidRequest, "\(name): \(problem)")
+                }
+                fields.append(value)
+            }
+            let app = BankIDAppInfo(
+                appIdentifier: identifier, deviceOS: fields[0], deviceModelName: fields[1],
+                deviceIdentifier: content.deviceIdentifier(fields[2]))
+            return (app, nil, nil)
+        case .web:
+            if let app = details.app, !app.isEmpty {
+                throw AuthError(
+                    .bankIDInvalidRequest,
+                    "appIdentifier: app details are for client native; a web order sends none")
+            }
+            var cookie = details.deviceCookie.flatMap(BankIDBinding.acceptable)
+            var newCookie: String?
+            if cookie == nil {
+                let made = try random.secureToken(32)
+                cookie = made
+                newCookie = made
+            }
+            let agent = BankIDValidation.truncated(
+                String(
+                    String.UnicodeScalarView(
+                        (context.userAgent ?? "").unicodeScalars.filter {
+                            $0.properties.generalCategory != .control
+                        })),
+                toBytes: BankIDValidation.deviceFieldLimit
+            ).trimmingCharacters(in: .whitespaces)
+            guard !agent.isEmpty, let cookie else { return (nil, nil, newCookie) }
+            let web = BankIDWebInfo(
+                referringDomain: content.referringDomain(origin: details.origin), userAgent: agent,
+                deviceIdentifier: content.deviceIdentifier(cookie))
+            return (nil, web, newCookie)
+        }
+    }
+
+    /// A signature's hidden data, checked against BankID's limit; refused on identifications.
+    static func nonVisibleData(_ text: String?, intent: BankIDOrderIntent) throws(AuthError) -> String? {
+        guard let text else { return nil }
+        guard intent == .sign else {
+            throw AuthError(.bankIDInvalidRequest, "userNonVisibleData: only a sign order carries it")
+        }
+        guard !text.isEmpty, !text.contains("\0"),
+            BankIDValidation.base64Length(text) <= BankIDValidation.userNonVisibleDataLimit
+        else {
+            throw AuthError(
+                .bankIDInvalidRequest,
+                "userNonVisibleData: 1 to \(BankIDValidation.userNonVisibleDataLimit) characters after base64, no NUL"
+            )
+        }
+        return text
     }
 
     // MARK: Status
@@ -370,7 +473,8 @@ public struct BankIDService: Sendable {
             AuthError(
                 .alreadyInProgress, "an order for this person is already running", userMessage: .rfa4,
                 underlying: error)
-        case .invalidEndUserIP, .invalidUserVisibleData, .invalidReturnURL:
+        case .invalidEndUserIP, .invalidUserVisibleData, .invalidReturnURL, .invalidUserNonVisibleData,
+            .invalidDeviceInfo, .conflictingDeviceInfo:
             AuthError(.bankIDInvalidRequest, error.message, underlying: error)
         default:
             AuthError(

@@ -105,6 +105,15 @@ public struct IdentityHasher: Sendable {
     /// Whether `stored` was made with an older key and should be replaced by ``digest(_:)``.
     public func needsRekey(_ stored: IdentityDigest) -> Bool { stored.keyID != currentKey.id }
 
+    /// A key for another purpose, derived from the current key: HMAC-SHA256 under it of
+    /// `purpose`, so the identity key itself serves only identity digests. A new current key
+    /// gives a new derived key.
+    /// - Parameter purpose: a label naming the use and its version, such as
+    ///   `portvakt.bankid.device-identifier.v1`.
+    public func derivedKey(purpose: String) -> [UInt8] {
+        HMAC.authenticate(.sha256, key: currentKey.secret, data: Array(purpose.utf8))
+    }
+
     private func digest(_ number: PersonalNumber, key: IdentityKey) -> IdentityDigest {
         IdentityDigest(
             keyID: key.id,

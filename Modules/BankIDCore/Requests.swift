@@ -291,8 +291,9 @@ public enum BankIDValidation {
     public static let returnURLLimit = 512
     /// The shortest nonce accepted in a `returnUrl` (128 bits in base64url is 22 characters).
     public static let minimumNonceLength = 16
-    /// The longest `app` or `web` field.
-    public static let deviceFieldLimit = 2048
+    /// The longest `app` or `web` field, in UTF-8 bytes. The reference names no limit; this is
+    /// the simulator's, and a User-Agent is cut to it (``truncated(_:toBytes:)``).
+    public static let deviceFieldLimit = 256
 
     /// Checks that `text` is an IPv4 or IPv6 address literal.
     public static func endUserIP(_ text: String) throws(BankIDError) {
@@ -367,10 +368,35 @@ public enum BankIDValidation {
     }
 
     static func deviceFields(_ member: String, _ fields: [(String, String)]) throws(BankIDError) {
-        for (name, value) in fields where value.isEmpty || value.utf8.count > deviceFieldLimit {
-            throw BankIDError(
-                .invalidDeviceInfo, "\(member).\(name): must be 1 to \(deviceFieldLimit) bytes")
+        for (name, value) in fields where deviceFieldProblem(value) != nil {
+            throw BankIDError(.invalidDeviceInfo, "\(member).\(name): \(deviceFieldProblem(value)!)")
         }
+    }
+
+    /// What is wrong with an `app` or `web` field's value, or nil: 1 to ``deviceFieldLimit``
+    /// UTF-8 bytes without control characters.
+    public static func deviceFieldProblem(_ value: String) -> String? {
+        guard !value.isEmpty, value.utf8.count <= deviceFieldLimit else {
+            return "must be 1 to \(deviceFieldLimit) bytes"
+        }
+        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return "must not contain control characters"
+        }
+        return nil
+    }
+
+    /// `text` cut to at most `limit` UTF-8 bytes, on a character boundary.
+    public static func truncated(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        var used = 0
+        for character in text {
+            let size = character.utf8.count
+            if used + size > limit { break }
+            result.append(character)
+            used += size
+        }
+        return result
     }
 
     static func checkOrderRef(_ orderRef: String) throws(BankIDError) {
@@ -382,7 +408,8 @@ public enum BankIDValidation {
         }
     }
 
-    private static func base64Length(_ text: String) -> Int { (text.utf8.count + 2) / 3 * 4 }
+    /// The length of `text`'s base64 form (of its UTF-8 bytes), which BankID's limits count.
+    public static func base64Length(_ text: String) -> Int { (text.utf8.count + 2) / 3 * 4 }
 
     static func addText(
         _ object: inout [String: Any], visible: String?, format: UserVisibleDataFormat?, nonVisible: String?

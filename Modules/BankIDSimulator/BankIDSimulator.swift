@@ -181,6 +181,24 @@ public final class RunningSimulator: Sendable {
         engine.state.withLock { $0.orders[orderRef]?.collectTimes ?? [] }
     }
 
+    /// The bodies of the last order requests (/auth, /sign, /phone/auth, /phone/sign), oldest
+    /// first, as JSON text with sorted keys, accepted or refused: what a client really sent.
+    /// The simulator keeps the last 64.
+    public var orderBodies: [(endpoint: String, json: String)] {
+        let received = engine.state.withLock { $0.orderBodies }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return received.map { order in
+            (
+                order.endpoint,
+                (try? encoder.encode(order.body)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            )
+        }
+    }
+
+    /// The body of the last order request, as JSON text; nil before any.
+    public var lastOrderBody: String? { orderBodies.last?.json }
+
     /// The orderRefs of every order the simulator holds.
     public var orderRefs: [String] { engine.state.withLock { Array($0.orders.keys) } }
 

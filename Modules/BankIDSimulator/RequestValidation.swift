@@ -145,13 +145,23 @@ enum RequestValidation {
         }
     }
 
+    /// The longest `app` or `web` field, in UTF-8 bytes.
+    static let deviceFieldLimit = 256
+
+    /// `app` or `web`: an object with every one of `keys` (all are required), each a string of
+    /// 1 to 256 bytes without control characters, and nothing else.
     private static func deviceInfo(_ value: JSONValue, name: String, keys: Set<String>) throws(Invalid) {
         guard let fields = value.object else { throw Invalid("Invalid \(name)") }
-        for (key, item) in fields {
-            guard keys.contains(key) else { throw Invalid("Unknown parameter: \(name).\(key)") }
-            guard let text = item.string, !text.isEmpty, text.utf8.count <= 256 else {
-                throw Invalid("Invalid \(name).\(key)")
-            }
+        if let unknown = fields.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw Invalid("Unknown parameter: \(name).\(unknown)")
+        }
+        if let missing = keys.sorted().first(where: { fields[$0] == nil }) {
+            throw Invalid("Missing \(name).\(missing)")
+        }
+        for key in keys.sorted() {
+            guard let text = fields[key]?.string, !text.isEmpty, text.utf8.count <= deviceFieldLimit,
+                !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else { throw Invalid("Invalid \(name).\(key)") }
         }
     }
 

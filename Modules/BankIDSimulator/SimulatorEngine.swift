@@ -32,7 +32,13 @@ final class SimulatorEngine: Sendable {
         var byQRToken: [String: String] = [:]
         var byAutoStartToken: [String: String] = [:]
         var controls: Controls
+        /// The bodies of the last order requests (/auth, /sign, /phone/…), oldest first, accepted
+        /// or refused, so tests can read exactly what a client sent.
+        var orderBodies: [ReceivedOrder] = []
     }
+
+    /// How many order bodies are kept.
+    static let keptOrderBodies = 64
 
     let timing: OrderTiming
     let persons: [TestPerson]
@@ -149,6 +155,10 @@ final class SimulatorEngine: Sendable {
     private func start(_ kind: OrderKind, _ body: JSONValue) throws(RequestValidation.Invalid)
         -> HTTPResponse
     {
+        state.withLock { state in
+            state.orderBodies.append(ReceivedOrder(endpoint: kind.rawValue, body: body))
+            if state.orderBodies.count > Self.keptOrderBodies { state.orderBodies.removeFirst() }
+        }
         let request = try RequestValidation.order(kind, body)
         let now = clock.now()
         let order = Order(
@@ -250,6 +260,12 @@ final class SimulatorEngine: Sendable {
 
     static func uuid() -> String { UUID().uuidString.lowercased() }
 
+    /// One order request as it arrived.
+    struct ReceivedOrder: Sendable {
+        let endpoint: String
+        let body: JSONValue
+    }
+
     // MARK: The user's side
 
     /// A refusal the user API reports: status, code and details.
@@ -271,6 +287,9 @@ final class SimulatorEngine: Sendable {
         let hintCode: String?
         /// The order's returnUrl once it is finished: the app opens it to send the user back.
         var returnUrl: String? = nil
+        /// What the app shows the user to approve: userVisibleData decoded, and its format.
+        var userVisibleText: String? = nil
+        var userVisibleDataFormat: String? = nil
     }
 
     func person(_ number: String?) throws(UserError) -> TestPerson {
@@ -368,17 +387,24 @@ final class SimulatorEngine: Sendable {
             }
         }
         state.orders[reference] = order
+        var result: ActionResult
         switch order.phase {
         case .waiting:
-            return ActionResult(orderRef: reference, status: "pending", hintCode: "outstandingTransaction")
-        case .inApp(let hint): return ActionResult(orderRef: reference, status: "pending", hintCode: hint)
+            result = ActionResult(orderRef: reference, status: "pending", hintCode: "outstandingTransaction")
+        case .inApp(let hint): result = ActionResult(orderRef: reference, status: "pending", hintCode: hint)
         case .failed(let hint):
-            return ActionResult(
+            result = ActionResult(
                 orderRef: reference, status: "failed", hintCode: hint, returnUrl: order.request.returnUrl)
         case .complete:
-            return ActionResult(
+            result = ActionResult(
                 orderRef: reference, status: "complete", hintCode: nil, returnUrl: order.request.returnUrl)
         }
+        // The app shows the text it was asked to: validation made sure it is base64 of UTF-8.
+        result.userVisibleText = order.request.userVisibleData.flatMap { Base64.decode($0) }.flatMap {
+            String(validating: $0, as: UTF8.self)
+        }
+        result.userVisibleDataFormat = order.request.userVisibleDataFormat
+        return result
     }
 
     // MARK: Controls

@@ -93,6 +93,8 @@ extension SimulatorEngine {
                 "orderRef": .string(result.orderRef), "status": .string(result.status),
             ]
             if let hint = result.hintCode { answer["hintCode"] = .string(hint) }
+            if let text = result.userVisibleText { answer["userVisibleData"] = .string(text) }
+            if let format = result.userVisibleDataFormat { answer["userVisibleDataFormat"] = .string(format) }
             // Only the app on the same device goes back to the returnUrl; a scan happens elsewhere.
             if let url = result.returnUrl, endpoint != .scan { answer["returnUrl"] = .string(url) }
             return Self.json(200, .object(answer))
@@ -219,7 +221,9 @@ enum UserPage {
         <label>Test person <select id="person"></select></label>
         <label>Action <select id="action"><option>approve</option><option>cancel</option>
         <option>wrongCode</option><option>decline</option><option>start</option><option>open</option></select></label>
-        <button id="go">Send</button><pre id="out"></pre>
+        <button id="go">Send</button>
+        <section id="asked" hidden><h2>The app asks you to approve</h2><p id="text" style="white-space:pre-wrap"></p></section>
+        <p id="hint"></p><pre id="out"></pre>
         <script>
         const $ = (id) => document.getElementById(id);
         fetch('/sim/v1/persons').then(r => r.json()).then(j => j.persons.forEach(p => {
@@ -231,7 +235,11 @@ enum UserPage {
           if (qr) body.qrData = code; else body.autoStartToken = code;
           const r = await fetch(qr ? '/sim/v1/scan' : '/sim/v1/autostart',
             {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
-          $('out').textContent = r.status + ' ' + await r.text(); };
+          const text = await r.text(); $('out').textContent = r.status + ' ' + text;
+          let answer = {}; try { answer = JSON.parse(text); } catch (e) {}
+          $('asked').hidden = !answer.userVisibleData; $('text').textContent = answer.userVisibleData || '';
+          $('hint').textContent = answer.hintCode === 'userMrtd'
+            ? 'Scan your passport or ID card (userMrtd): send "approve" again once it is scanned.' : ''; };
         </script></body></html>
         """
 }

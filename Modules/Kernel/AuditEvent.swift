@@ -212,6 +212,8 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     public static let adminTokenCreated = Self(rawValue: "admin.token.created")
     /// An admin token was revoked.
     public static let adminTokenRevoked = Self(rawValue: "admin.token.revoked")
+    /// An administrator read a BankID signature's evidence (which may hold the signature).
+    public static let adminBankIDSignatureViewed = Self(rawValue: "admin.bankid_signature.viewed")
 
     // The support desk's BankID phone check (an agent on a call with the user).
     /// An agent started a BankID phone identification or signature for an account

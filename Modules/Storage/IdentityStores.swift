@@ -77,7 +77,8 @@ public struct BankIDFlow: Sendable, Equatable {
     }
 }
 
-/// A completed BankID signature kept with the session it stepped up.
+/// A completed BankID signature as the session it stepped up knows it (the evidence is a
+/// `BankIDSignatureEvidence`).
 public struct SessionStepUp: Sendable, Equatable {
     /// The session.
     public var sessionID: String
@@ -87,22 +88,13 @@ public struct SessionStepUp: Sendable, Equatable {
     public var validUntil: Date
     /// The text the user signed.
     public var userVisibleText: String
-    /// BankID's XML signature (base64); it names the signer, so it is personal data.
-    public var signature: String?
-    /// BankID's OCSP response (base64).
-    public var ocspResponse: String?
 
     /// Creates a step-up record.
-    public init(
-        sessionID: String, signedAt: Date, validUntil: Date, userVisibleText: String, signature: String?,
-        ocspResponse: String?
-    ) {
+    public init(sessionID: String, signedAt: Date, validUntil: Date, userVisibleText: String) {
         self.sessionID = sessionID
         self.signedAt = signedAt
         self.validUntil = validUntil
         self.userVisibleText = userVisibleText
-        self.signature = signature
-        self.ocspResponse = ocspResponse
     }
 }
 
@@ -125,6 +117,8 @@ public struct BankIDCompletionRecord: Sendable {
     public var replacedSessionID: String?
     /// A signature to keep with its session (sign).
     public var stepUp: SessionStepUp?
+    /// The signature's evidence (sign).
+    public var evidence: BankIDSignatureEvidence?
     /// The audit events.
     public var events: [AuditEvent]
 
@@ -132,7 +126,7 @@ public struct BankIDCompletionRecord: Sendable {
     public init(
         flowIDHash: [UInt8], outcome: String, at: Date, newUser: User? = nil, link: LinkedIdentity? = nil,
         session: Session? = nil, replacedSessionID: String? = nil, stepUp: SessionStepUp? = nil,
-        events: [AuditEvent] = []
+        evidence: BankIDSignatureEvidence? = nil, events: [AuditEvent] = []
     ) {
         self.flowIDHash = flowIDHash
         self.outcome = outcome
@@ -142,6 +136,7 @@ public struct BankIDCompletionRecord: Sendable {
         self.session = session
         self.replacedSessionID = replacedSessionID
         self.stepUp = stepUp
+        self.evidence = evidence
         self.events = events
     }
 }
@@ -169,6 +164,10 @@ public protocol BankIDIdentityStore: Sendable {
     func commitBankIDCompletion(_ record: BankIDCompletionRecord) throws -> Bool
     /// The session's step-up; nil when none.
     func stepUp(sessionID: String) throws -> SessionStepUp?
+    /// The user's signature evidence, newest first.
+    func bankIDSignatures(userID: String) throws -> [BankIDSignatureEvidence]
+    /// The evidence with this id; nil when none.
+    func bankIDSignature(id: String) throws -> BankIDSignatureEvidence?
     /// Deletes flows created before `cutoff`; returns how many.
     func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int
 }
@@ -297,15 +296,20 @@ extension SQLStore: BankIDIdentityStore {
                 // A newer signature replaces the session's previous one.
                 try connection.execute(
                     """
-                    INSERT INTO session_step_ups (session_id, signed_at, valid_until, user_visible_text,
-                      signature, ocsp_response) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    INSERT INTO session_step_ups (session_id, signed_at, valid_until, user_visible_text)
+                    VALUES (?1, ?2, ?3, ?4)
                     ON CONFLICT (session_id) DO UPDATE SET signed_at = excluded.signed_at,
-                      valid_until = excluded.valid_until, user_visible_text = excluded.user_visible_text,
-                      signature = excluded.signature, ocsp_response = excluded.ocsp_response
+                      valid_until = excluded.valid_until, user_visible_text = excluded.user_visible_text
                     """,
+                    [stepUp.sessionID, stepUp.signedAt, stepUp.validUntil, stepUp.userVisibleText])
+            }
+            if let evidence = record.evidence {
+                try connection.execute(
+                    "INSERT INTO bankid_signatures (\(StoreSQL.signatureColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     [
-                        stepUp.sessionID, stepUp.signedAt, stepUp.validUntil, stepUp.userVisibleText,
-                        stepUp.signature, stepUp.ocspResponse,
+                        evidence.id, evidence.userID, evidence.sessionID, evidence.signedAt,
+                        evidence.userVisibleText, evidence.signatureSHA256, evidence.signature,
+                        evidence.ocspResponse, evidence.bankIDIssueDate, evidence.mrtd, evidence.risk,
                     ])
             }
             for (event, encoded) in zip(record.events, details) {
@@ -327,16 +331,42 @@ extension SQLStore: BankIDIdentityStore {
         try engine.read { connection in
             try connection.queryFirst(
                 """
-                SELECT session_id, signed_at, valid_until, user_visible_text, signature, ocsp_response
+                SELECT session_id, signed_at, valid_until, user_visible_text
                 FROM session_step_ups WHERE session_id = ?1
                 """, [sessionID]
             ) { row in
                 SessionStepUp(
                     sessionID: try row.string(0), signedAt: try row.date(1), validUntil: try row.date(2),
-                    userVisibleText: try row.string(3), signature: try row.optionalString(4),
-                    ocspResponse: try row.optionalString(5))
+                    userVisibleText: try row.string(3))
             }
         }
+    }
+
+    public func bankIDSignatures(userID: String) throws -> [BankIDSignatureEvidence] {
+        try engine.read { connection in
+            try connection.query(
+                """
+                SELECT \(StoreSQL.signatureColumns) FROM bankid_signatures WHERE user_id = ?1
+                ORDER BY signed_at DESC, id
+                """, [userID], Self.evidence)
+        }
+    }
+
+    public func bankIDSignature(id: String) throws -> BankIDSignatureEvidence? {
+        try engine.read { connection in
+            try connection.queryFirst(
+                "SELECT \(StoreSQL.signatureColumns) FROM bankid_signatures WHERE id = ?1", [id],
+                Self.evidence)
+        }
+    }
+
+    fileprivate static func evidence(_ row: any SQLRow) throws -> BankIDSignatureEvidence {
+        BankIDSignatureEvidence(
+            id: try row.string(0), userID: try row.string(1), sessionID: try row.string(2),
+            signedAt: try row.date(3), userVisibleText: try row.string(4), signatureSHA256: try row.blob(5),
+            signature: try row.optionalString(6), ocspResponse: try row.optionalString(7),
+            bankIDIssueDate: try row.optionalString(8), mrtd: row.isNull(9) ? nil : try row.bool(9),
+            risk: try row.optionalString(10))
     }
 
     public func purgeBankIDFlows(createdBefore cutoff: Date) throws -> Int {
@@ -350,6 +380,11 @@ extension SQLStore: BankIDIdentityStore {
 /// The column lists and statements the stores above share.
 extension StoreSQL {
     fileprivate static let identityColumns = "user_id, key_id, digest, name, linked_at"
+
+    fileprivate static let signatureColumns = """
+        id, user_id, session_id, signed_at, user_visible_text, signature_sha256, signature, \
+        ocsp_response, bankid_issue_date, mrtd, risk
+        """
 
     fileprivate static let flowColumns = """
         id_hash, order_ref, intent, same_device, binding_hash, user_id, session_id, return_nonce, \

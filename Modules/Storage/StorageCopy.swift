@@ -48,7 +48,7 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 10 and PostgreSQL's version 3, parents before
+    /// Every data table of SQLite's schema version 11 and PostgreSQL's version 4, parents before
     /// the tables whose foreign keys point at them (users first).
     static let tables: [Table] = [
         Table(
@@ -68,7 +68,13 @@ public enum StorageCopy {
             "session_step_ups",
             [
                 "session_id": .text, "signed_at": .time, "valid_until": .time, "user_visible_text": .text,
-                "signature": .text, "ocsp_response": .text,
+            ]),
+        Table(
+            "bankid_signatures",
+            [
+                "id": .text, "user_id": .text, "session_id": .text, "signed_at": .time,
+                "user_visible_text": .text, "signature_sha256": .bytes, "signature": .text,
+                "ocsp_response": .text, "bankid_issue_date": .text, "mrtd": .flag, "risk": .text,
             ]),
         Table(
             "passkeys",
@@ -139,8 +145,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 10
-    static let postgreSQLSchemaVersion = 3
+    static let sqliteSchemaVersion = 11
+    static let postgreSQLSchemaVersion = 4
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

@@ -42,6 +42,13 @@ public final class TestServer: Sendable {
     /// The PostgreSQL database on `.postgresql`, dropped after the server's pool is closed.
     private let postgres: PostgreSQLTestDatabase?
 
+    /// The app identifier test servers list in `bankid.appIdentifiers`.
+    public static let appIdentifier = "se.example.portvakt"
+
+    /// The members a native BankID start sends about its app and device (JSON, no braces).
+    public static let nativeAppMembers =
+        #""appIdentifier":"se.example.portvakt","deviceOS":"iOS 18.1","deviceModelName":"Apple iPhone16,2","deviceIdentifier":"test-device-1""#
+
     /// Builds a server and, when live, starts it.
     /// - Parameters:
     ///   - transport: `.live` (sockets) or `.inProcess` (no socket; use `InProcessHTTPClient`).
@@ -66,7 +73,14 @@ public final class TestServer: Sendable {
         var object: [String: Any] = [
             "listen": ["public": ["port": 0], "admin": ["port": 0]],
             "logging": ["level": "error", "accessLog": false],
+            "bankid": ["appIdentifiers": [Self.appIdentifier]],
         ]
+        // A `bankid` section given here keeps the test app identifier unless it names its own.
+        var json = json
+        if var bankid = json["bankid"] as? [String: Any], bankid["appIdentifiers"] == nil {
+            bankid["appIdentifiers"] = [Self.appIdentifier]
+            json["bankid"] = bankid
+        }
         object.merge(json) { _, new in new }
         var environment = environment.merging(["PORTVAKT_DATA": directory.path]) { $1 }
         switch engine {

@@ -91,7 +91,7 @@ struct AccountSessionServiceTests {
                     flowIDHash: flow.idHash, outcome: "bankid.signed", at: now,
                     stepUp: SessionStepUp(
                         sessionID: session.id, signedAt: now, validUntil: now.addingTimeInterval(600),
-                        userVisibleText: "Pay 10 kr", signature: nil, ocspResponse: nil))))
+                        userVisibleText: "Pay 10 kr"))))
         #expect(
             try access(f).overview(signedIn).steppedUpUntil
                 == now.addingTimeInterval(600).storagePrecisionForTests)

@@ -152,6 +152,12 @@ final class FaultyBankIDStore: BankIDIdentityStore, AuditStore {
         try inner.rekeyLinkedIdentity(userID: userID, to: digest)
     }
 
+    func bankIDSignatures(userID: String) throws -> [BankIDSignatureEvidence] {
+        try inner.bankIDSignatures(userID: userID)
+    }
+
+    func bankIDSignature(id: String) throws -> BankIDSignatureEvidence? { try inner.bankIDSignature(id: id) }
+
     func insertBankIDFlow(_ flow: BankIDFlow) throws { try inner.insertBankIDFlow(flow) }
 
     func bankIDFlow(idHash: [UInt8]) throws -> BankIDFlow? { try inner.bankIDFlow(idHash: idHash) }
@@ -206,8 +212,27 @@ final class BankIDJourneyFixture: @unchecked Sendable {
     let service: BankIDService
     let context = ClientContext(requestID: "req-1", ipAddress: "192.0.2.10", userAgent: "journey-tests")
 
+    /// The app identifier the fixture's content allows, and the app details native starts send.
+    static let appIdentifier = "se.example.app"
+    static let app = BankIDAppDetails(
+        appIdentifier: appIdentifier, deviceOS: "iOS 18.1", deviceModelName: "Apple iPhone16,2",
+        deviceIdentifier: "device-1")
+
+    /// The order content unless a test gives its own: built-in texts, the fixture's app allowed.
+    static func content(
+        requirements: [BankIDOrderIntent: BankIDRequirement] = [:],
+        texts: [BankIDOrderIntent: BankIDOrderText] = [:]
+    ) -> BankIDOrderContent {
+        BankIDOrderContent(
+            serviceName: "Example", publicOrigin: "https://login.example.com",
+            allowedOrigins: ["https://app.example.com"], texts: texts, requirements: requirements,
+            appIdentifiers: [appIdentifier], deviceKey: Array(repeating: 9, count: 32))
+    }
+
     init(
-        policy: BankIDPolicy = BankIDPolicy(), sandbox: (any BankIDSandbox)? = nil, recoveryWired: Bool = true
+        policy: BankIDPolicy = BankIDPolicy(), sandbox: (any BankIDSandbox)? = nil,
+        recoveryWired: Bool = true,
+        content: BankIDOrderContent = BankIDJourneyFixture.content()
     ) throws {
         directory = try TemporaryDirectory(prefix: "bankid-journeys")
         database = try SQLiteDatabase(path: directory.path("portvakt.sqlite"), clock: clock)
@@ -230,7 +255,7 @@ final class BankIDJourneyFixture: @unchecked Sendable {
         service = BankIDService(
             coordinator: coordinator, identities: faults, accounts: store, audit: faults, sessions: sessions,
             policy: policy, clock: clock, random: random, recoveryTokens: recoveryWired ? enrollment : nil,
-            sandbox: sandbox)
+            sandbox: sandbox, content: content)
     }
 
     deinit { database.close() }
@@ -240,11 +265,12 @@ final class BankIDJourneyFixture: @unchecked Sendable {
     /// Starts an order the way the API would, and keeps the binding the start handed out.
     func start(
         _ intent: BankIDOrderIntent, device: BankIDDevice = .other, text: String? = nil,
-        client: ClientKind = .web, as requester: BankIDRequester = BankIDRequester()
+        client: ClientKind = .web, as requester: BankIDRequester = BankIDRequester(),
+        details: BankIDStartDetails? = nil
     ) async throws -> HeldOrder {
         let started = try await service.start(
             intent: intent, device: device, userVisibleText: text, clientKind: client, requester: requester,
-            context: context)
+            context: context, details: details ?? BankIDStartDetails(app: client == .native ? Self.app : nil))
         var requester = requester
         if let binding = started.newBinding { requester.binding = binding }
         let flow = try #require(try store.bankIDFlow(idHash: Digest.sha256(started.orderID)))

@@ -27,9 +27,12 @@ struct BankIDStepUpTests {
         #expect(result.steppedUpUntil == fixture.clock.now().addingTimeInterval(300))
         let sessionID = try #require(signedIn.session).id
         let stepUp = try #require(try fixture.store.stepUp(sessionID: sessionID))
-        #expect(stepUp.userVisibleText == "Pay 100 kr to Bob" && stepUp.signature == "PHNpZ25hdHVyZT4=")
+        #expect(stepUp.userVisibleText == "Pay 100 kr to Bob")
         let event = try #require(try fixture.events().last)
         #expect(event.action == .bankIDStepUp && event.details["sessionId"] == sessionID)
+        // The evidence keeps the signature's digest, not the signature (the default).
+        let evidence = try #require(try fixture.store.bankIDSignature(id: event.details["evidenceId"] ?? ""))
+        #expect(evidence.signature == nil && evidence.signatureSHA256 == Digest.sha256("PHNpZ25hdHVyZT4="))
         #expect(event.details["textSha256"] == Hex.encode(Digest.sha256("Pay 100 kr to Bob")))
         #expect(event.details["signatureSha256"] == Hex.encode(Digest.sha256("PHNpZ25hdHVyZT4=")))
         #expect(!event.details.values.contains { $0.contains("Pay 100") || $0.contains("PHNpZ25") })

@@ -168,6 +168,45 @@ struct RPAPITests {
         #expect(response.errorCode == "invalidParameters", "\(body)")
     }
 
+    @Test(
+        "app and web as BankID checks them: never both, every sub-field required, 1 to 256 bytes without control characters, nothing unknown",
+        arguments: [
+            #""app":{"appIdentifier":"se.example.app","deviceOS":"iOS 18","deviceModelName":"iPhone","deviceIdentifier":"x"},"web":{"referringDomain":"example.se","userAgent":"UA","deviceIdentifier":"y"}"#,
+            #""web":{"referringDomain":"example.se","userAgent":"UA"}"#,
+            #""web":{"userAgent":"UA","deviceIdentifier":"y"}"#,
+            #""app":{"appIdentifier":"se.example.app","deviceOS":"iOS 18","deviceModelName":"iPhone"}"#,
+            #""app":{"deviceOS":"iOS 18","deviceModelName":"iPhone","deviceIdentifier":"x"}"#,
+            #""web":{"referringDomain":"example.se","userAgent":"\#(String(repeating: "a", count: 257))","deviceIdentifier":"y"}"#,
+            #""app":{"appIdentifier":"se.example.app","deviceOS":"iOS 18","deviceModelName":"\#(String(repeating: "ö", count: 129))","deviceIdentifier":"x"}"#,
+            #""web":{"referringDomain":"example.se","userAgent":"a\u0007b","deviceIdentifier":"y"}"#,
+            #""web":{"referringDomain":"","userAgent":"UA","deviceIdentifier":"y"}"#,
+            #""web":{"referringDomain":"example.se","userAgent":"UA","deviceIdentifier":"y","extra":"z"}"#,
+            #""web":"example.se""#,
+        ])
+    func deviceData(members: String) throws {
+        let harness = try Harness()
+        let response = try harness.post("auth", #"{"endUserIp":"192.0.2.1",\#(members)}"#)
+        #expect(response.status == 400, "\(members)")
+        #expect(response.errorCode == "invalidParameters", "\(members)")
+    }
+
+    @Test("web with every field at the 256-byte limit is accepted, and the body is kept as it arrived")
+    func deviceDataAtLimitAndRecorded() throws {
+        let harness = try Harness()
+        let agent = String(repeating: "å", count: 128)
+        let body =
+            #"{"endUserIp":"192.0.2.1","web":{"referringDomain":"example.se","userAgent":"\#(agent)","deviceIdentifier":"y"}}"#
+        let response = try harness.post("auth", body)
+        #expect(response.status == 200, "\(response.text)")
+        _ = try harness.post("sign", #"{"endUserIp":"192.0.2.1","app":{}}"#)
+        let bodies = harness.simulator.orderBodies
+        #expect(bodies.map(\.endpoint) == ["auth", "sign"], "refused bodies are kept too")
+        let first = try #require(
+            try JSONSerialization.jsonObject(with: Data(bodies[0].json.utf8)) as? [String: Any])
+        #expect((first["web"] as? [String: String])?["userAgent"] == agent)
+        #expect(harness.simulator.lastOrderBody == bodies[1].json)
+    }
+
     @Test("userVisibleData: at most 40,000 characters of base64")
     func userVisibleDataSize() throws {
         let harness = try Harness()

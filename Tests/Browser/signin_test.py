@@ -40,7 +40,7 @@ from selenium.common.exceptions import StaleElementReferenceException, TimeoutEx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / ".build" / "browser-screenshots"
@@ -95,6 +95,9 @@ class Server:
             "logging": {"level": "info", "accessLog": True},
             # The BankID recovery journey checks that the old passkey goes (the default keeps it).
             "recovery": {"revokeOtherSessions": True, "revokeOldPasskeys": True},
+            # A recovery asks for the passport/ID-card check (the simulated app's "approve" does it
+            # at once; "open" stops at userMrtd, which step_bankid_text_and_mrtd shows).
+            "bankid": {"requirements": {"recovery": {"mrtd": True}}},
         }
         (self.dir / "config.json").write_text(json.dumps(config))
         # The server refuses unknown PORTVAKT_ variables; give it a clean environment.
@@ -595,6 +598,40 @@ def step_bankid_cancel(server, page):
         order_path), "the order to be cancelled (RFA3)")
 
 
+def step_bankid_text_and_mrtd(server, page):
+    # What the user is asked to approve: the simulated BankID app (/sim/, in a second tab) shows
+    # the order's text, the recovery's built-in one naming the service in the browser's language
+    # (English); the recovery requires the ID-document check, so the app asks for it (userMrtd)
+    # and the sign-in page shows BankID's RFA23 message.
+    page.driver.delete_all_cookies()
+    page.open()
+    page.find("#bankid-recovery button[data-device='other']").click()
+    qr = page.bankid_qr()
+    main_window = page.driver.current_window_handle
+    page.driver.switch_to.new_window("tab")
+    try:
+        page.driver.get(server.url + "/sim/")
+        page.wait(lambda: len(page.all("#person option")) > 0, "the simulator's test persons")
+        page.type("#code", qr)
+        Select(page.find("#action")).select_by_visible_text("open")
+        page.find("#go").click()
+        page.wait(lambda: page.find("#asked").is_displayed(), "the text the app asks to approve")
+        text = page.find("#text").text
+        check(text == "Recover access to your account with Portvakt. You then add a new passkey.",
+              f"the simulated app shows {text!r}")
+        check("userMrtd" in page.find("#hint").text, f"no ID-document step: {page.find('#hint').text!r}")
+        page.screenshot("bankid_simulator_text")
+    finally:
+        page.driver.close()
+        page.driver.switch_to.window(main_window)
+    rfa23 = "Take a photo of, and scan, your ID document with the BankID app."
+    page.wait(lambda: page.find("#bankid-message").text == rfa23, "the RFA23 message")
+    check(not page.find("#bankid-qr").is_displayed(), "the QR code is still shown after the app opened it")
+    page.screenshot("bankid_mrtd")
+    page.find("#bankid-cancel").click()
+    page.wait_status("BankID was cancelled.")
+
+
 def step_bankid_login(server, page):
     # Another browser: no session cookie (the passkey session stays alive on the server, like a
     # phone that is about to be lost).
@@ -736,6 +773,7 @@ PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
                   step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link,
                   step_bankid_sign_up, step_bankid_link, step_bankid_qr_expires, step_bankid_cancel,
+                  step_bankid_text_and_mrtd,
                   step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
                   step_old_passkey_revoked, step_bankid_first_sign_up, step_bankid_same_device,
                   step_bankid_without_passkeys]

@@ -63,7 +63,8 @@ private struct BankIDClient {
     )
         async throws -> TestResponse
     {
-        var body = #"{"intent":"\#(intent)","device":"\#(device)","client":"native""#
+        var body = #"{"intent":"\#(intent)","device":"\#(device)","client":"native","#
+        body += TestServer.nativeAppMembers
         if let text { body += #","userVisibleData":"\#(text)""# }
         body += "}"
         let response = try await request(
@@ -527,13 +528,21 @@ struct BankIDAPITests {
         #expect(result(signed)["code"] as? String == "bankid.signed", "\(signed)")
         let until = server.clock.now().addingTimeInterval(600)
         let stepUp = try #require(try server.server.store.stepUp(sessionID: issued.session.id))
-        #expect(stepUp.userVisibleText == "Transfer 100 kr to Bob" && stepUp.signature?.isEmpty == false)
+        #expect(stepUp.userVisibleText == "Transfer 100 kr to Bob")
         #expect(abs(stepUp.validUntil.timeIntervalSince(until)) < 1)
         let event = try #require(
             try server.server.store.auditEvents(userID: ada.id, beforeID: nil, limit: 20).first {
                 $0.action.rawValue == "bankid.step_up"
             })
         #expect(event.details["signatureSha256"]?.count == 64 && event.details["textSha256"]?.count == 64)
+        // The evidence the event names: the text, BankID's OCSP response and the signature's
+        // digest; by default not the signature itself (it names the signer).
+        let evidenceID = try #require(event.details["evidenceId"])
+        let evidence = try #require(try server.server.store.bankIDSignature(id: evidenceID))
+        #expect(evidence.userID == ada.id && evidence.sessionID == issued.session.id)
+        #expect(evidence.userVisibleText == "Transfer 100 kr to Bob" && evidence.signature == nil)
+        #expect(Hex.encode(evidence.signatureSHA256) == event.details["signatureSha256"])
+        #expect(evidence.ocspResponse?.isEmpty == false && evidence.bankIDIssueDate != nil)
 
         // GET /v1/me says until when the session is stepped up, and stops saying it after.
         let auth = [("Authorization", "Bearer \(issued.token)")]
@@ -549,6 +558,54 @@ struct BankIDAPITests {
         #expect(result(other)["code"] as? String == "bankid.identity_mismatch")
         // Signing without a text is refused before BankID is asked.
         #expect(try await client.start("sign").status == 400)
+    }
+
+    @Test(
+        "a signature's evidence on the admin API: listed per user, read (audited with the token), the signature itself only with bankid.keepSignatures",
+        arguments: [false, true])
+    func signatureEvidence(keep: Bool) async throws {
+        let server = try TestServer.inProcess(configuration: ["bankid": ["keepSignatures": keep]])
+        defer { server.stop() }
+        let ada = try server.makeUser(username: "ada")
+        let issued = try server.signIn(ada)
+        var client = BankIDClient(server, token: issued.token)
+        _ = try await client.run("link")
+        _ = try await client.run("sign", text: "Transfer 100 kr to Bob")
+        let admin = [("Authorization", "Bearer \(server.adminToken)")]
+        let list = try await request(
+            "GET", server.adminURL + "/admin/v1/users/\(ada.id)/bankid/signatures", headers: admin)
+        #expect(list.status == 200)
+        let signatures = try #require(try list.jsonObject()["signatures"] as? [[String: Any]])
+        #expect(signatures.count == 1)
+        let id = try #require(signatures.first?["id"] as? String)
+        #expect(signatures.first?["userVisibleText"] as? String == "Transfer 100 kr to Bob")
+        #expect((signatures.first?["signatureSha256"] as? String)?.count == 64)
+        let one = try await request(
+            "GET", server.adminURL + "/admin/v1/bankid/signatures/\(id)", headers: admin)
+        #expect(one.status == 200)
+        let evidence = try one.jsonObject()
+        #expect(evidence["sessionId"] as? String == issued.session.id)
+        #expect((evidence["ocspResponse"] as? String)?.isEmpty == false)
+        #expect((evidence["signature"] as? String)?.isEmpty == (keep ? false : nil), "\(evidence)")
+        // Reading it is audited with the admin token; nothing on the public listener.
+        let viewed = try server.server.store.auditEvents(userID: ada.id, beforeID: nil, limit: 50).filter {
+            $0.action == .adminBankIDSignatureViewed
+        }
+        #expect(viewed.count == 1 && viewed.first?.details["evidenceId"] == id)
+        #expect(viewed.first?.actor.rawValue.hasPrefix("admin:") == true)
+        #expect(
+            try await request("GET", server.publicURL + "/admin/v1/bankid/signatures/\(id)", headers: admin)
+                .status
+                == 404)
+        let missing = try await request(
+            "GET", server.adminURL + "/admin/v1/bankid/signatures/nope", headers: admin)
+        #expect(missing.status == 404)
+        #expect(try missing.problemCode() == "admin.signature_not_found")
+        #expect(
+            try await request(
+                "GET", server.adminURL + "/admin/v1/users/nobody/bankid/signatures", headers: admin
+            )
+            .problemCode() == "admin.user_not_found")
     }
 
     @Test(

@@ -78,7 +78,7 @@ struct MultiInstanceTests {
         let before = Set(service.simulator.orderRefs)
         let started = try http.sendJSON(
             url: service.instances[0].publicURL + "/v1/bankid/orders",
-            json: #"{"intent":"signup","device":"other","client":"native"}"#)
+            json: #"{"intent":"signup","device":"other","client":"native",\#(TestServer.nativeAppMembers)}"#)
         #expect(started.status == 201, "\(started.text)")
         let object = try started.jsonObject()
         let orderID = try #require(object["orderId"] as? String)
@@ -315,6 +315,7 @@ private final class Service: @unchecked Sendable {
                 "caCertificate": simulator.caCertificatePath,
                 "clientCertificate": simulator.clientCertificatePath, "passphraseFile": passphraseFile,
                 "identityKeys": ["k1": ["file": keyFile]], "currentIdentityKey": "k1",
+                "appIdentifiers": [TestServer.appIdentifier],
             ],
         ]
         let configFile = folder.path("portvakt.json")
@@ -454,7 +455,7 @@ extension MultiInstanceTests {
         // The account: a BankID sign-up by Tolvan on instance A.
         let signup = try http.sendJSON(
             url: service.instances[0].publicURL + "/v1/bankid/orders",
-            json: #"{"intent":"signup","device":"other","client":"native"}"#)
+            json: #"{"intent":"signup","device":"other","client":"native",\#(TestServer.nativeAppMembers)}"#)
         let order = try signup.jsonObject()
         let orderID = try #require(order["orderId"] as? String)
         let binding = try #require(order["clientBinding"] as? String)

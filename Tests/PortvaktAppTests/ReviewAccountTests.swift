@@ -111,7 +111,7 @@ struct ReviewAccountTests {
             (try signedIn.jsonObject()["session"] as? [String: Any])?["token"] as? String)
         let link = try await request(
             "POST", server.publicURL + "/v1/bankid/orders",
-            json: #"{"intent":"link","device":"other","client":"native"}"#,
+            json: #"{"intent":"link","device":"other","client":"native",\#(TestServer.nativeAppMembers)}"#,
             headers: [("Authorization", "Bearer \(token)")])
         #expect(try link.status == 403 && link.problemCode() == "review.sandboxed")
         let review = try #require(try server.server.store.user(username: "app.reviewer"))

@@ -50,7 +50,7 @@ struct StartupTests {
                 // simulator over mutual TLS: it only works if both loaded the same PKI.
                 let order = try client.sendJSON(
                     url: "http://127.0.0.1:\(port.public)/v1/bankid/orders",
-                    json: #"{"intent":"login","device":"other","client":"native"}"#)
+                    json: #"{"intent":"login","device":"other","client":"web"}"#)
                 #expect(order.status == 201, "round \(round): \(order.text)")
             }
 

@@ -125,27 +125,50 @@ struct IdentityStoreTests {
     }
 
     @Test(
-        "a signature is kept with its session and replaced by a newer one; flows purge by age",
+        "a signature steps its session up (a newer one replaces it) and keeps its evidence; flows purge by age",
         arguments: StoreKind.tested)
     func stepUpsAndPurge(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
+        try fixture.store.insertUser(makeUser("u2"))
         try fixture.store.insertSession(makeSession("s1", userID: "u1"))
         for (byte, text) in [(UInt8(6), "first"), (UInt8(8), "second")] {
             let flow = Self.flow(byte, intent: .sign)
             try fixture.store.insertBankIDFlow(flow)
             let stepUp = SessionStepUp(
                 sessionID: "s1", signedAt: at(Double(byte)), validUntil: at(Double(byte) + 600),
-                userVisibleText: text, signature: "PD94bWw+", ocspResponse: "MII=")
+                userVisibleText: text)
+            // The first keeps the signature, the second only its digest and no optional facts.
+            let evidence = BankIDSignatureEvidence(
+                id: "e\(byte)", userID: "u1", sessionID: "s1", signedAt: at(Double(byte)),
+                userVisibleText: text,
+                signatureSHA256: [UInt8](repeating: byte, count: 32), signature: byte == 6 ? "PD94bWw+" : nil,
+                ocspResponse: byte == 6 ? "MII=" : nil, bankIDIssueDate: byte == 6 ? "2020-02-01" : nil,
+                mrtd: byte == 6 ? true : nil, risk: byte == 6 ? "low" : nil)
             #expect(
                 try fixture.store.commitBankIDCompletion(
                     BankIDCompletionRecord(
                         flowIDHash: flow.idHash, outcome: "bankid.signed", at: at(Double(byte)),
-                        stepUp: stepUp)))
+                        stepUp: stepUp, evidence: evidence)))
         }
         let kept = try #require(try fixture.store.stepUp(sessionID: "s1"))
-        #expect(
-            kept.userVisibleText == "second" && kept.validUntil == at(608) && kept.signature == "PD94bWw+")
+        #expect(kept.userVisibleText == "second" && kept.validUntil == at(608))
+        // Both signatures' evidence stays, newest first, exactly as written.
+        let evidence = try fixture.store.bankIDSignatures(userID: "u1")
+        #expect(evidence.map(\.id) == ["e8", "e6"])
+        let first = try #require(try fixture.store.bankIDSignature(id: "e6"))
+        #expect(first.signature == "PD94bWw+" && first.ocspResponse == "MII=" && first.mrtd == true)
+        #expect(first.bankIDIssueDate == "2020-02-01" && first.risk == "low" && first.signedAt == at(6))
+        #expect(first.signatureSHA256 == [UInt8](repeating: 6, count: 32) && first.userVisibleText == "first")
+        let second = try #require(try fixture.store.bankIDSignature(id: "e8"))
+        #expect(second.signature == nil && second.mrtd == nil && second.risk == nil)
+        #expect(try fixture.store.bankIDSignatures(userID: "u2").isEmpty)
+        #expect(try fixture.store.bankIDSignature(id: "nope") == nil)
+        // The evidence outlives the session, not the account.
+        #expect(try fixture.store.purgeSessions(endedBefore: at(90_000)) == 1)
+        #expect(try fixture.store.bankIDSignatures(userID: "u1").count == 2)
+        #expect(try fixture.store.deleteUser(id: "u1"))
+        #expect(try fixture.store.bankIDSignature(id: "e6") == nil)
         #expect(try fixture.store.purgeBankIDFlows(createdBefore: at(1)) == 0)
         #expect(try fixture.store.purgeBankIDFlows(createdBefore: at(2)) == 2)
         #expect(try fixture.store.bankIDFlow(idHash: Self.flow(6).idHash) == nil)

@@ -79,6 +79,8 @@ extension PortvaktConfiguration {
         public var identityKeys: [IdentityKeySource]
         /// Risk and step-up settings of the journeys (Docs/journeys.md).
         public var flows = BankIDFlowSettings()
+        /// What each order carries: app identifiers, texts, requirements (+BankIDOrders.swift).
+        public var orders = BankIDOrderSettings()
 
         /// Creates settings with the documented defaults.
         public init(
@@ -219,6 +221,7 @@ extension PortvaktConfiguration.BankIDSettings {
             requestTimeoutSeconds: total, threads: threads, maxQueued: maxQueued,
             certificateWarningDays: warningDays, currentIdentityKey: current, identityKeys: keys)
         flows = PortvaktConfiguration.BankIDFlowSettings(reading: r)
+        orders = PortvaktConfiguration.BankIDOrderSettings(reading: r, environment: environment)
         checkConsistency(r)
     }
 
@@ -392,6 +395,7 @@ extension PortvaktConfiguration.BankIDSettings {
             ),
         ]
         members += flows.effectiveMembers
+        members += orders.effectiveMembers
         return .object(members)
     }
 }

@@ -68,12 +68,19 @@ extension PortvaktConfiguration {
         public var riskCeiling: RiskLevel?
         /// How long a BankID signature keeps the session stepped up (60 to 86400 s, default 600).
         public var stepUpSeconds: Int
+        /// Keep BankID's signature itself in a signature's evidence (it names the signer), where
+        /// the deployment may; otherwise its SHA-256 only (default false).
+        public var keepSignatures: Bool
 
         /// Creates flow settings with the documented defaults.
-        public init(returnRisk: Bool = false, riskCeiling: RiskLevel? = nil, stepUpSeconds: Int = 600) {
+        public init(
+            returnRisk: Bool = false, riskCeiling: RiskLevel? = nil, stepUpSeconds: Int = 600,
+            keepSignatures: Bool = false
+        ) {
             self.returnRisk = returnRisk
             self.riskCeiling = riskCeiling
             self.stepUpSeconds = stepUpSeconds
+            self.keepSignatures = keepSignatures
         }
     }
 
@@ -160,12 +167,14 @@ extension PortvaktConfiguration.BankIDFlowSettings {
         }
         self.init(
             returnRisk: returnRisk, riskCeiling: ceiling,
-            stepUpSeconds: r.integer("stepUpSeconds", default: defaults.stepUpSeconds, in: 60...86_400))
+            stepUpSeconds: r.integer("stepUpSeconds", default: defaults.stepUpSeconds, in: 60...86_400),
+            keepSignatures: r.bool("keepSignatures", default: defaults.keepSignatures))
     }
 
     var effectiveMembers: [(String, ConfigJSON)] {
         var members: [(String, ConfigJSON)] = [
             ("returnRisk", .bool(returnRisk)), ("stepUpSeconds", .integer(stepUpSeconds)),
+            ("keepSignatures", .bool(keepSignatures)),
         ]
         if let riskCeiling { members.append(("riskCeiling", .string(riskCeiling.rawValue))) }
         return members

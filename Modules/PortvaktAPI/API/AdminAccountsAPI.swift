@@ -218,6 +218,28 @@ public struct AdminAccountsAPI: Sendable {
             }
         }
         add(
+            .GET, "/admin/v1/users/{id}/bankid/signatures",
+            "The user's BankID signatures (step-ups), newest first: what was signed and its evidence",
+            RouteContract(responses: [.json(SignatureList.self)], problems: userProblems)
+        ) { request, _ in
+            try .json(
+                SignatureList(
+                    signatures: try admin.signatures(userID: Self.parameter(request, "id")).map(
+                        SignatureEvidenceView.init)))
+        }
+        add(
+            .GET, "/admin/v1/bankid/signatures/{signatureId}",
+            "One BankID signature's evidence (audited): the signature itself when bankid.keepSignatures",
+            RouteContract(
+                responses: [.json(SignatureEvidenceView.self)], problems: Problems.auth(.signatureNotFound))
+        ) { request, principal in
+            try .json(
+                SignatureEvidenceView(
+                    try admin.signature(
+                        id: Self.parameter(request, "signatureId"), by: principal,
+                        context: request.clientContext)))
+        }
+        add(
             .GET, "/admin/v1/audit", "Audit events, newest first; filter by user, type and time",
             RouteContract(
                 query: [
@@ -397,4 +419,40 @@ struct RevokedCount: Codable {
 struct AuditList: Codable {
     let events: [AuditEventView]
     let nextCursor: String?
+}
+
+/// A BankID signature's evidence as administrators see it. `signature` is BankID's XML (base64),
+/// present only where the deployment keeps it (`bankid.keepSignatures`); `signatureSha256`
+/// always, so a copy kept elsewhere can be matched.
+struct SignatureEvidenceView: Codable {
+    let id: String
+    let userId: String
+    let sessionId: String
+    let signedAt: String
+    let userVisibleText: String
+    let signatureSha256: String
+    let signature: String?
+    let ocspResponse: String?
+    let bankIdIssueDate: String?
+    /// Whether BankID checked an ID document (`stepUp.mrtd`); absent when BankID did not say.
+    let mrtd: Bool?
+    let risk: String?
+
+    init(_ evidence: BankIDSignatureEvidence) {
+        id = evidence.id
+        userId = evidence.userID
+        sessionId = evidence.sessionID
+        signedAt = UTCTimestamp.string(evidence.signedAt)
+        userVisibleText = evidence.userVisibleText
+        signatureSha256 = Hex.encode(evidence.signatureSHA256)
+        signature = evidence.signature
+        ocspResponse = evidence.ocspResponse
+        bankIdIssueDate = evidence.bankIDIssueDate
+        mrtd = evidence.mrtd
+        risk = evidence.risk
+    }
+}
+
+struct SignatureList: Codable {
+    let signatures: [SignatureEvidenceView]
 }

@@ -55,7 +55,8 @@ public struct BankIDAPI: Sendable {
                 responses: [.json(StartResponse.self, status: 201, "The order, to poll and show")],
                 problems: Problems.signedIn(.POST) + Self.bankIDProblems
                     + Problems.auth(
-                        .methodDisabled, .signInRequired, .bankIDInvalidRequest, .alreadyInProgress,
+                        .methodDisabled, .signInRequired, .bankIDInvalidRequest, .bankIDAppNotAllowed,
+                        .alreadyInProgress,
                         .sandboxed,
                         .intentNotSupported),
                 security: .optionalSession)
@@ -63,9 +64,17 @@ public struct BankIDAPI: Sendable {
             let body = try request.decodeJSON(StartBody.self)
             let (intent, device, client) = (body.intent, body.device ?? .other, body.client ?? .web)
             let requester = try requester(request, signInRequired: intent == .link || intent == .sign)
+            let app = BankIDAppDetails(
+                appIdentifier: body.appIdentifier, deviceOS: body.deviceOS,
+                deviceModelName: body.deviceModelName, deviceIdentifier: body.deviceIdentifier)
+            let details = BankIDStartDetails(
+                language: Self.language(request.headers["accept-language"]),
+                origin: request.headers["origin"],
+                deviceCookie: request.cookie(transport.bankIDDeviceCookie), app: app,
+                userNonVisibleData: body.userNonVisibleData)
             let started = try await service.start(
                 intent: intent, device: device, userVisibleText: body.userVisibleData, clientKind: client,
-                requester: requester, context: request.clientContext)
+                requester: requester, context: request.clientContext, details: details)
             var response = try HTTPResponse.json(
                 StartResponse(
                     orderId: started.orderID, autoStartToken: started.autoStartToken,
@@ -75,6 +84,9 @@ public struct BankIDAPI: Sendable {
                 status: 201)
             if let binding = started.newBinding {
                 response.headers.add("Set-Cookie", bindingCookieHeader(binding))
+            }
+            if let device = started.newDeviceCookie {
+                response.headers.add("Set-Cookie", deviceCookieHeader(device))
             }
             return response
         }
@@ -151,6 +163,18 @@ public struct BankIDAPI: Sendable {
         return cookie
     }
 
+    private func deviceCookieHeader(_ value: String) -> String {
+        // The browser's stable BankID device identifier (BankID gets its keyed hash): a year,
+        // sent only to Portvakt, never readable by scripts.
+        var cookie =
+            "\(transport.bankIDDeviceCookie)=\(value); Path=/; Max-Age=\(Self.deviceCookieLifetime); HttpOnly; SameSite=Lax"
+        if transport.cookieSecure { cookie += "; Secure" }
+        return cookie
+    }
+
+    /// The device cookie's lifetime: a year, in seconds.
+    static let deviceCookieLifetime = 31_536_000
+
     /// Swedish or English from Accept-Language (the first of the two by weight); Swedish when
     /// neither is asked for, as BankID's own texts are.
     static func language(_ header: String?) -> MessageLanguage {
@@ -173,12 +197,19 @@ public struct BankIDAPI: Sendable {
 
 // MARK: Bodies
 
-/// An order to start: `device` is `other` (a QR code) and `client` is `web` unless given.
+/// An order to start: `device` is `other` (a QR code) and `client` is `web` unless given. A
+/// native client names its app and device (`appIdentifier` from `bankid.appIdentifiers`,
+/// `deviceOS`, `deviceModelName`, `deviceIdentifier`); a sign may carry `userNonVisibleData`.
 struct StartBody: Decodable {
     let intent: BankIDOrderIntent
     let device: BankIDDevice?
     let userVisibleData: String?
     let client: ClientKind?
+    let userNonVisibleData: String?
+    let appIdentifier: String?
+    let deviceOS: String?
+    let deviceModelName: String?
+    let deviceIdentifier: String?
 }
 
 struct StartResponse: Codable {
@@ -230,6 +261,8 @@ struct StatusResponse: Codable {
 extension SessionTransport {
     /// The BankID binding cookie's name: `__Host-` prefixed when the session cookie is Secure.
     var bankIDBindingCookie: String { cookieSecure ? "__Host-portvakt_bankid" : "portvakt_bankid" }
+    /// The BankID device cookie's name: `__Host-` prefixed when the session cookie is Secure.
+    var bankIDDeviceCookie: String { cookieSecure ? "__Host-portvakt_device" : "portvakt_device" }
 }
 
 extension HTTPRequest {

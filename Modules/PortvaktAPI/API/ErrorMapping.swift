@@ -33,7 +33,8 @@ extension AuthError: HTTPResponseError {
     public var status: Int {
         switch code {
         case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed,
-            .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .invalidTokenName,
+            .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .bankIDAppNotAllowed,
+            .invalidTokenName,
             .invalidExpiry, .invalidCursor, .invalidParameter:
             400
         case .reviewLoginFailed, .signInRequired, .adminUnauthorized: 401
@@ -42,7 +43,7 @@ extension AuthError: HTTPResponseError {
             .adminForbidden:
             403
         case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
-            .tokenNotFound, .verificationNotFound:
+            .tokenNotFound, .signatureNotFound, .verificationNotFound:
             404
         case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken,
             .bankIDNotLinked:
@@ -104,6 +105,7 @@ extension AuthError: HTTPResponseError {
         .enrollmentInvalidLifetime: ("Invalid lifetime", nil),
         .orderNotFound: ("Order not found", nil), .orderExpired: ("Order expired", nil),
         .intentNotSupported: ("Not supported", nil), .bankIDInvalidRequest: ("Invalid request", nil),
+        .bankIDAppNotAllowed: ("App not allowed", nil),
         .returnMismatch: ("Return nonce mismatch", nil), .signInRequired: ("Not signed in", nil),
         .bankIDUnavailable: ("BankID unavailable", nil),
         .alreadyInProgress: (
@@ -123,6 +125,7 @@ extension AuthError: HTTPResponseError {
         .tokenNotFound: ("Admin request refused", nil), .invalidExpiry: ("Admin request refused", nil),
         .userNotFound: ("Admin request refused", nil), .adminPasskeyNotFound: ("Admin request refused", nil),
         .sessionNotFound: ("Admin request refused", nil), .invalidCursor: ("Admin request refused", nil),
+        .signatureNotFound: ("Admin request refused", nil),
         .invalidParameter: ("Admin request refused", nil),
         .bankIDNotLinked: ("No BankID identity linked", nil),
         .verificationNotFound: ("Admin request refused", nil),

@@ -221,9 +221,31 @@ extension Migration {
                 ALTER TABLE bankid_orders ADD COLUMN collect_failed_at timestamptz;
                 """),
         Migration(
-            version: 3, name: "the support desk's bankid phone verifications",
+            version: 3, name: "bankid signature evidence",
             sql: """
-                -- As SQLite's version 10.
+                -- As SQLite's version 10: each completed signature's evidence, the signature itself
+                -- only where kept; the step-up no longer holds it.
+                CREATE TABLE bankid_signatures (
+                    id text COLLATE "C" PRIMARY KEY,
+                    user_id text COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    session_id text COLLATE "C" NOT NULL,
+                    signed_at timestamptz NOT NULL,
+                    user_visible_text text COLLATE "C" NOT NULL,
+                    signature_sha256 bytea NOT NULL CHECK (octet_length(signature_sha256) = 32),
+                    signature text COLLATE "C",
+                    ocsp_response text COLLATE "C",
+                    bankid_issue_date text COLLATE "C",
+                    mrtd boolean,
+                    risk text COLLATE "C"
+                );
+                CREATE INDEX bankid_signatures_user_id ON bankid_signatures(user_id, signed_at);
+                ALTER TABLE session_step_ups DROP COLUMN signature;
+                ALTER TABLE session_step_ups DROP COLUMN ocsp_response;
+                """),
+        Migration(
+            version: 4, name: "the support desk's bankid phone verifications",
+            sql: """
+                -- As SQLite's version 11.
                 CREATE TABLE bankid_phone_verifications (
                     id text COLLATE "C" PRIMARY KEY,
                     order_ref text COLLATE "C" NOT NULL UNIQUE,

@@ -308,7 +308,36 @@ extension Migration {
                 ALTER TABLE bankid_orders ADD COLUMN collect_failed_at INTEGER;
                 """),
         Migration(
-            version: 10, name: "the support desk's bankid phone verifications",
+            version: 10, name: "bankid signature evidence",
+            sql: """
+                -- The evidence of each completed BankID signature: what was signed, BankID's OCSP
+                -- response and completion facts, and the signature itself only where the deployment
+                -- keeps it (it names the signer: personal number and name); otherwise its SHA-256.
+                -- The audit event bankid.step_up names the row (details.evidenceId). Kept while the
+                -- account exists, past the session it stepped up.
+                CREATE TABLE bankid_signatures (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    session_id TEXT NOT NULL,
+                    signed_at INTEGER NOT NULL,
+                    user_visible_text TEXT NOT NULL,
+                    signature_sha256 BLOB NOT NULL CHECK (length(signature_sha256) = 32),
+                    signature TEXT,
+                    ocsp_response TEXT,
+                    bankid_issue_date TEXT,
+                    mrtd INTEGER CHECK (mrtd IN (0, 1)),
+                    risk TEXT
+                ) STRICT, WITHOUT ROWID;
+                -- An administrator lists one user's signatures, newest first.
+                CREATE INDEX bankid_signatures_user_id ON bankid_signatures(user_id, signed_at);
+
+                -- The step-up keeps only what the session needs; the signature (personal data) no
+                -- longer sits beside it.
+                ALTER TABLE session_step_ups DROP COLUMN signature;
+                ALTER TABLE session_step_ups DROP COLUMN ocsp_response;
+                """),
+        Migration(
+            version: 11, name: "the support desk's bankid phone verifications",
             sql: """
                 -- An agent's BankID phone order for one account: the number the caller stated
                 -- only as its keyed HMAC, and, once over, how it ended; never who completed it.
