@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// `portvakt admin bankid verify-phone|sign-phone`: the support desk's BankID phone check over
 /// the admin API. Starts the verification, polls it while printing BankID's messages, and exits 0
@@ -13,6 +14,8 @@ enum AdminBankIDCommand {
     /// How long the command waits before it cancels (BankID gives a phone order up after
     /// about 3 minutes; the server after 10).
     static let patience: TimeInterval = 660
+    /// Set by SIGINT or SIGTERM while waiting: the verification is cancelled, then the command ends.
+    static let interrupted = Atomic<Bool>(false)
 
     static func run(_ arguments: ArraySlice<String>, environment: [String: String]) throws -> Int32 {
         var rest = arguments
@@ -49,6 +52,14 @@ enum AdminBankIDCommand {
         }
         let client = try AdminAPICommand.Client(options, environment)
         let number = try readPersonalNumber()
+        // After the prompt (Ctrl-C there just ends the command) and before any other thread
+        // exists (the HTTP client starts some): Ctrl-C or SIGTERM from here on cancels the
+        // verification at BankID before the command exits.
+        let stop = StopSignals()
+        Thread {
+            _ = stop.wait()
+            interrupted.store(true, ordering: .relaxed)
+        }.start()
 
         var body: [String: String] = ["callInitiator": initiator, "personalNumber": number]
         if let text { body["userVisibleData"] = text }
@@ -82,13 +93,18 @@ enum AdminBankIDCommand {
                 }
                 shown = line
             }
-            if Date() >= deadline {
-                // Nobody is waiting any more: end it at BankID rather than leave the order open.
+            if Date() >= deadline || interrupted.load(ordering: .relaxed) {
+                // Nobody is waiting any more (or the agent pressed Ctrl-C): end it at BankID
+                // rather than leave the order ringing in the person's app.
                 last = try client.call("DELETE", verificationPath)
                 current = try AdminAPICommand.jsonObject(last)
                 break
             }
-            Thread.sleep(forTimeInterval: pollInterval)
+            // In tenths, so an interrupt is acted on at once.
+            for _ in 0..<10 where !interrupted.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: pollInterval / 10)
+            }
+            if interrupted.load(ordering: .relaxed) { continue }
             last = try client.call("GET", verificationPath)
             current = try AdminAPICommand.jsonObject(last)
         }

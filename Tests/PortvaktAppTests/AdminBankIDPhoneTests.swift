@@ -81,6 +81,13 @@ private struct PhoneDesk {
         #expect(answered.status == 200, "\(answered.text)")
     }
 
+    /// The caller tries to approve `order` in their app and is refused: it is no longer pending.
+    func answerRefused(_ order: String) async throws {
+        let answered = try await request(
+            "POST", server.publicURL + "/sim/v1/phone", json: #"{"orderRef":"\#(order)"}"#)
+        #expect(answered.status == 409, "\(answered.text)")
+    }
+
     /// Polls until the verification leaves pending (the first poll after the interval starts the
     /// shared collect in the background; a later one sees its answer).
     func final(_ id: String) async throws -> [String: Any] {
@@ -400,6 +407,29 @@ struct AdminBankIDPhoneCLITests {
             events.contains("admin.bankid.phone_verified")
                 && events.contains("admin.bankid.phone_not_verified"))
         #expect(events.contains("admin.bankid.phone_failed"))
+    }
+
+    @Test("Ctrl-C while waiting cancels the verification at BankID before the command exits (1)")
+    func interrupted() async throws {
+        let server = try TestServer(.live)
+        defer { server.stop() }
+        let user = try PhoneDesk(server).account(linkedTo: owner)
+        let simulator = try #require(server.server.bankID?.simulator)
+        let environment = ["PORTVAKT_ADMIN_URL": server.adminURL, "PORTVAKT_ADMIN_TOKEN": server.adminToken]
+        let process = try PortvaktProcess(
+            ["admin", "bankid", "verify-phone", user.id], environment: environment, stdin: owner + "\n")
+        #expect(try await offPool { process.waitForStdout(containing: "waiting for BankID", timeout: 30) })
+        let order = try #require(simulator.orderRefs.first)
+        // Waiting: BankID's first message is shown, then the agent presses Ctrl-C.
+        #expect(
+            try await offPool { process.waitForStdout(containing: "RFA1", timeout: 30) }, "\(process.stdout)")
+        process.send(SIGINT)
+        let status = try await offPool { process.wait(timeout: 30) }
+        #expect(status == 1, "\(process.stdout)\(process.stderr)")
+        #expect(process.stdout.contains("was cancelled"), "\(process.stdout)")
+        // The person's app no longer has it.
+        try await PhoneDesk(server).answerRefused(order)
+        #expect(try await PhoneDesk(server).events(user.id).first?.0 == "admin.bankid.phone_cancelled")
     }
 
     @Test(
