@@ -242,7 +242,8 @@ struct SessionServiceTests {
         clock.advance(by: 300)
         #expect(throws: SessionError(.idleExpired, "")) { try service.authenticate(token: bankID.token) }
         #expect(try service.authenticate(token: passkey.token).id == passkey.session.id)
-        #expect(try service.list(userID: "u1").map(\.id) == [passkey.session.id], "the idle one is not listed")
+        #expect(
+            try service.list(userID: "u1").map(\.id) == [passkey.session.id], "the idle one is not listed")
     }
 
     @Test("rotating a BankID session keeps its own end and its own idle timeout")

@@ -79,6 +79,10 @@ extension PortvaktConfiguration {
         public var identityKeys: [IdentityKeySource]
         /// Risk and step-up settings of the journeys (Docs/journeys.md).
         public var flows = BankIDFlowSettings()
+        /// `bankid.idSwitching`: which ID-switching features the bank agreed to; nil when absent.
+        public var idSwitching: IDSwitchingSettings?
+        /// The lifetime of sessions BankID opens; nil values are the general `sessions` ones.
+        public var sessions = BankIDSessionSettings()
 
         /// Creates settings with the documented defaults.
         public init(
@@ -219,6 +223,8 @@ extension PortvaktConfiguration.BankIDSettings {
             requestTimeoutSeconds: total, threads: threads, maxQueued: maxQueued,
             certificateWarningDays: warningDays, currentIdentityKey: current, identityKeys: keys)
         flows = PortvaktConfiguration.BankIDFlowSettings(reading: r)
+        idSwitching = PortvaktConfiguration.IDSwitchingSettings.read(from: r)
+        sessions = PortvaktConfiguration.readBankIDSessions(r)
         checkConsistency(r)
     }
 
@@ -392,6 +398,7 @@ extension PortvaktConfiguration.BankIDSettings {
             ),
         ]
         members += flows.effectiveMembers
+        members += effectiveIDSwitchingMembers
         return .object(members)
     }
 }

@@ -173,6 +173,12 @@ extension PortvaktConfiguration {
             ReviewAccountSettings(reading: $0, environment: environment)
         }
         checkMethodConsistency(r)
+        checkBankIDSessions(r.log)
+        // Judged on the values in force; a reported switch, environment or statement was replaced
+        // by its default and is not judged again.
+        if r.log.allValid("methods", "bankid.environment", "bankid.idSwitching") {
+            for issue in idSwitchingIssues() { r.log.add(issue.code, issue.path, issue.message) }
+        }
     }
 }
 
