@@ -224,6 +224,10 @@ struct IDSwitchingConfigurationTests {
                 "bankid.sessionIdleTimeoutSeconds"
             ),
             (#"{"bankid": {"sessionLifetimeSeconds": 59}}"#, "bankid.sessionLifetimeSeconds"),
+            (
+                #"{"bankid": {"sessionIdleTimeoutSeconds": 600}, "methods": {"bankid": {"enabled": false}}}"#,
+                "bankid.sessionIdleTimeoutSeconds"
+            ),
         ]
         for (json, path) in cases {
             #expect(issues(json).map(\.path) == [path], "\(json)")

@@ -130,7 +130,7 @@ extension PortvaktConfiguration {
         where idSwitchingJourneyOn(feature) && !allowed.contains(feature) {
             let why =
                 idSwitchingGrant == .none
-                ? "is on (the default) with bankid.environment \"\(environment)\""
+                ? "is on (it is unless set to false) with bankid.environment \"\(environment)\""
                 : "is on, but bankid.idSwitching does not acknowledge \"\(feature.rawValue)\""
             issues.append(
                 ConfigurationIssue(
@@ -253,6 +253,19 @@ extension PortvaktConfiguration {
         let resolved = written.resolved(sessions)
         let lifetimePath = "bankid.sessionLifetimeSeconds"
         let idlePath = "bankid.sessionIdleTimeoutSeconds"
+        // A lifetime for sessions that nothing opens would do nothing: refused like a typo.
+        if !methods.bankid.login, !methods.bankid.signup, log.allValid("methods") {
+            for (path, value) in [
+                (lifetimePath, written.lifetimeSeconds), (idlePath, written.idleTimeoutSeconds),
+            ]
+            where value != nil {
+                log.add(
+                    .conflict, path,
+                    "is set while no BankID journey opens a session (methods.bankid.login and methods.bankid.signup are off)"
+                )
+            }
+            return
+        }
         guard log.allValid("sessions") else { return }
         if let lifetime = written.lifetimeSeconds, lifetime > sessions.absoluteLifetimeSeconds {
             log.add(
