@@ -63,6 +63,14 @@ struct IDSwitchingConfigurationTests {
         let production = try testEnvironment(directory).replacingOccurrences(
             of: #""environment": "test""#, with: #""environment": "production""#)
         #expect(issues(production).map(\.path) == ["methods.bankid.link", "methods.bankid.recovery"])
+        // Every problem in one pass: recovery without passkeys is also ID switching here.
+        let both = issues(
+            try testEnvironment(directory, rest: #", "methods": {"passkey": {"enabled": false}}"#))
+        #expect(
+            both.map(\.path) == [
+                "methods.bankid.recovery", "methods.bankid.link", "methods.bankid.recovery",
+            ],
+            "\(both)")
         let off = try parse(
             try testEnvironment(directory, rest: #", "methods": {"bankid": {"enabled": false}}"#))
         #expect(off.idSwitchingFeatures.isEmpty && off.idSwitchingSummary == nil)

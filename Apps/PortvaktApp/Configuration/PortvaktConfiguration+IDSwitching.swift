@@ -248,13 +248,13 @@ extension PortvaktConfiguration {
     /// Checks the BankID session lifetimes against `sessions`: BankID sessions may be shorter
     /// than the general ones, never longer. They stay as written (nil: the general value), so a
     /// general lifetime changed later still bounds them.
-    func checkBankIDSessions(_ log: ConfigIssueLog) {
+    func checkBankIDSessions(_ log: ConfigIssueLog, methodsValid: Bool) {
         let written = bankid.sessions
         let resolved = written.resolved(sessions)
         let lifetimePath = "bankid.sessionLifetimeSeconds"
         let idlePath = "bankid.sessionIdleTimeoutSeconds"
         // A lifetime for sessions that nothing opens would do nothing: refused like a typo.
-        if !methods.bankid.login, !methods.bankid.signup, log.allValid("methods") {
+        if !methods.bankid.login, !methods.bankid.signup, methodsValid {
             for (path, value) in [
                 (lifetimePath, written.lifetimeSeconds), (idlePath, written.idleTimeoutSeconds),
             ]
