@@ -342,7 +342,7 @@ private func bankIDSignup(_ server: TestServer, as person: String = "19811228987
 ) {
     let started = try await request(
         "POST", server.publicURL + "/v1/bankid/orders",
-        json: #"{"intent":"signup","device":"other","client":"native"}"#)
+        json: #"{"intent":"signup","device":"other","client":"native","# + TestServer.nativeAppMembers + "}")
     #expect(started.status == 201, "\(started.text)")
     let object = try started.jsonObject()
     let orderID = try #require(object["orderId"] as? String)
