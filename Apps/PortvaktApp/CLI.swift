@@ -135,8 +135,10 @@ public enum PortvaktCLI {
                 throw UsageError("config check needs a FILE")
             }
             do {
-                _ = try PortvaktConfiguration.load(path: path, environment: environment)
+                let configuration = try PortvaktConfiguration.load(path: path, environment: environment)
                 print("\(path): ok")
+                // The choice about BankID's rule against ID switching, said whenever BankID is on.
+                if let summary = configuration.idSwitchingSummary { print(summary) }
                 return 0
             } catch {
                 printError("\(path): invalid configuration\n\(error.description)")

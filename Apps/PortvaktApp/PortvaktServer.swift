@@ -61,6 +61,10 @@ public final class PortvaktServer: Sendable {
         configuration: PortvaktConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
         random: any RandomSource = SystemRandom(), certificateClock: any WallClock = SystemClock()
     ) throws {
+        // A configuration built in code has not been through the loader's checks: the rule
+        // against ID switching is checked here again, before anything opens.
+        let idSwitchingIssues = configuration.idSwitchingIssues()
+        if !idSwitchingIssues.isEmpty { throw ConfigurationError(issues: idSwitchingIssues) }
         self.configuration = configuration
         self.logger = logger
         engine = try StorageEngine.open(configuration, clock: clock)
@@ -71,7 +75,8 @@ public final class PortvaktServer: Sendable {
             policy: SessionPolicy(
                 absoluteLifetime: TimeInterval(configuration.sessions.absoluteLifetimeSeconds),
                 idleTimeout: TimeInterval(configuration.sessions.idleTimeoutSeconds),
-                rotationInterval: TimeInterval(configuration.sessions.rotationIntervalSeconds)),
+                rotationInterval: TimeInterval(configuration.sessions.rotationIntervalSeconds),
+                methodLifetimes: [.bankid: Self.bankIDSessionLifetime(configuration)]),
             clock: clock, random: random)
 
         adminTokens = AdminTokenService(
@@ -144,6 +149,16 @@ public final class PortvaktServer: Sendable {
             sessions: sessions, policy: Self.bankIDPolicy(configuration), clock: clock, random: random,
             recoveryTokens: enrollmentService, sandbox: reviewLogin,
             content: Self.bankIDOrderContent(configuration, hasher: bankID?.hasher))
+        if let summary = configuration.idSwitchingSummary {
+            // Which features exchange a BankID identification for a passkey, and why they may.
+            let features = bankIDFlows.policy.idSwitchingFeatures.map(\.rawValue)
+            logger.log(
+                .info, "bankid id switching",
+                [
+                    "features": features.isEmpty ? "none" : features.joined(separator: ","),
+                    "because": Self.idSwitchingReason(configuration), "detail": summary,
+                ])
+        }
 
         // The support desk's phone check runs on the same coordinator as every other order.
         let phoneVerifications = bankID.map {
@@ -162,7 +177,10 @@ public final class PortvaktServer: Sendable {
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
         let bankIDResults = Tally<BankIDOutcome>()
         PasskeyAPI(
-            registration: PasskeyRegistration(passkeys: passkeys, enrollment: enrollment), passkeys: passkeys,
+            registration: PasskeyRegistration(
+                passkeys: passkeys, enrollment: enrollment,
+                passkeyAfterBankID: bankIDFlows.policy.passkeyAfterBankID),
+            passkeys: passkeys,
             access: access, transport: transport,
             wellKnown: WellKnownDocuments(
                 appleAppIDs: configuration.wellKnown.appleAppIDs,
@@ -399,12 +417,34 @@ public final class PortvaktServer: Sendable {
             case .moderate?: .moderate
             case .high?: .high
             }
+        // The ID-switching features only where allowed (the checks refuse a journey that is on
+        // without it; this keeps them off even so), the passkey offer only where it is on.
+        let idSwitching = configuration.idSwitchingFeatures
         var policy = BankIDPolicy(
-            login: methods.login, signup: methods.signup, recovery: methods.recovery, link: methods.link,
-            sign: methods.sign, returnRisk: flows.returnRisk, riskCeiling: riskCeiling,
-            stepUpLifetime: TimeInterval(flows.stepUpSeconds), returnURL: configuration.publicURL + "/")
+            login: methods.login, signup: methods.signup,
+            recovery: methods.recovery && idSwitching.contains(.recovery),
+            link: methods.link && idSwitching.contains(.link), sign: methods.sign,
+            passkeyAfterBankID: idSwitching.contains(.passkeyAfterBankID), returnRisk: flows.returnRisk,
+            riskCeiling: riskCeiling, stepUpLifetime: TimeInterval(flows.stepUpSeconds),
+            returnURL: configuration.publicURL + "/")
         policy.keepsSignatures = flows.keepSignatures
         return policy
+    }
+
+    /// The lifetime of sessions BankID opens: `bankid.sessionLifetimeSeconds` and
+    /// `bankid.sessionIdleTimeoutSeconds`, or the general ones when not given.
+    static func bankIDSessionLifetime(_ configuration: PortvaktConfiguration) -> SessionLifetime {
+        let resolved = configuration.bankid.sessions.resolved(configuration.sessions)
+        return SessionLifetime(absolute: TimeInterval(resolved.lifetime), idle: TimeInterval(resolved.idle))
+    }
+
+    /// The start-up log's word for why the ID-switching features are (not) on.
+    static func idSwitchingReason(_ configuration: PortvaktConfiguration) -> String {
+        switch configuration.idSwitchingGrant {
+        case .simulator: "simulator"
+        case .acknowledged: "bankid.idSwitching"
+        case .none: "not acknowledged"
+        }
     }
 
     /// What each BankID order carries, from `bankid.appIdentifiers`, `bankid.texts` and

@@ -16,6 +16,10 @@ public struct AuthError: CodedError {
         case passkeyDisabled = "passkey.disabled"
         /// New accounts cannot be created with a passkey (`methods.passkey.signup`).
         case signupDisabled = "passkey.signup_disabled"
+        /// A session BankID opened may not add a passkey here: BankID's terms forbid issuing
+        /// another way in on the strength of a BankID identification (ID switching), and the
+        /// configuration does not acknowledge `passkeyAfterBankID`.
+        case idSwitchingRefused = "passkey.id_switching_refused"
         /// The username breaks the rules (3 to 64 letters, digits, `.`, `_`, `-`, `@`).
         case invalidUsername = "user.invalid_username"
         /// The display name is empty, too long or holds control characters.

@@ -32,7 +32,8 @@ public struct BankIDFlowResult: Sendable {
     public let session: IssuedSession?
     /// Where that session's token goes.
     public let clientKind: ClientKind
-    /// The account has no passkey on this device yet: offer to add one.
+    /// The account has no passkey on this device yet: offer to add one. Never true where the
+    /// policy does not let a BankID session add a passkey (BankID's rule against ID switching).
     public let suggestPasskey: Bool
     /// Until when the session is stepped up (sign).
     public let steppedUpUntil: Date?
@@ -57,15 +58,23 @@ public struct BankIDFlowResult: Sendable {
         self.enrollmentToken = enrollmentToken
     }
 
-    /// A BankID session for an existing account (`bankid.signed_in`).
-    static func signedIn(_ user: User, session: IssuedSession, clientKind: ClientKind) -> Self {
+    /// A BankID session for an existing account (`bankid.signed_in`); `suggestPasskey` where the
+    /// policy lets a BankID session add one (`BankIDPolicy.passkeyAfterBankID`).
+    static func signedIn(_ user: User, session: IssuedSession, clientKind: ClientKind, suggestPasskey: Bool)
+        -> Self
+    {
         // BankID was the way in because no passkey was at hand here: offer to add one.
-        Self(.signedIn, clientKind: clientKind, user: user, session: session, suggestPasskey: true)
+        Self(.signedIn, clientKind: clientKind, user: user, session: session, suggestPasskey: suggestPasskey)
     }
 
-    /// A new account and its first session (`bankid.account_created`).
-    static func accountCreated(_ user: User, session: IssuedSession, clientKind: ClientKind) -> Self {
-        Self(.accountCreated, clientKind: clientKind, user: user, session: session, suggestPasskey: true)
+    /// A new account and its first session (`bankid.account_created`); `suggestPasskey` as for
+    /// `signedIn`.
+    static func accountCreated(
+        _ user: User, session: IssuedSession, clientKind: ClientKind, suggestPasskey: Bool
+    ) -> Self {
+        Self(
+            .accountCreated, clientKind: clientKind, user: user, session: session,
+            suggestPasskey: suggestPasskey)
     }
 
     /// No account has the identity (`bankid.no_account`); `signupAvailable` tells the client

@@ -8,13 +8,15 @@ import Storage
 /// Rules: no linked account is `bankid.no_account` (nothing is created; the result says whether
 /// a sign-up order is available); an account `AccountAccess.admit` refuses is `account.disabled`
 /// (audited `bankid.login_failed`); otherwise `bankid.signed_in` (audited `bankid.login`), with
-/// the advice to add a passkey on this device.
+/// the advice to add a passkey on this device where the policy allows one after BankID.
 struct BankIDLoginJourney: BankIDJourney {
     let accounts: any UserStore
     let sessions: SessionService
     let ledger: BankIDLedger
     /// Whether BankID sign-up is on, for the client to offer it after `bankid.no_account`.
     let signupAvailable: Bool
+    /// Whether the result offers a passkey (`BankIDPolicy.passkeyAfterBankID`).
+    let suggestsPasskey: Bool
 
     func complete(_ order: BankIDCompletedOrder) throws -> BankIDFlowResult {
         var order = order
@@ -42,7 +44,9 @@ struct BankIDLoginJourney: BankIDJourney {
         let issued = try order.prepareSession(for: user, with: sessions)
         order.record(.bankIDLogin, userID: user.id, adding: ["sessionId": issued.session.id])
         return try ledger.commit(
-            .signedIn(user, session: issued, clientKind: order.flow.clientKind), for: order,
+            .signedIn(
+                user, session: issued, clientKind: order.flow.clientKind, suggestPasskey: suggestsPasskey),
+            for: order,
             session: issued.session, replacing: order.flow.sessionID)
     }
 }

@@ -61,7 +61,8 @@ public struct BankIDService: Sendable {
         let ledger = BankIDLedger(identities: identities)
         self.ledger = ledger
         let login = BankIDLoginJourney(
-            accounts: accounts, sessions: sessions, ledger: ledger, signupAvailable: policy.signup)
+            accounts: accounts, sessions: sessions, ledger: ledger, signupAvailable: policy.signup,
+            suggestsPasskey: policy.passkeyAfterBankID)
         self.login = login
         signup = BankIDSignupJourney(
             accounts: accounts, sessions: sessions, random: random, ledger: ledger, login: login,

@@ -43,7 +43,10 @@ struct BankIDSignupJourney: BankIDJourney {
         // Another sign-up order of the same person, completed meanwhile, makes this commit fail
         // at the unique link (a storage error): nothing is applied twice.
         return try ledger.commit(
-            .accountCreated(user, session: issued, clientKind: order.flow.clientKind), for: order,
+            .accountCreated(
+                user, session: issued, clientKind: order.flow.clientKind,
+                suggestPasskey: login.suggestsPasskey),
+            for: order,
             newUser: user,
             link: LinkedIdentity(
                 userID: user.id, digest: order.completion.identity, name: name, linkedAt: order.now),

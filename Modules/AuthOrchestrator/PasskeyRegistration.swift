@@ -49,16 +49,23 @@ public struct RegistrationRequest: Sendable {
 public struct PasskeyRegistration: Sendable {
     let passkeys: PasskeyService
     let enrollment: EnrollmentService
+    /// Whether a session BankID opened may add a passkey (`BankIDPolicy.passkeyAfterBankID`).
+    let passkeyAfterBankID: Bool
 
     /// Creates the entry over the two use cases.
-    public init(passkeys: PasskeyService, enrollment: EnrollmentService) {
+    /// - Parameter passkeyAfterBankID: whether a session opened by a BankID identification may
+    ///   add a passkey; BankID's terms forbid it (ID switching) unless the relying party's bank
+    ///   agrees, so the caller passes `BankIDPolicy.passkeyAfterBankID`.
+    public init(passkeys: PasskeyService, enrollment: EnrollmentService, passkeyAfterBankID: Bool) {
         self.passkeys = passkeys
         self.enrollment = enrollment
+        self.passkeyAfterBankID = passkeyAfterBankID
     }
 
     /// Creation options for `request`.
     /// - Throws: what the chosen use case throws; for an added passkey without a usable session,
-    ///   why the session failed (`session.missing` when none was presented).
+    ///   why the session failed (`session.missing` when none was presented); for one asked by a
+    ///   BankID session where `passkeyAfterBankID` is off, `passkey.id_switching_refused`.
     public func start(_ request: RegistrationRequest, by registrant: Registrant) throws -> IssuedChallenge {
         if let token = request.enrollmentToken {
             // A recovery's token is good only for the client its BankID order was bound to.
@@ -68,7 +75,15 @@ public struct PasskeyRegistration: Sendable {
             return try passkeys.startRegistration(
                 .newAccount(username: username, displayName: request.displayName))
         }
-        return try passkeys.startRegistration(.signedIn(try Self.signedIn(registrant).user))
+        let signedIn = try Self.signedIn(registrant)
+        // A passkey for a session that a BankID identification opened would be a new way in
+        // issued on BankID's word: ID switching, refused unless acknowledged. Refused here, at
+        // the start, so no challenge for it exists; a session of any other method may add one.
+        guard passkeyAfterBankID || signedIn.current.authMethod != .bankid else {
+            throw AuthError(
+                .idSwitchingRefused, "a session opened with BankID cannot add a passkey in this deployment")
+        }
+        return try passkeys.startRegistration(.signedIn(signedIn.user))
     }
 
     /// Verifies and stores the passkey for the challenge `challengeID` was issued as.

@@ -36,7 +36,8 @@ public struct SessionService: Sendable {
     /// The stored form of a token: SHA-256 of its UTF-8 bytes.
     public static func hash(token: String) -> [UInt8] { Digest.sha256(token) }
 
-    /// Opens a session for `userID` with a fresh 256-bit token.
+    /// Opens a session for `userID` with a fresh 256-bit token, ending after the lifetime of
+    /// `authMethod` (`SessionPolicy.lifetime(for:)`).
     public func issue(
         userID: String, clientKind: ClientKind, authMethod: AuthMethod, userAgent: String? = nil,
         ipAddress: String? = nil
@@ -158,7 +159,7 @@ public struct SessionService: Sendable {
         let session = Session(
             id: try random.token(byteCount: 16), userID: userID, tokenHash: Self.hash(token: token),
             clientKind: clientKind, authMethod: authMethod, createdAt: now, lastSeenAt: now,
-            expiresAt: expiresAt ?? now.addingTimeInterval(policy.absoluteLifetime),
+            expiresAt: expiresAt ?? now.addingTimeInterval(policy.lifetime(for: authMethod).absolute),
             userAgent: userAgent.map { String($0.prefix(256)) }, ipAddress: ipAddress)
         return IssuedSession(token: token, session: session)
     }

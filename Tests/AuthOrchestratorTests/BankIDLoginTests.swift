@@ -26,6 +26,20 @@ struct BankIDLoginTests {
         #expect(event.details["intent"] == "login" && event.details["device"] == "other")
     }
 
+    @Test("without passkeyAfterBankID neither a login nor a sign-up offers a passkey")
+    func noPasskeyOffer() async throws {
+        let fixture = try BankIDJourneyFixture(policy: BankIDPolicy(passkeyAfterBankID: false))
+        let signup = try await fixture.start(.signup)
+        try await fixture.identify(signup)
+        let created = try fixture.result(signup)
+        #expect(created.code == .accountCreated && !created.suggestPasskey)
+        let login = try await fixture.start(.login)
+        try await fixture.identify(login)
+        let signedIn = try fixture.result(login)
+        #expect(signedIn.code == .signedIn && !signedIn.suggestPasskey)
+        #expect(fixture.service.policy.idSwitchingFeatures == [.link, .recovery])
+    }
+
     @Test("signing in from a session revokes that session once the new one exists")
     func replacesSession() async throws {
         let fixture = try BankIDJourneyFixture()

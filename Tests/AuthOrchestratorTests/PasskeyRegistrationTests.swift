@@ -12,11 +12,38 @@ import Testing
 /// passkey), which used to be made in the API's handler.
 @Suite("PasskeyRegistration: which registration a request is")
 struct PasskeyRegistrationTests {
-    private func registration(_ f: ServiceFixture) -> (PasskeyRegistration, EnrollmentService) {
+    private func registration(_ f: ServiceFixture, passkeyAfterBankID: Bool = true) -> (
+        PasskeyRegistration, EnrollmentService
+    ) {
         let enrollment = EnrollmentService(
             store: f.store, passkeys: f.service, sessions: f.sessions, clock: f.clock,
             random: SeededRandom(seed: "registration"))
-        return (PasskeyRegistration(passkeys: f.service, enrollment: enrollment), enrollment)
+        return (
+            PasskeyRegistration(
+                passkeys: f.service, enrollment: enrollment, passkeyAfterBankID: passkeyAfterBankID),
+            enrollment
+        )
+    }
+
+    @Test("without passkeyAfterBankID a session BankID opened cannot add a passkey; other sessions can")
+    func bankIDSessionRefused() throws {
+        let f = try ServiceFixture()
+        let (strict, _) = registration(f, passkeyAfterBankID: false)
+        let (ada, _) = try f.signUp("ada")
+        let bankID = try f.sessions.issue(userID: ada.user.id, clientKind: .web, authMethod: .bankid)
+        #expect(throws: AuthError(.idSwitchingRefused, "")) {
+            try strict.start(
+                RegistrationRequest(),
+                by: Registrant(signedIn: SignedIn(session: bankID.session, user: ada.user)))
+        }
+        let passkey = try #require(ada.session?.session)
+        _ = try strict.start(
+            RegistrationRequest(), by: Registrant(signedIn: SignedIn(session: passkey, user: ada.user)))
+        // Where it is allowed, the BankID session may.
+        let (lenient, _) = registration(f)
+        _ = try lenient.start(
+            RegistrationRequest(), by: Registrant(signedIn: SignedIn(session: bankID.session, user: ada.user))
+        )
     }
 
     /// Answers `issued` with a new credential for the handle in its options.

@@ -9,7 +9,8 @@ the page's fallback for browsers without the WebAuthn Level 3 JSON helpers, an a
 enrollment link, and the BankID journey against the built-in simulator: link BankID by scanning
 the page's QR code, sign in with BankID, lose the authenticator, get back in with "Lost your
 passkey?" and a new passkey (the server revokes the old passkey and session), sign in with
-it, and create an account with BankID. Each step saves a screenshot under .build/browser-screenshots/. The last line is
+it, and create an account with BankID; then, on a second server that keeps BankID's rule against
+ID switching, BankID sign-up with no passkey, link or recovery offered. Each step saves a screenshot under .build/browser-screenshots/. The last line is
 `N passed, N failed` (CI reads it).
 
 When the passkey routes are missing from /openapi.json (the API is not merged yet) only the
@@ -80,7 +81,8 @@ def free_port():
 class Server:
     """`portvakt serve` on a free port, its state in a temporary directory."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, extra_config=None):
+        self.binary = binary
         self.port = free_port()
         self.admin_port = free_port()
         # The admin API mints enrollment links; its token comes from the environment (never stored).
@@ -99,6 +101,7 @@ class Server:
             # at once; "open" stops at userMrtd, which step_bankid_text_and_mrtd shows).
             "bankid": {"requirements": {"recovery": {"mrtd": True}}},
         }
+        config.update(extra_config or {})
         (self.dir / "config.json").write_text(json.dumps(config))
         # The server refuses unknown PORTVAKT_ variables; give it a clean environment.
         env = {k: v for k, v in os.environ.items() if not k.startswith("PORTVAKT_")}
@@ -719,6 +722,31 @@ def step_bankid_first_sign_up(server, page):
           "the new account does not show its BankID")
 
 
+def step_bankid_login_of_its_own(server, page):
+    # A deployment that keeps BankID's rule against ID switching (rehearsed on the simulator with
+    # bankid.idSwitching acknowledged false): BankID signs up and in, and nothing on the page offers
+    # to turn that identification into a passkey, link it, or recover a passkey with it.
+    strict = Server(server.binary, {
+        "bankid": {"idSwitching": {"acknowledged": False}},
+        "methods": {"bankid": {"link": False, "recovery": False}},
+    })
+    try:
+        other = Page(page.driver, strict.url)
+        other.screenshot_prefix = page.screenshot_prefix
+        page.driver.delete_all_cookies()
+        other.open()
+        check(not other.find("#bankid-recovery").is_displayed(), "recovery is offered although it is off")
+        run_bankid_qr(strict, other, "#bankid-signup", "Maria Exempelsson")
+        other.wait_state("signed-in")
+        other.wait_status("Your account is ready and you are signed in.")
+        check("passkey" not in other.find("#status").text, f"a passkey is suggested: {other.find('#status').text!r}")
+        check(not other.find("#add-passkey-form").is_displayed(), "a BankID session is offered to add a passkey")
+        check(not other.find("#bankid-link").is_displayed(), "linking is offered although it is off")
+        other.screenshot("bankid_login_of_its_own")
+    finally:
+        strict.stop()
+
+
 def step_bankid_same_device(server, page):
     # BankID on this device: the page opens BankID's launch link (there is no app here, so the
     # navigation fails and the test reads the token from the address), the simulator plays the app
@@ -776,7 +804,7 @@ CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_a
                   step_bankid_text_and_mrtd,
                   step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
                   step_old_passkey_revoked, step_bankid_first_sign_up, step_bankid_same_device,
-                  step_bankid_without_passkeys]
+                  step_bankid_without_passkeys, step_bankid_login_of_its_own]
 
 
 def main():

@@ -651,7 +651,7 @@ struct BankIDAPITests {
         #expect(
             bankid == [
                 "enabled": true, "login": true, "signup": false, "recovery": true, "link": true,
-                "sign": false,
+                "sign": false, "passkeyAfterBankID": true,
             ])
         #expect((methods["passkey"] as? [String: Bool]) == ["enabled": true, "signup": true])
 

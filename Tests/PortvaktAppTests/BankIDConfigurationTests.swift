@@ -34,7 +34,8 @@ struct BankIDConfigurationTests {
             {"bankid": {"environment": "test", "caCertificate": "\(directory.path("ca.pem"))",
               "clientCertificate": "\(directory.path("rp.p12"))", "currentIdentityKey": "k2026",
               "identityKeys": {"k2026": {"file": "\(directory.path("k2026"))"},
-                               "k2025": {"environment": "PORTVAKT_BANKID_KEY_K2025"}}\(extra)}}
+                               "k2025": {"environment": "PORTVAKT_BANKID_KEY_K2025"}}\(extra)},
+             "methods": {"bankid": {"link": false, "recovery": false}}}
             """
     }
 
@@ -80,7 +81,9 @@ struct BankIDConfigurationTests {
 
     @Test("production and test require the CA, the certificate, its passphrase and an identity key")
     func required() {
-        let found = issues(#"{"bankid": {"environment": "production"}}"#)
+        let found = issues(
+            #"{"bankid": {"environment": "production"}, "methods": {"bankid": {"link": false, "recovery": false}}}"#
+        )
         #expect(
             found.map(\.path) == ["bankid.caCertificate", "bankid.clientCertificate", "bankid.identityKeys"])
         #expect(found.allSatisfy { $0.code == .missingKey })

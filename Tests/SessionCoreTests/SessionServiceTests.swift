@@ -203,4 +203,73 @@ struct SessionServiceTests {
         #expect(try store.session(id: old.session.id) == nil)
         #expect(try store.session(id: live.session.id) != nil)
     }
+
+    /// General sessions live 3600 s (idle 3000 s); BankID sessions 1200 s (idle 300 s).
+    private var perMethod: SessionService {
+        SessionService(
+            repository: store,
+            policy: SessionPolicy(
+                absoluteLifetime: 3600, idleTimeout: 3000, rotationInterval: 600, rotationGrace: 60,
+                touchInterval: 60, methodLifetimes: [.bankid: SessionLifetime(absolute: 1200, idle: 300)]),
+            clock: clock)
+    }
+
+    @Test("a BankID session ends at its own absolute lifetime; a passkey session at the general one")
+    func methodAbsoluteLifetime() throws {
+        let service = perMethod
+        let bankID = try service.issue(userID: "u1", clientKind: .web, authMethod: .bankid)
+        let passkey = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
+        #expect(bankID.session.expiresAt == clock.now().addingTimeInterval(1200))
+        #expect(passkey.session.expiresAt == clock.now().addingTimeInterval(3600))
+        // Kept active, each well inside the idle timeout.
+        for _ in 0..<3 {
+            clock.advance(by: 250)
+            _ = try service.authenticate(token: bankID.token)
+            _ = try service.authenticate(token: passkey.token)
+        }
+        clock.advance(by: 450)  // 1200 s after sign-in
+        #expect(throws: SessionError(.expired, "")) { try service.authenticate(token: bankID.token) }
+        #expect(try service.authenticate(token: passkey.token).id == passkey.session.id)
+    }
+
+    @Test("a BankID session goes idle after its own idle timeout; a passkey session does not")
+    func methodIdleTimeout() throws {
+        let service = perMethod
+        let bankID = try service.issue(userID: "u1", clientKind: .native, authMethod: .bankid)
+        let passkey = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        clock.advance(by: 299)
+        _ = try service.authenticate(token: bankID.token)  // activity restarts the idle clock
+        clock.advance(by: 300)
+        #expect(throws: SessionError(.idleExpired, "")) { try service.authenticate(token: bankID.token) }
+        #expect(try service.authenticate(token: passkey.token).id == passkey.session.id)
+        #expect(
+            try service.list(userID: "u1").map(\.id) == [passkey.session.id], "the idle one is not listed")
+    }
+
+    @Test("rotating a BankID session keeps its own end and its own idle timeout")
+    func methodRotation() throws {
+        let service = perMethod
+        let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: .bankid)
+        clock.advance(by: 200)
+        _ = try service.authenticate(token: issued.token)
+        clock.advance(by: 200)
+        _ = try service.authenticate(token: issued.token)
+        clock.advance(by: 200)
+        let session = try service.authenticate(token: issued.token)
+        let fresh = try #require(try service.rotateIfDue(session), "due after 600 s")
+        #expect(fresh.session.authMethod == .bankid)
+        #expect(fresh.session.expiresAt == issued.session.expiresAt, "never past the BankID lifetime")
+        clock.advance(by: 300)
+        #expect(throws: SessionError(.idleExpired, "")) { try service.authenticate(token: fresh.token) }
+    }
+
+    @Test("a method without its own lifetime has the general one")
+    func generalLifetimeByDefault() {
+        let policy = SessionPolicy(
+            absoluteLifetime: 3600, idleTimeout: 600,
+            methodLifetimes: [.bankid: SessionLifetime(absolute: 1200, idle: 300)])
+        #expect(policy.lifetime(for: .passkey) == SessionLifetime(absolute: 3600, idle: 600))
+        #expect(policy.lifetime(for: .enrollment) == SessionLifetime(absolute: 3600, idle: 600))
+        #expect(policy.lifetime(for: .bankid) == SessionLifetime(absolute: 1200, idle: 300))
+    }
 }

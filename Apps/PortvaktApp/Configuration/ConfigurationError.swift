@@ -21,6 +21,9 @@ public struct ConfigurationIssue: Sendable, Equatable, CustomStringConvertible {
         case invalidValue = "config.invalid_value"
         /// Values that are valid alone but not together (e.g. idle timeout above absolute lifetime).
         case conflict = "config.conflict"
+        /// A journey that exchanges a BankID identification for a passkey account (ID switching)
+        /// is on outside the simulator without `bankid.idSwitching` acknowledging it.
+        case idSwitchingNotAcknowledged = "config.id_switching_not_acknowledged"
         /// A secret written in the file; secrets come only from the environment.
         case secretInFile = "config.secret_in_file"
         /// An environment variable with an invalid value, or a misspelt Portvakt variable.

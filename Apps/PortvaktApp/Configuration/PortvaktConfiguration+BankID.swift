@@ -81,6 +81,10 @@ extension PortvaktConfiguration {
         public var flows = BankIDFlowSettings()
         /// What each order carries: app identifiers, texts, requirements (+BankIDOrders.swift).
         public var orders = BankIDOrderSettings()
+        /// `bankid.idSwitching`: which ID-switching features the bank agreed to; nil when absent.
+        public var idSwitching: IDSwitchingSettings?
+        /// The lifetime of sessions BankID opens; nil values are the general `sessions` ones.
+        public var sessions = BankIDSessionSettings()
 
         /// Creates settings with the documented defaults.
         public init(
@@ -222,6 +226,8 @@ extension PortvaktConfiguration.BankIDSettings {
             certificateWarningDays: warningDays, currentIdentityKey: current, identityKeys: keys)
         flows = PortvaktConfiguration.BankIDFlowSettings(reading: r)
         orders = PortvaktConfiguration.BankIDOrderSettings(reading: r, environment: environment)
+        idSwitching = PortvaktConfiguration.IDSwitchingSettings.read(from: r)
+        sessions = PortvaktConfiguration.readBankIDSessions(r)
         checkConsistency(r)
     }
 
@@ -396,6 +402,7 @@ extension PortvaktConfiguration.BankIDSettings {
         ]
         members += flows.effectiveMembers
         members += orders.effectiveMembers
+        members += effectiveIDSwitchingMembers
         return .object(members)
     }
 }

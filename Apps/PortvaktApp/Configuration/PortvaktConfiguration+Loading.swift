@@ -172,7 +172,16 @@ extension PortvaktConfiguration {
         reviewAccount = r.section("reviewAccount") {
             ReviewAccountSettings(reading: $0, environment: environment)
         }
+        // Judged on the values in force: a switch, environment or statement reported while reading
+        // was replaced by its default and is not judged again (decided before the cross-section
+        // rules below add their own issues under `methods`, so every problem shows in one pass).
+        let judgeIDSwitching = r.log.allValid("methods", "bankid.environment", "bankid.idSwitching")
+        let judgeBankIDSessions = r.log.allValid("methods")
         checkMethodConsistency(r)
+        checkBankIDSessions(r.log, methodsValid: judgeBankIDSessions)
+        if judgeIDSwitching {
+            for issue in idSwitchingIssues() { r.log.add(issue.code, issue.path, issue.message) }
+        }
     }
 }
 

@@ -38,7 +38,8 @@ extension AuthError: HTTPResponseError {
             .invalidExpiry, .invalidCursor, .invalidParameter:
             400
         case .reviewLoginFailed, .signInRequired, .adminUnauthorized: 401
-        case .passkeyDisabled, .signupDisabled, .accountDisabled, .methodDisabled, .returnMismatch,
+        case .passkeyDisabled, .signupDisabled, .idSwitchingRefused, .accountDisabled, .methodDisabled,
+            .returnMismatch,
             .sandboxed,
             .adminForbidden:
             403
@@ -88,6 +89,10 @@ extension AuthError: HTTPResponseError {
     /// (a prober learns nothing from the wording).
     private static let texts: [Code: (String, String?)] = [
         .passkeyDisabled: ("Passkeys are not enabled", nil), .signupDisabled: ("Sign-up is not enabled", nil),
+        .idSwitchingRefused: (
+            "Not after BankID",
+            "A session opened with BankID cannot add a passkey here; sign in with a passkey or use an enrollment link."
+        ),
         .accountDisabled: ("Account disabled", nil), .usernameTaken: ("Username taken", nil),
         .methodDisabled: ("Method disabled", nil), .credentialExists: ("Passkey already registered", nil),
         .lastPasskey: ("Last passkey", nil), .passkeyNotFound: ("Passkey not found", nil),

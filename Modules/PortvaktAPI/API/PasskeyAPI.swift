@@ -73,9 +73,8 @@ public struct PasskeyAPI: Sendable {
                 responses: [.json(described: CreationOptionsSchema.self)],
                 problems: Problems.signedIn(.POST)
                     + Problems.auth(
-                        .passkeyDisabled, .signupDisabled, .invalidUsername, .invalidDisplayName,
-                        .usernameTaken,
-                        .enrollmentInvalid),
+                        .passkeyDisabled, .signupDisabled, .idSwitchingRefused, .invalidUsername,
+                        .invalidDisplayName, .usernameTaken, .enrollmentInvalid),
                 security: .optionalSession)
         ) { request in
             let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
@@ -445,6 +444,9 @@ struct MethodsResponse: Codable {
         let recovery: Bool
         let link: Bool
         let sign: Bool
+        /// Whether a session BankID opened may add a passkey (and a BankID result offers one);
+        /// false where BankID's rule against ID switching is kept.
+        let passkeyAfterBankID: Bool
 
         init(_ policy: BankIDPolicy) {
             login = policy.login
@@ -452,6 +454,7 @@ struct MethodsResponse: Codable {
             recovery = policy.recovery
             link = policy.link
             sign = policy.sign
+            passkeyAfterBankID = policy.idSwitchingFeatures.contains(.passkeyAfterBankID)
             enabled = login || signup || recovery || link || sign
         }
     }

@@ -469,8 +469,10 @@ enum AppScript {
           document.body.dataset.state = 'signed-in';
           account = me.user;
           bankIDLink = me.bankId ?? null;
+          sessionMethod = me.session.authMethod;
           drawAccountHeading();
           drawBankIDLink();
+          drawAddPasskey();
           $('signed-out').hidden = true;
           $('signed-in').hidden = false;
           await Promise.all([loadPasskeys(), loadSessions()]);
@@ -480,6 +482,7 @@ enum AppScript {
 
         let account = null;
         let bankIDLink = null; // GET /v1/me's bankId: { linked, name }; null without BankID
+        let sessionMethod = null; // GET /v1/me's session.authMethod: how this session signed in
         let passkeys = [];
         let sessions = [];
 
@@ -788,7 +791,7 @@ enum AppScript {
               // A passkey is suggested only where this browser can make one.
               return showAccount(result.suggestPasskey && webAuthn ? 'bankidSuggestPasskey' : 'signedIn');
             case 'bankid.account_created':
-              return showAccount(webAuthn ? 'bankidAccountCreated' : 'accountCreated');
+              return showAccount(result.suggestPasskey && webAuthn ? 'bankidAccountCreated' : 'accountCreated');
             case 'bankid.linked':
             case 'bankid.already_linked':
               await showAccount(result.code, false);
@@ -823,12 +826,20 @@ enum AppScript {
           const bankid = methods.bankid ?? {};
           $('signin-form').hidden = !passkey;
           $('signup-form').hidden = !(passkey && methods.passkey.signup);
-          $('add-passkey-form').hidden = !passkey;
+          drawAddPasskey();
           $('bankid-login').hidden = !bankid.login;
           $('bankid-signup').hidden = !bankid.signup;
           $('signup-heading').hidden = $('signup-form').hidden && $('bankid-signup').hidden;
           // Recovery ends with a new passkey: only where one can be made.
           $('bankid-recovery').hidden = !(bankid.recovery && passkey);
+        }
+
+        /** "Add a passkey": where this browser can make one, and not in a session BankID opened unless
+         *  the server lets one add a passkey (BankID's rule against ID switching, Docs/bankid.md). */
+        function drawAddPasskey() {
+          const passkey = webAuthn && Boolean(methods.passkey?.enabled);
+          const afterBankID = sessionMethod !== 'bankid' || Boolean(methods.bankid?.passkeyAfterBankID);
+          $('add-passkey-form').hidden = !(passkey && afterBankID);
         }
 
         /** The account's BankID line: linked (with the name BankID gave) or not, and the link buttons. */
