@@ -160,11 +160,14 @@ public final class PortvaktServer: Sendable {
                 ])
         }
 
-        // The support desk's phone check runs on the same coordinator as every other order.
-        let phoneVerifications = bankID.map {
-            BankIDPhoneVerificationService(
-                coordinator: $0.coordinator, store: store,
-                identities: IdentityDirectory(store: store, hasher: $0.hasher), clock: clock, random: random)
+        // The support desk's phone check runs on the same coordinator as every other order, where
+        // the ID-switching rule allows it.
+        var phoneVerifications: BankIDPhoneVerificationService?
+        if let bankID, bankIDFlows.policy.supportPhoneCheck {
+            phoneVerifications = BankIDPhoneVerificationService(
+                coordinator: bankID.coordinator, store: store,
+                identities: IdentityDirectory(store: store, hasher: bankID.hasher), clock: clock,
+                random: random)
         }
         self.phoneVerifications = phoneVerifications
 
@@ -428,6 +431,7 @@ public final class PortvaktServer: Sendable {
             riskCeiling: riskCeiling, stepUpLifetime: TimeInterval(flows.stepUpSeconds),
             returnURL: configuration.publicURL + "/")
         policy.keepsSignatures = flows.keepSignatures
+        policy.supportPhoneCheck = idSwitching.contains(.supportPhoneCheck)
         return policy
     }
 

@@ -26,6 +26,10 @@ public struct BankIDPolicy: Sendable {
     /// identification. Off, the offer is not made and `PasskeyRegistration` refuses a passkey for
     /// a BankID session (`passkey.id_switching_refused`).
     public var passkeyAfterBankID: Bool
+    /// The support desk may check a caller by a BankID phone order (`BankIDPhoneVerificationService`).
+    /// ID switching: it confirms the person behind a passkey account. Off, the admin routes and
+    /// `portvakt admin bankid` do not exist.
+    public var supportPhoneCheck: Bool = true
     /// Ask BankID for its risk assessment.
     public var returnRisk: Bool
     /// The highest risk a login, sign-up, link or recovery accepts; nil accepts any.
@@ -75,6 +79,7 @@ public struct BankIDPolicy: Sendable {
             case .link: link
             case .recovery: recovery
             case .passkeyAfterBankID: passkeyAfterBankID && (login || signup)
+            case .supportPhoneCheck: supportPhoneCheck
             }
         }
     }
@@ -125,4 +130,6 @@ public enum IDSwitchingFeature: String, Sendable, CaseIterable {
     /// A passkey added in a session BankID opened, and the offer to add one after a BankID login
     /// or sign-up.
     case passkeyAfterBankID
+    /// The support desk's BankID phone check of a passkey account's owner.
+    case supportPhoneCheck
 }

@@ -400,6 +400,12 @@ struct IDSwitchingAPITests {
             "POST", server.publicURL + "/v1/passkeys/registration/initialize", json: "{}",
             headers: [("Authorization", "Bearer \(passkeySession.token)")])
         #expect(allowed.status == 200, "\(allowed.text)")
+        // Nor does the support desk's phone check exist (supportPhoneCheck not acknowledged).
+        let phone = try await request(
+            "POST", server.adminURL + "/admin/v1/users/\(user.id)/bankid/phone-verifications",
+            json: #"{"callInitiator":"RP","personalNumber":"198112289874"}"#,
+            headers: [("Authorization", "Bearer \(server.adminToken)")])
+        #expect(try phone.problemCode() == "route.not_found", "\(phone.text)")
     }
 
     @Test("the simulator's default offers the passkey after BankID, and the BankID session may add it")
@@ -414,6 +420,13 @@ struct IDSwitchingAPITests {
             "POST", server.publicURL + "/v1/passkeys/registration/initialize", json: "{}",
             headers: [("Authorization", "Bearer \(token)")])
         #expect(options.status == 200, "\(options.text)")
+        // The support desk's phone check is there (an account without a linked identity: 409).
+        let user = try server.makeUser(username: "ada")
+        let phone = try await request(
+            "POST", server.adminURL + "/admin/v1/users/\(user.id)/bankid/phone-verifications",
+            json: #"{"callInitiator":"RP","personalNumber":"198112289874"}"#,
+            headers: [("Authorization", "Bearer \(server.adminToken)")])
+        #expect(try phone.problemCode() == "admin.bankid_not_linked", "\(phone.text)")
     }
 
     @Test("a BankID session ends at its own lifetime and idle timeout; a passkey session at the general ones")

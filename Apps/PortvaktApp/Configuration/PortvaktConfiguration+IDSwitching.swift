@@ -13,6 +13,10 @@ extension PortvaktConfiguration {
         /// A session BankID opened (login, sign-up) adds a passkey, and the BankID result offers
         /// it (`suggestPasskey`).
         case passkeyAfterBankID
+        /// The support desk's phone check (admin API, `portvakt admin bankid`): BankID confirms
+        /// that a caller is the person behind a passkey account, before an agent revokes a
+        /// passkey or mints an enrollment link for them.
+        case supportPhoneCheck
     }
 
     /// `bankid.idSwitching`: the relying party's statement about ID switching.
@@ -74,6 +78,9 @@ extension PortvaktConfiguration {
         case .passkeyAfterBankID:
             // A passkey after BankID needs passkeys, and a BankID journey that opens a session.
             return bankID.enabled && methods.passkey.enabled && (bankID.login || bankID.signup)
+        case .supportPhoneCheck:
+            // It has no switch of its own: it runs wherever BankID does, once allowed.
+            return bankID.enabled
         }
     }
 
@@ -147,6 +154,7 @@ extension PortvaktConfiguration {
                     case .recovery: "methods.bankid.recovery is off"
                     case .passkeyAfterBankID:
                         "no BankID session may add a passkey: it needs methods.passkey.enabled and methods.bankid.login or methods.bankid.signup"
+                    case .supportPhoneCheck: "methods.bankid.enabled is false"
                     }
                 issues.append(
                     ConfigurationIssue(
