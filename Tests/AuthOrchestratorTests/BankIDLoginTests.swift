@@ -37,7 +37,7 @@ struct BankIDLoginTests {
         try await fixture.identify(login)
         let signedIn = try fixture.result(login)
         #expect(signedIn.code == .signedIn && !signedIn.suggestPasskey)
-        #expect(fixture.service.policy.idSwitchingFeatures == [.link, .recovery])
+        #expect(fixture.service.policy.idSwitchingFeatures == [.link, .recovery, .supportPhoneCheck])
     }
 
     @Test("signing in from a session revokes that session once the new one exists")
