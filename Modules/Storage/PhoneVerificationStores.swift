@@ -181,15 +181,7 @@ extension SQLStore: BankIDPhoneVerificationStore {
                 """, [end.id, end.at, end.outcome.rawValue, end.hintCode, end.signatureReceived])
             guard changed > 0 else { return false }
             for (event, encoded) in zip(end.events, details) {
-                try connection.execute(
-                    """
-                    INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                    """,
-                    [
-                        event.at, event.action, event.actor, event.userID, event.requestID, event.ipAddress,
-                        encoded,
-                    ])
+                try Self.insert(event, details: encoded, on: connection)
             }
             return true
         }

@@ -252,8 +252,10 @@ extension SQLStore: AuditStore {
         return try engine.write { try Self.insert(event, details: details, on: $0) }
     }
 
-    /// Appends `event` with its details already encoded (outside the write lock) and returns its id.
-    fileprivate static func insert(_ event: AuditEvent, details: String, on connection: any SQLConnection)
+    /// Appends `event` with its details already encoded (outside the write lock) and returns its id:
+    /// every store that audits inside its own transaction writes the row through here.
+    @discardableResult
+    static func insert(_ event: AuditEvent, details: String, on connection: any SQLConnection)
         throws
         -> Int64
     {
