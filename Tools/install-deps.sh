@@ -43,6 +43,9 @@ if [ "$level" = bench ]; then
   # Benchmarks/engines.sh compares libmicrohttpd with h2o: its probe is C on libh2o-evloop.
   need_lib libh2o-evloop libh2o-evloop-dev
   need_tool cc gcc
+  # Benchmarks/login-instructions.sh counts a login's instructions under callgrind (its
+  # callgrind_control and callgrind_annotate come in the same package).
+  need_tool valgrind valgrind
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -17,7 +17,16 @@
 //
 // Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]
 //                    [--postgres-pid PID] [--no-postgresql | --postgresql-only]
+//        bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE]
 // Prints name=value:unit pairs for record.py.
+//
+// With --logins, only a fixed workload: the main run's 10,000 users on SQLite, M warm-up logins
+// (default 50), then exactly N complete logins (every response checked), then the server stops;
+// exits non-zero when any login failed. With --callgrind FILE the server runs under
+// `valgrind --tool=callgrind --instr-atstart=no` writing FILE, and instrumentation is switched on
+// (callgrind_control -i on) only around the N measured logins (collection follows it; the warm-up
+// and start run uninstrumented, near native speed), so FILE's total Ir divided by N is
+// the instructions one complete login costs the server (Benchmarks/login-instructions.sh).
 import CSQLite
 import CryptoCore
 import Foundation
@@ -44,9 +53,15 @@ var postgreSQLRuns = true
 var sqliteRuns = true
 /// The PostgreSQL cluster's postmaster, whose process tree's CPU is counted; nil counts none.
 var postmaster: Int32?
+/// A fixed number of measured logins (and warm-up logins before them) instead of timed runs.
+var fixedLogins: Int?
+var warmupLogins = 50
+/// Where callgrind writes its profile of the fixed logins; nil runs the server natively.
+var callgrindOutput: String?
 let usage = """
     usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]
                        [--postgres-pid PID] [--no-postgresql | --postgresql-only]
+           bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE]
     The PostgreSQL runs need PORTVAKT_TEST_POSTGRES_URL (Benchmarks/login.sh starts a cluster and sets it).
 
     """
@@ -60,6 +75,9 @@ while let argument = arguments.next() {
     case "--postgres-pid": postmaster = arguments.next().flatMap(Int32.init)
     case "--no-postgresql": postgreSQLRuns = false
     case "--postgresql-only": sqliteRuns = false
+    case "--logins": fixedLogins = arguments.next().flatMap(Int.init) ?? 0
+    case "--warmup": warmupLogins = arguments.next().flatMap(Int.init) ?? -1
+    case "--callgrind": callgrindOutput = arguments.next()
     default:
         FileHandle.standardError.write(Data(usage.utf8))
         exit(2)
@@ -68,7 +86,9 @@ while let argument = arguments.next() {
 // Every run is bounded in time and clients; an engine asked for must run, not be skipped for
 // want of a server.
 if !(seconds > 0 && seconds <= 3600 && (1...1024).contains(mainClients)) || !sqliteRuns && !postgreSQLRuns
-    || postgreSQLRuns && TestPostgreSQL.url == nil
+    || postgreSQLRuns && fixedLogins == nil && TestPostgreSQL.url == nil
+    || fixedLogins.map({ !(1...100_000).contains($0) }) ?? (callgrindOutput != nil)
+    || !(0...100_000).contains(warmupLogins)
 {
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
@@ -204,9 +224,9 @@ struct ServerDatabase {
 
 /// Starts `portvakt serve` on `port` over `directory`, on SQLite there or on `postgreSQL` (with
 /// the pool at its default size); returns the process.
-func startServer(port: Int, directory: String, threads: Int?, postgreSQL: ServerDatabase? = nil) throws
-    -> PortvaktProcess
-{
+func startServer(
+    port: Int, directory: String, threads: Int?, postgreSQL: ServerDatabase? = nil, startTimeout: Double = 20
+) throws -> PortvaktProcess {
     var storage = ""
     var environment = ["PORTVAKT_DATA": directory]
     if let postgreSQL {
@@ -231,7 +251,7 @@ func startServer(port: Int, directory: String, threads: Int?, postgreSQL: Server
     try Data(config.utf8).write(to: URL(fileURLWithPath: directory + "/config.json"))
     let process = try PortvaktProcess(
         ["serve", "--config", directory + "/config.json"], environment: environment)
-    _ = try process.waitForPort(listener: "public")
+    _ = try process.waitForPort(listener: "public", timeout: startTimeout)
     return process
 }
 
@@ -511,6 +531,96 @@ func slowBankIDRun(seconds: Double, threads: Int?) throws -> ([Double], [Double]
     stop.store(true, ordering: .relaxed)
     pollers.wait()
     return (unloaded, loaded)
+}
+
+/// Exactly `count` complete logins from `clients` threads against the server on `port`, the users
+/// taken in turn from `firstUser` on; returns how many failed (the first failure is printed).
+func logins(
+    _ count: Int, port: Int, credentials: [SoftwareCredential], clients: Int, firstUser: Int
+) -> Int {
+    let next = Atomic<Int>(0)
+    let failures = Atomic<Int>(0)
+    let group = DispatchGroup()
+    for _ in 0..<min(clients, max(count, 1)) {
+        group.enter()
+        Thread {
+            defer { group.leave() }
+            let origin = "http://localhost:\(port)"
+            let connection = BenchConnection(port: port)
+            let authenticator = SoftwareAuthenticator()
+            while case let index = next.add(1, ordering: .relaxed).oldValue, index < count {
+                let credential = credentials[(firstUser + index) % credentials.count]
+                if let problem = login(
+                    connection, origin: origin, credential: credential, authenticator: authenticator)
+                {
+                    if failures.add(1, ordering: .relaxed).newValue == 1 {
+                        FileHandle.standardError.write(Data("bench-login: a login failed: \(problem)\n".utf8))
+                    }
+                }
+            }
+        }.start()
+    }
+    group.wait()
+    return failures.load(ordering: .relaxed)
+}
+
+/// Runs `command` to completion; throws unless it exits 0.
+func runTool(_ command: [String]) throws {
+    let tool = Process()
+    tool.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    tool.arguments = command
+    tool.standardOutput = FileHandle.nullDevice
+    tool.standardError = FileHandle.nullDevice
+    try tool.run()
+    tool.waitUntilExit()
+    guard tool.terminationStatus == 0 else {
+        throw BenchConnection.Failure(description: "\(command.joined(separator: " ")) failed")
+    }
+}
+
+/// The fixed workload (--logins): the main run's users on SQLite, `warmup` logins, then `count`
+/// measured ones, under callgrind (collecting only around the measured logins) when `callgrind`
+/// names its output file. Returns the number of failed logins.
+func fixedRun(
+    binary: String, count: Int, warmup: Int, clients: Int, threads: Int?, callgrind: String?
+) throws -> Int {
+    let directory = try TemporaryDirectory(prefix: "portvakt-bench-login-fixed")
+    let credentials = try prepare(realUsers: 10_000, filler: 0, in: directory.path).credentials
+    if let callgrind {
+        // The server's pid stays valgrind's: the wrapper execs it.
+        let wrapper = directory.path + "/portvakt-under-callgrind"
+        let script = """
+            #!/bin/sh
+            exec valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file='\(callgrind)' \\
+              '\(binary)' "$@"
+
+            """
+        try Data(script.utf8).write(to: URL(fileURLWithPath: wrapper))
+        chmod(wrapper, 0o755)
+        setenv("PORTVAKT_BIN", wrapper, 1)
+    }
+    let port = freePort()
+    let server = try startServer(
+        port: port, directory: directory.path, threads: threads, startTimeout: callgrind == nil ? 20 : 600)
+    defer { stop(server) }
+    var failed = logins(warmup, port: port, credentials: credentials, clients: clients, firstUser: 0)
+    let pid = String(server.pid)
+    if callgrind != nil { try runTool(["callgrind_control", "--instr=on", pid]) }
+    failed += logins(count, port: port, credentials: credentials, clients: clients, firstUser: warmup)
+    if callgrind != nil { try runTool(["callgrind_control", "--instr=off", pid]) }
+    return failed
+}
+
+if let fixedLogins {
+    let failed = try fixedRun(
+        binary: binary, count: fixedLogins, warmup: warmupLogins, clients: mainClients, threads: threads,
+        callgrind: callgrindOutput)
+    if failed > 0 {
+        FileHandle.standardError.write(Data("bench-login: \(failed) logins failed\n".utf8))
+        exit(1)
+    }
+    print("login.fixed_logins=\(fixedLogins):logins")
+    exit(0)
 }
 
 // The single-core raw rate, measured first on an idle machine, over the same kind of data.

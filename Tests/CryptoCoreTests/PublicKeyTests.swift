@@ -124,13 +124,34 @@ struct PublicKeyTests {
 
     // MARK: Rejections
 
-    @Test("rejects an EC point that is not on the curve")
+    @Test("rejects an EC point that is not on the curve, on every accepted curve")
     func offCurvePoint() {
-        var y = hex(F.p256Y)
-        y[31] ^= 0x01
-        #expect(throws: CryptoError(.invalidPublicKey, "")) {
-            try PublicKey(curve: .p256, x: hex(F.p256X), y: y)
+        for (curve, x, y) in [
+            (ECCurve.p256, F.p256X, F.p256Y), (ECCurve.p384, F.p384X, F.p384Y),
+            (ECCurve.p521, F.p521X, F.p521Y),
+        ] {
+            var y = hex(y)
+            y[y.count - 1] ^= 0x01
+            #expect(throws: CryptoError(.invalidPublicKey, "")) {
+                try PublicKey(curve: curve, x: hex(x), y: y)
+            }
         }
+    }
+
+    @Test("accepts the other point with the same x, (x, p - y): the check is the curve equation")
+    func negatedPoint() throws {
+        let p = hex("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff")
+        let y = hex(F.p256Y)
+        // p - y, big-endian, byte by byte with borrow.
+        var negated = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for index in (0..<32).reversed() {
+            var difference = Int(p[index]) - Int(y[index]) - borrow
+            borrow = difference < 0 ? 1 : 0
+            if difference < 0 { difference += 256 }
+            negated[index] = UInt8(difference)
+        }
+        _ = try PublicKey(curve: .p256, x: hex(F.p256X), y: negated)
     }
 
     @Test("rejects EC coordinates of the wrong length for the curve")

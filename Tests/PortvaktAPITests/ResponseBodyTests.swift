@@ -59,11 +59,14 @@ struct ResponseBodyTests {
             "application/json", "Application/JSON", " application/json ; charset=utf-8",
             "\tapplication/json\t",
             "application/problem+json", "application/json;charset=UTF-8",
+            // Not all ASCII: read by Characters rather than bytes, with the same rules.
+            "application/json; title=\"skärm\"", "application/vnd.åäö+json",
         ] {
             #expect(HTTPRequest.isJSONMediaType(accepted), "\(accepted)")
         }
         for refused in [
             nil, "", "text/json", "application/jsonx", "application/x-www-form-urlencoded", "json",
+            "application/", "+json", " ; application/json", "ápplication/json", "application/json\u{301}",
         ] {
             #expect(!HTTPRequest.isJSONMediaType(refused), "\(refused ?? "nil")")
         }

@@ -47,6 +47,26 @@ struct ConnectionTests {
         #expect(connection.cachedStatementCount == 2, "the INSERT and one copy of the SELECT")
     }
 
+    @Test("texts that hash alike (same length, same last 64 bytes) still get their own statements")
+    func cacheKeysCompareWholeText() throws {
+        try connection.execute("INSERT INTO t (id, text) VALUES (1, 'one'), (2, 'two')")
+        let ending = String(repeating: " ", count: 64)
+        // Same length and the same last 64 bytes: only the first bytes differ.
+        let one = "SELECT text FROM t WHERE id = 1" + ending
+        let two = "SELECT text FROM t WHERE id = 2" + ending
+        #expect(SQLText(one).hashValue == SQLText(two).hashValue)
+        #expect(SQLText(one) != SQLText(two))
+        for _ in 0..<3 {
+            #expect(try connection.queryFirst(one) { try $0.string(0) } == "one")
+            #expect(try connection.queryFirst(two) { try $0.string(0) } == "two")
+        }
+        // Equal text built at run time (other storage) finds the cached statement.
+        let rebuilt = ["SELECT text FROM t WHERE id = ", "1", ending].joined()
+        let before = connection.prepareCount
+        #expect(try connection.queryFirst(rebuilt) { try $0.string(0) } == "one")
+        #expect(connection.prepareCount == before)
+    }
+
     @Test("the statement cache stays within its limit")
     func cacheLimit() throws {
         for index in 0..<(Connection.statementCacheLimit + 10) {

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// One SQLite connection. It owns the `sqlite3` handle and its prepared statements and frees them
 /// when closed or deinitialised.
@@ -22,7 +23,7 @@ final class Connection: SQLConnection, @unchecked Sendable {
     static let statementCacheLimit = 64
 
     private var handle: OpaquePointer?
-    private var cache: [String: Statement] = [:]
+    private var cache: [SQLText: Statement] = [:]
     /// How many times this connection compiled SQL with `sqlite3_prepare_v3` (tests use it to
     /// prove statements are reused).
     private(set) var prepareCount = 0
@@ -93,19 +94,29 @@ final class Connection: SQLConnection, @unchecked Sendable {
 
     /// Runs `body` with the cached statement for `sql` (compiling it on first use), then resets it
     /// and clears its bindings so no value outlives the call.
+    ///
+    /// One cache lookup per use: the statement stays in the cache, marked in use, rather than
+    /// being taken out and put back (three hashes of the SQL text per use showed in the login
+    /// profile, Docs/performance.md).
     func withStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
-        // Take the statement out while it is in use, so a nested use of the same SQL compiles its
-        // own copy instead of resetting a statement that is mid-iteration.
+        let key = SQLText(sql)
         let statement: Statement
-        if let cached = cache.removeValue(forKey: sql) {
+        let compiled: Bool
+        // A statement in use (a nested use of the same SQL, mid-iteration) is left alone: the
+        // nested use compiles its own copy, which is not kept.
+        if let cached = cache[key], !cached.inUse {
             statement = cached
+            compiled = false
         } else {
             statement = try prepare(sql)
+            compiled = true
         }
+        statement.inUse = true
         defer {
             statement.reset()
-            if cache[sql] == nil, cache.count < Connection.statementCacheLimit {
-                cache[sql] = statement
+            statement.inUse = false
+            if compiled, cache[key] == nil, cache.count < Connection.statementCacheLimit {
+                cache[key] = statement
             }
         }
         return try body(statement)
@@ -218,6 +229,41 @@ final class Connection: SQLConnection, @unchecked Sendable {
         case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_FULL, SQLITE_PERM, SQLITE_PROTOCOL: return .io
         case SQLITE_READONLY: return .readOnly
         default: return .internal
+        }
+    }
+}
+
+/// SQL text as a statement cache key: equal exactly when the UTF-8 bytes are, hashed from the
+/// length and the last 64 bytes only. The cache's texts are a few hundred bytes of mostly fixed
+/// SQL that differ most towards their ends (the WHERE clause), and every statement a request runs
+/// looks its text up; SipHash over every byte cost about 2% of a login's instructions. Texts that
+/// share a length and an ending cost a comparison each, never a wrong statement.
+struct SQLText: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    static func == (lhs: SQLText, rhs: SQLText) -> Bool {
+        let fast = lhs.sql.utf8.withContiguousStorageIfAvailable { left in
+            rhs.sql.utf8.withContiguousStorageIfAvailable { right in
+                guard left.count == right.count else { return false }
+                guard let l = left.baseAddress, let r = right.baseAddress, l != r else { return true }
+                return memcmp(l, r, left.count) == 0
+            }
+        }
+        if let fast = fast ?? nil { return fast }
+        return lhs.sql.utf8.elementsEqual(rhs.sql.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        let hashed: Void? = sql.utf8.withContiguousStorageIfAvailable { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(64))))
+        }
+        if hashed == nil {
+            let bytes = Array(sql.utf8)
+            hasher.combine(bytes.count)
+            bytes.suffix(64).withUnsafeBytes { hasher.combine(bytes: $0) }
         }
     }
 }

@@ -7,6 +7,8 @@ final class Statement {
     /// The owning connection's handle, only for error messages; the connection outlives us
     /// because it finalises its cached statements before it closes.
     private let connection: OpaquePointer
+    /// Whether a `Connection.withStatement` call is using it now (it stays in the cache meanwhile).
+    var inUse = false
 
     init(handle: OpaquePointer, connection: OpaquePointer) {
         self.handle = handle
