@@ -1,17 +1,28 @@
 /// Small text operations that full Foundation has and FoundationEssentials does not, written here
 /// so that no production module needs Foundation (and, statically linked, ICU's data).
 extension String {
-    /// This text without leading and trailing spaces and tabs: what Foundation's
-    /// `trimmingCharacters(in: .whitespaces)` removes (general category Zs and U+0009).
-    public func trimmingWhitespace() -> String {
-        trimmingScalars(where: Self.isWhitespace)
-    }
-
-    /// This text without leading and trailing white space and line breaks: what Foundation's
-    /// `trimmingCharacters(in: .whitespacesAndNewlines)` removes (general category Z*,
-    /// U+0009 to U+000D and U+0085).
-    public func trimmingWhitespaceAndNewlines() -> String {
-        trimmingScalars(where: Self.isWhitespaceOrNewline)
+    /// This text with every occurrence of `target` replaced by `replacement`, matched on UTF-8
+    /// bytes as Foundation's `replacingOccurrences(of:with:)` matches the ASCII targets we use:
+    /// unlike the standard library's Character-based `replacing`, "\n" matches inside "\r\n".
+    public func replacingEvery(_ target: String, with replacement: String) -> String {
+        let needle = Array(target.utf8)
+        guard !needle.isEmpty else { return self }
+        let bytes = Array(utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == needle[0], index + needle.count <= bytes.count,
+                bytes[index..<index + needle.count].elementsEqual(needle)
+            {
+                result.append(contentsOf: replacement.utf8)
+                index += needle.count
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// This text in Unicode Normalization Form C (canonical composition), as Foundation's
@@ -46,12 +57,27 @@ extension String {
         while head.count > 1, head.hasSuffix("/") { head.removeLast() }
         return head
     }
+}
+
+extension StringProtocol {
+    /// This text without leading and trailing spaces and tabs: what Foundation's
+    /// `trimmingCharacters(in: .whitespaces)` removes (general category Zs and U+0009).
+    public func trimmingWhitespace() -> String {
+        trimmingScalars(where: Self.isWhitespace)
+    }
+
+    /// This text without leading and trailing white space and line breaks: what Foundation's
+    /// `trimmingCharacters(in: .whitespacesAndNewlines)` removes (general category Z*,
+    /// U+0009 to U+000D and U+0085).
+    public func trimmingWhitespaceAndNewlines() -> String {
+        trimmingScalars(where: Self.isWhitespaceOrNewline)
+    }
 
     private func trimmingScalars(where isTrimmed: (Unicode.Scalar) -> Bool) -> String {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !isTrimmed($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !isTrimmed($0) })!
-        return String(scalars[first...last])
+        return String(String.UnicodeScalarView(scalars[first...last]))
     }
 
     private static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
