@@ -1,5 +1,5 @@
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 
 /// A FIDO Metadata Service v3 BLOB, verified: its JWS signature checks out with the first
 /// certificate of its `x5c`, and that certificate chains to the FIDO root the operator configured.
