@@ -1,7 +1,8 @@
+import Dispatch
 public import AuthOrchestrator
 import BankIDCore
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 import PasskeyCore
