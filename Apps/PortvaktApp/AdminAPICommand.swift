@@ -1,7 +1,5 @@
-import Kernel
-import Dispatch
 import FoundationEssentials
-import Synchronization
+import Kernel
 
 /// `portvakt admin users|passkeys|sessions|enrollment-link`: a command line over the admin HTTP
 /// API. The address and token come from `--url`/`--token` or `PORTVAKT_ADMIN_URL` /
@@ -217,7 +215,8 @@ enum AdminAPICommand {
 
     static func escape(_ segment: String) -> String {
         // Foundation's .urlPathAllowed without "/": unreserved, sub-delims, ":" and "@".
-        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@".utf8)
+        let allowed = Set(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@".utf8)
         let hex = Array("0123456789ABCDEF".utf8)
         var out: [UInt8] = []
         for byte in segment.utf8 {
@@ -279,7 +278,8 @@ enum AdminAPICommand {
             if json != nil { headers.append(("Content-Type", "application/json")) }
             let response: AdminHTTPClient.Response
             switch AdminHTTPClient.send(
-                method, url: url.absoluteString, headers: headers, body: json.map { Array($0.utf8) }, timeout: 30)
+                method, url: url.absoluteString, headers: headers, body: json.map { Array($0.utf8) },
+                timeout: 30)
             {
             case .success(let answer): response = answer
             case .failure(let failure):

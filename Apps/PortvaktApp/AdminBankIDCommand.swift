@@ -1,6 +1,6 @@
-import Kernel
 import FoundationEssentials
 import Glibc
+import Kernel
 import Synchronization
 
 /// `portvakt admin bankid verify-phone|sign-phone`: the support desk's BankID phone check over

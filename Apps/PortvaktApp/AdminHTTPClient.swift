@@ -23,7 +23,9 @@ enum AdminHTTPClient {
         _ method: String, url: String, headers: [(String, String)], body: [UInt8]?, timeout: Double
     ) -> Result<Response, CurlFailure> {
         _ = globalInit
-        guard let handle = curl_easy_init() else { return .failure(CurlFailure(message: "curl_easy_init failed")) }
+        guard let handle = curl_easy_init() else {
+            return .failure(CurlFailure(message: "curl_easy_init failed"))
+        }
         defer { curl_easy_cleanup(handle) }
         var list: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(list) }
@@ -61,7 +63,9 @@ enum AdminHTTPClient {
                 return curl_easy_perform(handle)
             }
         }
-        guard code == CURLE_OK else { return .failure(CurlFailure(message: String(cString: curl_easy_strerror(code)))) }
+        guard code == CURLE_OK else {
+            return .failure(CurlFailure(message: String(cString: curl_easy_strerror(code))))
+        }
         var status = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return .success(Response(status: status, body: sink.body))

@@ -19,13 +19,17 @@ enum JSONText {
 
     /// JSONSerialization's `.prettyPrinted` (two-space indent, `"key" : value`, empty containers
     /// as an open and a close line) and `.sortedKeys`; slashes escaped as `\/` like its default.
-    static func data(_ value: Any, pretty: Bool = false, sortedKeys: Bool = false) throws(WriteError) -> [UInt8] {
+    static func data(_ value: Any, pretty: Bool = false, sortedKeys: Bool = false) throws(WriteError)
+        -> [UInt8]
+    {
         var out: [UInt8] = []
         try write(value, pretty: pretty, sortedKeys: sortedKeys, indent: 0, to: &out)
         return out
     }
 
-    private static func write(_ value: Any, pretty: Bool, sortedKeys: Bool, indent: Int, to out: inout [UInt8])
+    private static func write(
+        _ value: Any, pretty: Bool, sortedKeys: Bool, indent: Int, to out: inout [UInt8]
+    )
         throws(WriteError)
     {
         func newline(_ level: Int) {
@@ -219,7 +223,8 @@ enum JSONText {
             if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
                 integral = false
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")
+                {
                     index += 1
                 }
                 let exponent = index

@@ -1,7 +1,7 @@
-import Dispatch
 public import AuthOrchestrator
 import BankIDCore
 public import CryptoCore
+import Dispatch
 public import FoundationEssentials
 public import HTTPEngine
 public import Kernel

@@ -28,7 +28,9 @@ enum StandardIO {
     private static func write(_ descriptor: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.write(descriptor, $0.baseAddress, $0.count)
+            }
             if written > 0 {
                 offset += written
             } else if written < 0, errno == EINTR {

@@ -1,7 +1,7 @@
-import Kernel
 import Dispatch
 import FoundationEssentials
 import Glibc
+import Kernel
 import Synchronization
 
 /// SIGTERM and SIGINT, held from the moment a long-running command starts until it is ready to

@@ -35,9 +35,14 @@ public final class ConditionLock: @unchecked Sendable {
 public enum Threads {
     /// Starts a detached thread running `body`, named `name` (cut to the 15 bytes Linux keeps),
     /// with `stackSize` bytes of stack when given.
-    public static func start(name: String? = nil, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) {
-        final class Box { let body: @Sendable () -> Void; let name: String?
-            init(_ body: @escaping @Sendable () -> Void, _ name: String?) { self.body = body; self.name = name }
+    public static func start(
+        name: String? = nil, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void
+    ) {
+        final class Box {
+            let body: @Sendable () -> Void; let name: String?
+            init(_ body: @escaping @Sendable () -> Void, _ name: String?) {
+                self.body = body; self.name = name
+            }
         }
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -46,12 +51,14 @@ public enum Threads {
         if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
         let context = Unmanaged.passRetained(Box(body, name)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, &attributes, { context in
-            let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-            if let name = box.name { Threads.setCurrentName(name) }
-            box.body()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, &attributes,
+            { context in
+                let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+                if let name = box.name { Threads.setCurrentName(name) }
+                box.body()
+                return nil
+            }, context)
         precondition(status == 0, "pthread_create failed: \(status)")
     }
 

@@ -1,7 +1,7 @@
-import Kernel
 public import BankIDCore
 public import CryptoCore
 import FoundationEssentials
+import Kernel
 
 extension PortvaktConfiguration {
     /// The BankID RP client: which BankID, the certificates, timeouts, and the identity keys.

@@ -1,6 +1,6 @@
-import Kernel
 import BankIDCore
 import FoundationEssentials
+import Kernel
 
 extension PortvaktConfiguration {
     /// What each BankID order carries (the `bankid` keys `appIdentifiers`, `texts`,

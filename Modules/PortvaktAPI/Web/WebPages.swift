@@ -1,7 +1,7 @@
 import CryptoCore
 import FoundationEssentials
-import Kernel
 public import HTTPEngine
+import Kernel
 
 /// The built-in sign-in page at `GET /` and the two assets it loads, all compiled into the binary.
 ///
