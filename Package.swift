@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "PortvaktApp",
             dependencies: [
-                "BankIDSimulator", "BankIDCore", "CryptoCore", "HTTPEngine", "Kernel", "SessionCore",
+                "BankIDSimulator", "BankIDCore", "CCurl", "CryptoCore", "HTTPEngine", "Kernel", "SessionCore",
                 "Storage",
                 "PortvaktAPI", "PasskeyCore", "AuthOrchestrator",
             ],

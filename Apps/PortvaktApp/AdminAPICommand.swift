@@ -1,7 +1,5 @@
-import Dispatch
-import Foundation
-import FoundationNetworking
-import Synchronization
+import FoundationEssentials
+import Kernel
 
 /// `portvakt admin users|passkeys|sessions|enrollment-link`: a command line over the admin HTTP
 /// API. The address and token come from `--url`/`--token` or `PORTVAKT_ADMIN_URL` /
@@ -52,7 +50,7 @@ enum AdminAPICommand {
                 ("Disabled", "disabledAt"),
             ] {
                 print(
-                    "\(label + ":")".padding(toLength: 14, withPad: " ", startingAt: 0)
+                    "\(label + ":")".paddedWithSpaces(toLength: 14)
                         + string(user[key], or: "-"))
             }
             print("\nPasskeys")
@@ -216,9 +214,19 @@ enum AdminAPICommand {
     }
 
     static func escape(_ segment: String) -> String {
-        segment.addingPercentEncoding(
-            withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/")))
-            ?? segment
+        // Foundation's .urlPathAllowed without "/": unreserved, sub-delims, ":" and "@".
+        let allowed = Set(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@".utf8)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for byte in segment.utf8 {
+            if allowed.contains(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func string(_ value: Any?, or fallback: String = "") -> String {
@@ -226,14 +234,14 @@ enum AdminAPICommand {
     }
 
     static func jsonObject(_ body: [UInt8]) throws -> [String: Any] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+        guard let object = (try? JSONText.parse(body)) as? [String: Any] else {
             throw AdminAPIError("the admin API answered with something that is not a JSON object")
         }
         return object
     }
 
     static func printJSON(_ body: [UInt8]) -> Int32 {
-        FileHandle.standardOutput.write(Data(body + Array("\n".utf8)))
+        StandardIO.writeOutput(body + Array("\n".utf8))
         return 0
     }
 
@@ -266,35 +274,27 @@ enum AdminAPICommand {
             guard let url = components?.url else {
                 throw AdminAPIError("cannot build a URL from '\(base)\(path)'")
             }
-            var request = URLRequest(url: url, timeoutInterval: 30)
-            request.httpMethod = method
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-            if let json {
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                request.httpBody = Data(json.utf8)
-            }
-            let outcome = Mutex<(Data?, HTTPURLResponse?, String?)>((nil, nil, nil))
-            let done = DispatchSemaphore(value: 0)
-            URLSession.shared.dataTask(with: request) { data, response, error in
-                outcome.withLock {
-                    $0 = (data, response as? HTTPURLResponse, error.map { $0.localizedDescription })
-                }
-                done.signal()
-            }.resume()
-            done.wait()
-            let (data, response, failure) = outcome.withLock { $0 }
-            guard let response else {
+            var headers = [("Authorization", "Bearer \(token)")]
+            if json != nil { headers.append(("Content-Type", "application/json")) }
+            let response: AdminHTTPClient.Response
+            switch AdminHTTPClient.send(
+                method, url: url.absoluteString, headers: headers, body: json.map { Array($0.utf8) },
+                timeout: 30)
+            {
+            case .success(let answer): response = answer
+            case .failure(let failure):
                 throw AdminAPIError(
-                    "cannot reach the admin API at \(base) (check '--url' or PORTVAKT_ADMIN_URL): \(failure ?? "no response")"
+                    "cannot reach the admin API at \(base) (check '--url' or PORTVAKT_ADMIN_URL): \(failure.message)"
                 )
             }
-            let body = [UInt8](data ?? Data())
-            guard (200..<300).contains(response.statusCode) else {
-                let problem = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-                let code = problem?["code"] as? String ?? "http.\(response.statusCode)"
+            let body = response.body
+            let statusCode = response.status
+            guard (200..<300).contains(statusCode) else {
+                let problem = (try? JSONText.parse(body)) as? [String: Any]
+                let code = problem?["code"] as? String ?? "http.\(statusCode)"
                 let detail = problem?["detail"] as? String ?? problem?["title"] as? String ?? ""
-                var message = "\(code) (HTTP \(response.statusCode))" + (detail.isEmpty ? "" : ": \(detail)")
-                if response.statusCode == 401 { message += " (check '--token' or PORTVAKT_ADMIN_TOKEN)" }
+                var message = "\(code) (HTTP \(statusCode))" + (detail.isEmpty ? "" : ": \(detail)")
+                if statusCode == 401 { message += " (check '--token' or PORTVAKT_ADMIN_TOKEN)" }
                 throw AdminAPIError(message)
             }
             return body

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Glibc
+import Kernel
 import Synchronization
 
 /// `portvakt admin bankid verify-phone|sign-phone`: the support desk's BankID phone check over
@@ -45,7 +46,7 @@ enum AdminBankIDCommand {
         }
         var text: String?
         if sign {
-            guard let given = options["--text"], !given.trimmingCharacters(in: .whitespaces).isEmpty else {
+            guard let given = options["--text"], !given.trimmingWhitespace().isEmpty else {
                 throw UsageError("\(command) needs '--text' with the text the caller confirms")
             }
             text = given
@@ -56,14 +57,14 @@ enum AdminBankIDCommand {
         // exists (the HTTP client starts some): Ctrl-C or SIGTERM from here on cancels the
         // verification at BankID before the command exits.
         let stop = StopSignals()
-        Thread {
+        Threads.start {
             _ = stop.wait()
             interrupted.store(true, ordering: .relaxed)
-        }.start()
+        }
 
         var body: [String: String] = ["callInitiator": initiator, "personalNumber": number]
         if let text { body["userVisibleData"] = text }
-        let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+        let json = String(decoding: try JSONText.data(body), as: UTF8.self)
         let path = "/admin/v1/users/\(AdminAPICommand.escape(user))/bankid/"
         var last = try client.call(
             "POST", path + (sign ? "phone-signatures" : "phone-verifications"), json: json)
@@ -102,7 +103,7 @@ enum AdminBankIDCommand {
             }
             // In tenths, so an interrupt is acted on at once.
             for _ in 0..<10 where !interrupted.load(ordering: .relaxed) {
-                Thread.sleep(forTimeInterval: pollInterval / 10)
+                Threads.sleep(seconds: pollInterval / 10)
             }
             if interrupted.load(ordering: .relaxed) { continue }
             last = try client.call("GET", verificationPath)
@@ -141,13 +142,13 @@ enum AdminBankIDCommand {
     /// terminal). Only its form is checked here; the server checks the check digit.
     private static func readPersonalNumber() throws -> String {
         if isatty(STDIN_FILENO) == 1 {
-            FileHandle.standardError.write(Data("Personal number the caller states (YYYYMMDDNNNN): ".utf8))
+            StandardIO.writeError("Personal number the caller states (YYYYMMDDNNNN): ".utf8)
         }
         guard let line = readLine(strippingNewline: true) else {
             throw UsageError(
                 "the personal number the caller states is read from standard input; none was given")
         }
-        let number = line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "-", with: "")
+        let number = line.trimmingWhitespace().replacingEvery("-", with: "")
         guard number.utf8.count == 12, number.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             // The input is not repeated: it may be a personal number with a typo.
             throw UsageError("the personal number on standard input must be 12 digits (YYYYMMDDNNNN)")

@@ -1,6 +1,6 @@
 import AuthOrchestrator
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Kernel
 import Storage
 
@@ -107,7 +107,7 @@ enum TextTable {
         return all.map { row in
             row.enumerated().map { column, cell in
                 column == row.count - 1
-                    ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    ? cell : cell.paddedWithSpaces(toLength: widths[column])
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }

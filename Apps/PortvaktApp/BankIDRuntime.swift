@@ -1,7 +1,7 @@
 import BankIDCore
 import BankIDSimulator
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Glibc
 import HTTPEngine
 import Kernel
@@ -53,7 +53,7 @@ final class BankIDRuntime: Sendable {
                     "bankid.environment is \"simulator\" (the default) while publicURL is not on this machine; the simulator approves anyone as anyone. Set bankid.environment to \"production\" or \"test\" with BankID's certificates, or methods.bankid.enabled to false"
                 )
             }
-            let folder = (configuration.dataDirectory as NSString).appendingPathComponent("bankid-simulator")
+            let folder = configuration.dataDirectory.appendingPathSegment("bankid-simulator")
             let started = try BankIDSimulator.start(
                 BankIDSimulatorConfiguration(dataDirectory: folder), clock: clock,
                 log: { [logger] line in logger.log(.debug, "bankid simulator", ["event": line]) })
@@ -153,10 +153,10 @@ final class BankIDRuntime: Sendable {
     /// The identity key the embedded default uses when none is configured: 32 random bytes kept
     /// in the data folder (0600), created on first start and reused after.
     static func developmentHasher(dataDirectory: String) throws -> IdentityHasher {
-        let path = (dataDirectory as NSString).appendingPathComponent(developmentKeyFile)
+        let path = dataDirectory.appendingPathSegment(developmentKeyFile)
         if !FileManager.default.fileExists(atPath: path) { try createDevelopmentKey(at: path) }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-            let secret = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            let secret = Base64URL.decode(text.trimmingWhitespaceAndNewlines()),
             secret.count >= IdentityKey.minimumSecretBytes
         else { throw BankIDError(.configuration, "\(path) does not hold a usable identity key") }
         return try IdentityHasher(

@@ -1,5 +1,5 @@
 import BankIDSimulator
-import Foundation
+import FoundationEssentials
 
 /// `portvakt bankid-simulator`: the BankID simulator on its own, for any v6 client.
 enum BankIDSimulatorCommand {
@@ -63,7 +63,7 @@ enum BankIDSimulatorCommand {
             .info, "listening",
             ["listener": "bankid-simulator-user", "address": "127.0.0.1:\(simulator.userPort)"])
         // Written unbuffered so a script reading the first line gets it while the simulator serves.
-        FileHandle.standardOutput.write(Data((simulator.clientConfigurationJSON + "\n").utf8))
+        StandardIO.writeOutput((simulator.clientConfigurationJSON + "\n").utf8)
 
         logger.log(.info, "stopping", ["signal": signals.wait()])
         simulator.stop(grace: 10)

@@ -1,7 +1,7 @@
 import AuthOrchestrator
 import CryptoCore
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Kernel
 import Storage
 
@@ -162,16 +162,15 @@ public enum PortvaktCLI {
         switch rest.popFirst() {
         case "inspect":
             _ = try Options.parse(rest, command: "webauthn inspect", flags: [])
-            let input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+            let input = StandardIO.readAll()
             guard let report = InspectCommand.inspect(input) else {
                 printError(
                     "portvakt: standard input is not a WebAuthn response, clientDataJSON, attestation object or "
                         + "authenticator data")
                 return 1
             }
-            let json = try JSONSerialization.data(
-                withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
-            FileHandle.standardOutput.write(json + Data("\n".utf8))
+            let json = try JSONText.data(report, pretty: true, sortedKeys: true)
+            StandardIO.writeOutput(json + Array("\n".utf8))
             return 0
         case "verify-registration":
             return try VerifyCommands.registration(rest)
@@ -218,7 +217,7 @@ public enum PortvaktCLI {
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardIO.writeError((text + "\n").utf8)
     }
 }
 

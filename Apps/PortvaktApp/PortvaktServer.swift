@@ -1,7 +1,8 @@
 public import AuthOrchestrator
 import BankIDCore
 public import CryptoCore
-public import Foundation
+import Dispatch
+public import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 import PasskeyCore

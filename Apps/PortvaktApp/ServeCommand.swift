@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `portvakt serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
 enum ServeCommand {
@@ -13,8 +13,8 @@ enum ServeCommand {
         try server.start()
         if let token = server.createdAdminToken {
             // Shown once, on the terminal that started the first run; only its hash is stored.
-            FileHandle.standardOutput.write(
-                Data("Admin API token (shown once, store it now; only its hash is kept):\n  \(token)\n".utf8))
+            StandardIO.writeOutput(
+                "Admin API token (shown once, store it now; only its hash is kept):\n  \(token)\n".utf8)
         }
         logger.log(.info, "ready", ["publicURL": configuration.publicURL])
 

@@ -1,5 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
+import Kernel
 import Synchronization
 
 /// SIGTERM and SIGINT, held from the moment a long-running command starts until it is ready to
@@ -27,14 +29,14 @@ final class StopSignals: Sendable {
         pthread_sigmask(SIG_BLOCK, &mask, nil)
         let waited = mask
         // The thread keeps this object alive until a signal comes; the command holds it that long anyway.
-        Thread { [self] in
+        Threads.start { [self] in
             var mask = waited
             var signalNumber: Int32 = 0
             // sigwait returns an error number rather than setting errno; it only fails for a bad set.
             guard sigwait(&mask, &signalNumber) == 0 else { return }
             received.withLock { $0 = signalNumber }
             arrived.signal()
-        }.start()
+        }
     }
 
     /// Waits for SIGTERM or SIGINT (at once when one already came) and returns its name.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Storage
 
 /// `portvakt storage copy`: moves a deployment from its SQLite file to PostgreSQL.
@@ -28,8 +28,8 @@ enum StorageCommand {
         -> Int32
     {
         // Opening a path that does not exist would create an empty database and copy nothing.
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory
         else {
             PortvaktCLI.printError("portvakt: storage copy: --from \(path): no such SQLite database file")
             return 1

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import PortvaktApp
 
 // Everything lives in PortvaktApp: top-level code here is MainActor-isolated, and libmicrohttpd

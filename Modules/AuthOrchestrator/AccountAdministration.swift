@@ -1,6 +1,6 @@
 public import BankIDCore
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 public import SessionCore
 public import Storage

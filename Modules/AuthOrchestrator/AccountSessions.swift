@@ -1,5 +1,5 @@
 import BankIDCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 public import SessionCore
 public import Storage

@@ -1,5 +1,5 @@
 import BankIDCore
-import Foundation
+import FoundationEssentials
 import Kernel
 import SessionCore
 import Storage

@@ -1,6 +1,6 @@
 public import BankIDCore
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// The text BankID shows for one intent, in Swedish and English, and how BankID renders it.
 public struct BankIDOrderText: Sendable, Equatable {

@@ -1,6 +1,6 @@
 public import BankIDCore
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 public import Storage
 
@@ -343,7 +343,7 @@ public struct BankIDPhoneVerificationService: Sendable {
             }
             return nil
         }
-        let trimmed = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = (text ?? "").trimmingWhitespaceAndNewlines()
         guard !trimmed.isEmpty, trimmed.count <= maximumTextLength else {
             throw AuthError(
                 .bankIDInvalidRequest,

@@ -1,5 +1,5 @@
 public import BankIDCore
-public import Foundation
+public import FoundationEssentials
 
 /// BankID's journeys as a deployment offers them, and how their orders are run.
 ///

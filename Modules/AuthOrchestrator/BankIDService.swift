@@ -1,6 +1,6 @@
 public import BankIDCore
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 public import SessionCore
 public import Storage
@@ -239,7 +239,7 @@ public struct BankIDService: Sendable {
                             $0.properties.generalCategory != .control
                         })),
                 toBytes: BankIDValidation.deviceFieldLimit
-            ).trimmingCharacters(in: .whitespaces)
+            ).trimmingWhitespace()
             guard !agent.isEmpty, let cookie else { return (nil, nil, newCookie) }
             let web = BankIDWebInfo(
                 referringDomain: content.referringDomain(origin: details.origin), userAgent: agent,

@@ -1,6 +1,6 @@
 import BankIDCore
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Kernel
 import Storage
 
@@ -34,7 +34,7 @@ struct BankIDSignJourney: BankIDJourney {
         guard requester.signedIn != nil else {
             throw AuthError(.signInRequired, "linking and signing need a signed-in session")
         }
-        let trimmed = userVisibleText?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let trimmed = userVisibleText?.trimmingWhitespaceAndNewlines() ?? ""
         guard !trimmed.isEmpty, trimmed.count <= Self.maximumTextLength else {
             throw AuthError(
                 .bankIDInvalidRequest,

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Kernel
 
 /// The rules for the names people type: usernames, display names and passkey names.
 public enum Names {
@@ -13,10 +14,9 @@ public enum Names {
     /// Unicode form alone.
     /// - Throws: `AuthError(.invalidUsername)`.
     public static func normaliseUsername(_ text: String) throws(AuthError) -> String {
-        let trimmed = text.precomposedStringWithCanonicalMapping.trimmingCharacters(
-            in: .whitespacesAndNewlines)
+        let trimmed = text.canonicallyComposed.trimmingWhitespaceAndNewlines()
         // Lowercasing can decompose (e.g. "İ"), so compose again afterwards.
-        let name = trimmed.lowercased().precomposedStringWithCanonicalMapping
+        let name = trimmed.lowercased().canonicallyComposed
         guard (3...64).contains(name.count),
             name.allSatisfy({ $0.isLetter || $0.isNumber || usernamePunctuation.contains($0) })
         else {
@@ -30,7 +30,7 @@ public enum Names {
     /// A display name or passkey name: NFC, trimmed, 1 to 64 characters, no control characters.
     /// - Returns: nil when the text breaks the rule.
     static func label(_ text: String) -> String? {
-        let label = text.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
+        let label = text.canonicallyComposed.trimmingWhitespaceAndNewlines()
         guard (1...64).contains(label.count),
             !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { return nil }

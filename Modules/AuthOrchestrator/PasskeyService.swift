@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 public import PasskeyCore
 public import SessionCore

@@ -1,5 +1,5 @@
 public import CryptoCore
-import Foundation
+import FoundationEssentials
 public import Kernel
 public import SessionCore
 public import Storage

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The client's retry policy: only maintenance (503) is retried, silently, a bounded number of
 /// times with a growing pause; nothing else is ever resent automatically.

@@ -1,6 +1,7 @@
 import CCurl
 public import CryptoCore
-import Foundation
+import FoundationEssentials
+import Kernel
 import Synchronization
 
 /// How the RP proves itself to BankID: its client certificate and key.
@@ -126,7 +127,7 @@ private final class WorkerPool: @unchecked Sendable {
     typealias Job = (EasyHandle) -> Void
 
     // Guarded by `condition`.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var jobs: [Job] = []
     private var head = 0
     private var stopped = false
@@ -137,10 +138,7 @@ private final class WorkerPool: @unchecked Sendable {
     init(threads: Int, maximumQueued: Int) {
         self.maximumQueued = maximumQueued
         for index in 0..<threads {
-            let thread = Thread { [self] in run() }
-            thread.name = "bankid-curl-\(index)"
-            thread.stackSize = 512 * 1024
-            thread.start()
+            Threads.start(name: "bankid-curl-\(index)", stackSize: 512 * 1024) { [self] in run() }
         }
     }
 

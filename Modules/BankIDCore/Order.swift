@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Which endpoint started an order.
 public enum BankIDOrderKind: String, Sendable, CaseIterable {

@@ -1,5 +1,5 @@
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 
 /// The secret half of an animated QR code. It never leaves the server: it is not Encodable, it
 /// prints as `<redacted>`, reflection shows nothing, and equality is constant-time.

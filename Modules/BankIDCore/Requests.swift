@@ -1,4 +1,5 @@
-import Foundation
+import CryptoCore
+import FoundationEssentials
 import Glibc
 
 /// How BankID renders `userVisibleData`.
@@ -421,8 +422,28 @@ public enum BankIDValidation {
 
     static func serialize(_ object: [String: Any]) -> [UInt8] {
         // Sorted keys: the same request always gives the same bytes (tests compare them).
-        let data = try! JSONSerialization.data(
-            withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return Array(data)
+        var writer = JSONWriter()
+        write(object, to: &writer)
+        return writer.bytes
+    }
+
+    /// Writes a request value as JSONSerialization did with `.sortedKeys` and
+    /// `.withoutEscapingSlashes`: objects with sorted keys, strings, booleans, integers, arrays.
+    private static func write(_ value: Any, to writer: inout JSONWriter) {
+        switch value {
+        case let object as [String: Any]:
+            writer.object { members in
+                for key in object.keys.sorted() {
+                    members.key(key)
+                    write(object[key]!, to: &members)
+                }
+            }
+        case let array as [Any]:
+            writer.array { elements in for element in array { write(element, to: &elements) } }
+        case let text as String: writer.string(text)
+        case let flag as Bool: writer.bool(flag)
+        case let number as Int: writer.integer(Int64(number))
+        default: preconditionFailure("a BankID request holds \(type(of: value))")
+        }
     }
 }

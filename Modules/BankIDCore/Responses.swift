@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import Kernel
 
 /// The answer to /auth and /sign. Decodable but not Encodable: it holds the qrStartSecret, which

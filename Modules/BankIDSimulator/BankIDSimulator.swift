@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 import HTTPEngine
 public import Kernel
 import Synchronization

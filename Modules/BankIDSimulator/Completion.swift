@@ -1,5 +1,6 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
+import Kernel
 
 /// Builds completionData: the user, the device, the issue date, stepUp and risk when they apply,
 /// an XML signature over what the user saw, and an OCSP-like response. The signature is a real
@@ -91,7 +92,7 @@ enum Completion {
     }
 
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingEvery("&", with: "&amp;").replacingEvery("<", with: "&lt;")
+            .replacingEvery(">", with: "&gt;")
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A fault the simulator injects into RP API calls, one per request while a burst lasts.
 public enum Fault: String, Sendable, Hashable, CaseIterable, Codable {

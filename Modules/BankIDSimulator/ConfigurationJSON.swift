@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension BankIDSimulatorConfiguration {
     /// Applies a scenario document (JSON) on top of this configuration: test persons, outcomes,

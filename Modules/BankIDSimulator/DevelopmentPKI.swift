@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 import Glibc
 public import Kernel
 
@@ -47,8 +47,8 @@ public struct DevelopmentPKI: Sendable {
             try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             // Another instance starting at the same moment may have made it meanwhile.
-            var isDirectory: ObjCBool = false
-            guard manager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            var isDirectory = false
+            guard manager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory
             else {
                 throw SimulatorError(.storage, "cannot create the data folder \(directory)")
             }
@@ -86,8 +86,7 @@ public struct DevelopmentPKI: Sendable {
         let caPEM = try read(directory, File.caCertificate)
         let serverPEM = try read(directory, File.serverCertificate)
         let keyPEM = try read(directory, File.serverKey)
-        let passphrase = try read(directory, File.clientPassphrase).trimmingCharacters(
-            in: .whitespacesAndNewlines)
+        let passphrase = try read(directory, File.clientPassphrase).trimmingWhitespaceAndNewlines()
         let key: SigningKey
         do { key = try SigningKey(pkcs8PEM: keyPEM) } catch {
             throw SimulatorError(

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A JSON value that keeps booleans, numbers and strings apart, so request validation can be as
 /// strict about types as BankID is (`"pinCode": 1` is not a boolean).

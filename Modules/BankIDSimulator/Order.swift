@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What an RP started: the four order endpoints.
 public enum OrderKind: String, Sendable, Hashable {

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Validates RP request bodies as strictly as BankID: every field the v6 reference lists is

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Glibc
 import HTTPEngine
 import Kernel

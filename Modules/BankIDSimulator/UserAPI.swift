@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPEngine
 
 /// The user API's endpoints.

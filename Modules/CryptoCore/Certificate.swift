@@ -1,6 +1,7 @@
 import COpenSSL
-public import Foundation
+public import FoundationEssentials
 import Glibc
+import Kernel
 
 /// A parsed X.509 certificate, held as an OpenSSL `X509` for signature and chain checks.
 ///
@@ -228,7 +229,7 @@ public final class Certificate: @unchecked Sendable {
         var blocks: [[UInt8]] = []
         var body: String? = nil
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingWhitespace()
             if line.hasPrefix("-----BEGIN ") {
                 guard body == nil, line == "-----BEGIN CERTIFICATE-----" else {
                     throw CryptoError(.certificateMalformed, "unexpected PEM line \"\(line.prefix(40))\"")

@@ -1,5 +1,5 @@
 import COpenSSL
-public import Foundation
+public import FoundationEssentials
 
 /// A fixed set of trust anchors, built once into an OpenSSL `X509_STORE` and shared by validations.
 ///

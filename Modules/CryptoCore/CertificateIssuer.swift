@@ -1,5 +1,5 @@
 import COpenSSL
-public import Foundation
+public import FoundationEssentials
 
 /// Issues X.509 certificates over OpenSSL: the development PKI of the BankID simulator and the
 /// throwaway authorities of the tests both build certificates here, so there is one issuer.

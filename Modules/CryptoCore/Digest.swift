@@ -1,5 +1,5 @@
 import COpenSSL
-public import Foundation
+public import FoundationEssentials
 
 /// The digests Portvakt uses: SHA-2, and SHA-1 where a legacy format leaves no choice.
 public enum DigestAlgorithm: Sendable, Hashable {

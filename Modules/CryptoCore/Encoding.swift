@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Base64url without padding (RFC 4648 §5), the encoding of WebAuthn and of Portvakt's tokens.
 public enum Base64URL {

@@ -1,5 +1,5 @@
 import COpenSSL
-public import Foundation
+public import FoundationEssentials
 
 /// A validated public key held as an OpenSSL `EVP_PKEY`, built once and reused for any number of checks.
 ///

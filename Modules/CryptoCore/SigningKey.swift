@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// A private key that signs: certificates (`CertificateIssuer`), PKCS#12 bundles and the
 /// simulator's XML signatures. One owned `EVP_PKEY`, freed in `deinit`.
@@ -154,8 +154,8 @@ public enum PEM {
     public static func decode(_ text: String, label: String) -> [UInt8]? {
         let begin = "-----BEGIN \(label)-----"
         let end = "-----END \(label)-----"
-        guard let start = text.range(of: begin),
-            let stop = text.range(of: end, range: start.upperBound..<text.endIndex)
+        guard let start = text.firstRange(of: begin),
+            let stop = text[start.upperBound...].firstRange(of: end)
         else { return nil }
         let body = text[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace }
         return Base64.decode(String(body))

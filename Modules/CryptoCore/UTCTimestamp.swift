@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// RFC 3339 UTC times (`YYYY-MM-DDTHH:MM:SS.mmmZ`) and dates, formatted by hand.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import Kernel
 
 /// Requests per route pattern and status, and a latency histogram per route, for one listener.
@@ -94,8 +94,8 @@ public enum PrometheusText {
 
     /// A label value with `\`, `"` and newlines escaped.
     public static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        value.replacingEvery("\\", with: "\\\\").replacingEvery("\"", with: "\\\"")
+            .replacingEvery("\n", with: "\\n")
     }
 
     /// Appends a histogram's cumulative buckets, sum and count; nothing when it is empty.

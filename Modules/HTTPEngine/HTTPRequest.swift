@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Kernel
 
 /// A request as a handler sees it: parsed, size-checked, routed, with the client resolved.

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// A response a handler returns: status, headers and body bytes.
 ///

@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The HTTP server: libmicrohttpd in front of a `Router`, over plain HTTP or TLS (with required

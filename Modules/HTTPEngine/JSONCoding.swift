@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 
 /// The one encoder and decoder the front uses: configured once, shared by every request thread.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One entry of the audit trail: who did what to whom, and when.
 public struct AuditEvent: Sendable, Equatable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What an admin search of the audit trail asks for; nil fields do not filter.
 public struct AuditQuery: Sendable, Equatable {

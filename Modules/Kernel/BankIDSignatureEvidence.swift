@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The evidence of one completed BankID signature: what was signed, by which account, BankID's
 /// OCSP response and completion facts, and the signature (BankID's XML, which names the signer:

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The wall clock, injected beside randomness so tests can fix and advance time.
 public protocol WallClock: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A registered passkey (a WebAuthn public-key credential) as Portvakt keeps it.
 public struct StoredPasskey: Sendable, Equatable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A person with an account. Credentials and identities hang off the id.
 public struct User: Sendable, Equatable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 
 /// How a session's token travels: a cookie for browsers, a bearer token for native apps.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 
 /// How long a session may live: its absolute lifetime and its idle timeout.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The persistence SessionCore needs. Storage provides the SQLite implementation and an
 /// in-memory one; every method is atomic on its own.

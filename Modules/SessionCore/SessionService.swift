@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 
 /// A session token handed to a client exactly once, with the stored session it opens.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 import Synchronization
 
@@ -119,8 +119,8 @@ extension SQLStore: AdministrationStore {
         // on lower() of both sides: SQLite's LIKE ignores ASCII case and PostgreSQL's does not,
         // while lower() folds only ASCII on both (SQLite's built-in, PostgreSQL's on the "C"
         // collation these columns have).
-        let escaped = search.lowercasedASCII().replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+        let escaped = search.lowercasedASCII().replacingEvery("\\", with: "\\\\")
+            .replacingEvery("%", with: "\\%").replacingEvery("_", with: "\\_")
         let pattern = "%\(escaped)%"
         return try engine.read { connection in
             try connection.query(
@@ -154,7 +154,7 @@ extension SQLStore: AdministrationStore {
         var arguments: [any SQLBindable] = []
         func add(_ condition: String, _ value: any SQLBindable) {
             arguments.append(value)
-            conditions.append(condition.replacingOccurrences(of: "?", with: "?\(arguments.count)"))
+            conditions.append(condition.replacingEvery("?", with: "?\(arguments.count)"))
         }
         if let userID = query.userID { add("user_id = ?", userID) }
         if let action = query.action { add("action = ?", action) }

@@ -1,5 +1,5 @@
 public import BankIDCore
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 extension SQLStore: BankIDOrderStore {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 
 /// A one-time passkey enrollment token as stored: never the secret, only its SHA-256.

@@ -1,5 +1,5 @@
 public import BankIDCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 public import SessionCore
 import Synchronization

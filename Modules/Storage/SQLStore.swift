@@ -1,5 +1,5 @@
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 public import SessionCore
 
@@ -672,7 +672,7 @@ extension StoreSQL {
     /// The passkey's columns, then its owner's, each qualified by its table.
     fileprivate static let passkeyWithOwnerSQL: String = {
         func qualified(_ columns: String, _ table: String) -> String {
-            columns.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }
+            columns.split(separator: ",").map { "\(table).\($0.trimmingWhitespace())" }
                 .joined(separator: ", ")
         }
         return """

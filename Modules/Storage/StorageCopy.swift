@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Moves a deployment from SQLite to PostgreSQL: every row of a SQLite database into an empty
 /// PostgreSQL database, in one PostgreSQL transaction, checked table by table before it commits.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import Kernel
 
 /// Accounts. Every method is atomic on its own; dates are kept to the millisecond.

@@ -1,6 +1,7 @@
 public import BankIDCore
 public import CryptoCore
-import Foundation
+import FoundationEssentials
+import Kernel
 
 extension PortvaktConfiguration {
     /// The BankID RP client: which BankID, the certificates, timeouts, and the identity keys.
@@ -159,8 +160,8 @@ extension PortvaktConfiguration {
 
         /// The bytes of a key written as base64 or base64url, padded or not, surrounding whitespace ignored.
         static func keyBytes(_ text: String) -> [UInt8]? {
-            var normalised = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            var normalised = text.trimmingWhitespaceAndNewlines()
+                .replacingEvery("-", with: "+").replacingEvery("_", with: "/")
             while normalised.count % 4 != 0 { normalised += "=" }
             return Data(base64Encoded: normalised).map { [UInt8]($0) }
         }

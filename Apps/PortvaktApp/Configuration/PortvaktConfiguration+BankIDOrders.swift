@@ -1,5 +1,6 @@
 import BankIDCore
-import Foundation
+import FoundationEssentials
+import Kernel
 
 extension PortvaktConfiguration {
     /// What each BankID order carries (the `bankid` keys `appIdentifiers`, `texts`,
@@ -195,7 +196,7 @@ extension PortvaktConfiguration.BankIDOrderSettings {
     /// A text BankID would show: not blank, no control characters but newlines and tabs, at
     /// most BankID's limit after base64, and within simpleMarkdownV1 when that is its format.
     static func textProblem(_ text: String, format: TextFormat) -> String? {
-        if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return "must not be blank" }
+        if text.trimmingWhitespaceAndNewlines().isEmpty { return "must not be blank" }
         if text.unicodeScalars.contains(where: {
             $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" && $0 != "\r"
         }) {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension PortvaktConfiguration {
     /// BankID's switches under `methods.bankid`: each journey on its own.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension PortvaktConfiguration {
     /// A feature that exchanges a BankID identification for another way in, which BankID's

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Kernel
 import PasskeyCore
 
@@ -12,8 +12,8 @@ import PasskeyCore
 enum InspectCommand {
     /// The decoded fields, or nil when nothing could be recognised.
     static func inspect(_ input: [UInt8]) -> [String: Any]? {
-        let text = String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
+        let text = String(decoding: input, as: UTF8.self).trimmingWhitespaceAndNewlines()
+        if let object = (try? JSONText.parse(Array(text.utf8))) as? [String: Any] {
             if object["response"] is [String: Any] { return credential(object) }
             if object["type"] is String, object["challenge"] is String {
                 return ["kind": "clientData", "clientData": object]
@@ -73,7 +73,7 @@ enum InspectCommand {
             if let value = response[key] { decoded[key] = value }
         }
         if let userHandle = response["userHandle"] as? String, let bytes = Base64URL.decode(userHandle) {
-            decoded["userHandleText"] = String(validating: bytes, as: UTF8.self) ?? NSNull()
+            decoded["userHandleText"] = String(validating: bytes, as: UTF8.self) ?? JSONNull()
         }
         out["response"] = decoded
         return out.merging(report.errorsField) { a, _ in a }
@@ -104,7 +104,7 @@ enum InspectCommand {
 
         mutating func clientData(_ encoded: String) -> Any? {
             guard let bytes = base64url(encoded, field: "clientDataJSON") else { return nil }
-            guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) else {
+            guard let object = try? JSONText.parse(bytes) else {
                 errors.append(["field": "clientDataJSON", "code": "inspect.not_json", "message": "not JSON"])
                 return String(decoding: bytes, as: UTF8.self)
             }
@@ -123,7 +123,7 @@ enum InspectCommand {
                 return nil
             }
             var out: [String: Any] = ["fmt": format]
-            out["attStmt"] = map["attStmt"].map(Self.json) ?? NSNull()
+            out["attStmt"] = map["attStmt"].map(Self.json) ?? JSONNull()
             out["authData"] = authenticatorData(authData)
             return out
         }
@@ -139,7 +139,7 @@ enum InspectCommand {
             var out: [String: Any] = [
                 "rpIdHash": Hex.encode(data.rpIDHash),
                 "flags": [
-                    "byte": String(format: "0x%02x", data.flags.rawValue),
+                    "byte": "0x" + Hex.encode([data.flags.rawValue]),
                     "UP": data.userPresent, "UV": data.userVerified, "BE": data.backupEligible,
                     "BS": data.backupState, "AT": data.flags.contains(.attestedCredentialData),
                     "ED": data.flags.contains(.extensionData),
@@ -151,7 +151,7 @@ enum InspectCommand {
                 let aaguid = credential.aaguid.uuidString.lowercased()
                 out["attestedCredentialData"] = [
                     "aaguid": aaguid,
-                    "provider": ProviderNames.bundled.name(for: credential.aaguid) ?? NSNull(),
+                    "provider": ProviderNames.bundled.name(for: credential.aaguid) ?? JSONNull(),
                     "credentialId": Base64URL.encode(credential.credentialID),
                     "credentialIdLength": credential.credentialID.count,
                     "credentialPublicKey": Self.describe(credential.credentialPublicKey),
@@ -196,7 +196,7 @@ enum InspectCommand {
             case .text(let text): return text
             case .array(let items): return items.map(json)
             case .boolean(let flag): return flag
-            case .null: return NSNull()
+            case .null: return JSONNull()
             case .map(let map):
                 var out: [String: Any] = [:]
                 for entry in map {

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Kernel
 import PasskeyCore
 
@@ -28,7 +28,7 @@ enum VerifyCommands {
         let time = try validationTime(options["--at"])
         if options.isSet("--require-trusted") { relyingParty.attestationPolicy = .requireTrusted }
         relyingParty.metadata = try metadata(options, at: time)
-        let input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        let input = StandardIO.readAll()
         do {
             let response = try RegistrationResponseJSON(json: input)
             let verified = try verifyRegistration(
@@ -38,7 +38,7 @@ enum VerifyCommands {
                 "ok": true, "fmt": verified.attestationFormat,
                 "attestationType": verified.attestationType.rawValue,
                 "trusted": verified.attestationTrusted, "aaguid": verified.aaguid.uuidString.lowercased(),
-                "provider": ProviderNames.bundled.name(for: verified) ?? NSNull(),
+                "provider": ProviderNames.bundled.name(for: verified) ?? JSONNull(),
                 "credentialId": Base64URL.encode(verified.credentialID),
                 "publicKey": Base64URL.encode(verified.publicKeyBytes),
                 "alg": Int(verified.algorithm.rawValue),
@@ -46,11 +46,11 @@ enum VerifyCommands {
                 "transports": verified.transports.map(\.rawValue),
                 "metadata": verified.authenticatorMetadata.map { entry -> [String: Any] in
                     [
-                        "name": entry.name ?? NSNull(),
-                        "status": entry.statusReports.last?.rawValue ?? NSNull(),
+                        "name": entry.name ?? JSONNull(),
+                        "status": entry.statusReports.last?.rawValue ?? JSONNull(),
                         "compromised": entry.statusReports.contains(where: \.isCompromise),
                     ]
-                } ?? NSNull(),
+                } ?? JSONNull(),
             ])
         } catch {
             return failure(error)
@@ -82,7 +82,7 @@ enum VerifyCommands {
             }
             return bytes
         }
-        let input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        let input = StandardIO.readAll()
         do {
             let response = try AuthenticationResponseJSON(json: input)
             // The CLI knows no accounts: it checks as a login that named its user. Without
@@ -210,8 +210,8 @@ enum VerifyCommands {
 
     private static func emit(_ object: [String: Any]) -> Int32 {
         let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+            (try? JSONText.data(object, sortedKeys: true)) ?? Array("{}".utf8)
+        StandardIO.writeOutput(data + Array("\n".utf8))
         return 0
     }
 }

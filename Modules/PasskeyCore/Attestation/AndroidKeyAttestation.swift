@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// The "android-key" attestation format (WebAuthn L3 §8.4): Android Keystore attests the credential
 /// key itself, and the attestation certificate's key description says how the key was made.

@@ -1,5 +1,5 @@
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 import Kernel
 
 /// The "android-safetynet" attestation format (WebAuthn L3 §8.5, deprecated): a SafetyNet JWS

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// The "apple" anonymous attestation format (WebAuthn L3 §8.8): Apple's anonymization CA issues a
 /// certificate for the credential key itself, carrying SHA-256(authData ‖ clientDataHash) as a nonce.

@@ -1,5 +1,5 @@
 public import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// What every certificate-based attestation format (packed x5c, fido-u2f, apple, android-key,
 /// android-safetynet, tpm) needs from its x5c: parse it, bound it, and assess it against the relying

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One attestation statement format (WebAuthn L3 §8): verifies `attStmt` and says what it proves.
 ///

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// Attestation roots Portvakt ships, so android-key and android-safetynet can reach a trusted
 /// anchor without configuration. Configured anchors for the same formats are added to these.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The attestation roots Portvakt ships, per format: public certificates that every deployment
 /// trusts the same way, so operators need not configure them.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The "compound" attestation format (WebAuthn L3 §8.9): attStmt is an array of at least two
 /// self-contained {fmt, attStmt} statements over the same authenticator data and client data hash.

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// The "fido-u2f" attestation format (WebAuthn L3 §8.6): a U2F registration signature, made by a
 /// P-256 batch attestation key, that the client repackaged for WebAuthn.

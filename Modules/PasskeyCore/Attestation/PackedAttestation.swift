@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// The "packed" attestation format (WebAuthn L3 §8.2): self attestation, or a signature by an
 /// attestation key whose certificate chain is x5c.

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// The "tpm" attestation format (WebAuthn L3 §8.3): a TPM 2.0 certifies the credential key with an
 /// attestation identity key (AIK) whose certificate an Attestation CA issued (Windows Hello).

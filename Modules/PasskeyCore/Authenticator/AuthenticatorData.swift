@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Authenticator data (WebAuthn L3 §6.1), parsed and checked for internal consistency.
 ///

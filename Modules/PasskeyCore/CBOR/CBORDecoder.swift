@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A strict RFC 8949 decoder for the CTAP2 canonical subset WebAuthn uses.
 ///

@@ -1,5 +1,5 @@
 public import CryptoCore
-public import Foundation
+public import FoundationEssentials
 
 /// A credential public key in COSE_Key form (RFC 9052 §7), parsed, checked and ready to verify with.
 ///

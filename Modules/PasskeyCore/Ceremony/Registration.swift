@@ -1,5 +1,5 @@
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 
 /// A registration that passed every §7.1 step: what the caller stores as the credential record.
 public struct VerifiedRegistration: Sendable {

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Kernel
 
 /// A JWS in compact serialization whose header carries its signing certificate chain in x5c

@@ -1,5 +1,5 @@
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 
 /// A FIDO Metadata Service v3 BLOB, verified: its JWS signature checks out with the first
 /// certificate of its `x5c`, and that certificate chains to the FIDO root the operator configured.
@@ -134,14 +134,19 @@ public struct MetadataBLOB: AuthenticatorMetadataSource {
             let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
             (1...12).contains(month), (1...31).contains(day)
         else { return nil }
-        var components = DateComponents()
-        (components.year, components.month, components.day) = (year, month, day)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        guard let date = calendar.date(from: components),
-            calendar.component(.day, from: date) == day
-        else { return nil }
-        return date
+        // Days from 1970-01-01 by the proleptic Gregorian calendar (H. Hinnant's days_from_civil),
+        // done by hand: FoundationEssentials' Calendar and TimeZone are not all there without
+        // FoundationInternationalization.
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthLengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard day <= monthLengths[month - 1] else { return nil }
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: Double(days) * 86_400)
     }
 
     struct Payload: Decodable {

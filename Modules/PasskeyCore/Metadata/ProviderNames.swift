@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Names of passkey providers by AAGUID ("iCloud Keychain", "Google Password Manager", ...), so
 /// users can tell their passkeys apart.

@@ -1,5 +1,5 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 
 /// Everything the ceremonies need to know about this relying party: a plain value with strict defaults.
 ///

@@ -1,7 +1,7 @@
 public import AuthOrchestrator
 import BankIDCore
 import CryptoCore
-import Foundation
+import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 

@@ -1,7 +1,7 @@
 public import AuthOrchestrator
 import BankIDCore
 import CryptoCore
-import Foundation
+import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 public import SessionCore
@@ -181,7 +181,7 @@ public struct BankIDAPI: Sendable {
         guard let header else { return .swedish }
         var best: (MessageLanguage, Double)?
         for part in header.split(separator: ",") {
-            let fields = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let fields = part.split(separator: ";").map { $0.trimmingWhitespace() }
             guard let tag = fields.first?.lowercased() else { continue }
             let primary = tag.split(separator: "-").first.map(String.init) ?? tag
             guard let language = MessageLanguage(rawValue: primary) else { continue }

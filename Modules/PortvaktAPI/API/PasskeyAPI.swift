@@ -1,6 +1,6 @@
 public import AuthOrchestrator
 import CryptoCore
-import Foundation
+import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 import PasskeyCore

@@ -1,6 +1,6 @@
 public import AuthOrchestrator
 public import CryptoCore
-import Foundation
+import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 public import SessionCore

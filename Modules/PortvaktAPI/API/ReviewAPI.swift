@@ -1,5 +1,5 @@
 public import AuthOrchestrator
-import Foundation
+import FoundationEssentials
 public import HTTPEngine
 import SessionCore
 

@@ -1,6 +1,6 @@
 public import AuthOrchestrator
 import CryptoCore
-public import Foundation
+public import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 public import SessionCore

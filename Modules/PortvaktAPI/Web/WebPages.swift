@@ -1,6 +1,7 @@
 import CryptoCore
-import Foundation
+import FoundationEssentials
 public import HTTPEngine
+import Kernel
 
 /// The built-in sign-in page at `GET /` and the two assets it loads, all compiled into the binary.
 ///
@@ -46,8 +47,8 @@ public enum WebPages {
     /// The page, built once: the HTML with the assets' current URLs.
     private static let page: HTTPResponse = {
         let html = PageHTML.source
-            .replacingOccurrences(of: "{{SCRIPT}}", with: script.path)
-            .replacingOccurrences(of: "{{STYLE}}", with: style.path)
+            .replacingEvery("{{SCRIPT}}", with: script.path)
+            .replacingEvery("{{STYLE}}", with: style.path)
         var response = HTTPResponse.html(html)
         response.headers.set("Content-Security-Policy", contentSecurityPolicy)
         // The HTML is small and names the assets by hash: never caching it is what lets a new

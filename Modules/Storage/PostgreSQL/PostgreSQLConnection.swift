@@ -1,5 +1,5 @@
 import CPQ
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// How a PostgreSQL transaction is isolated from concurrent ones.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import Kernel
 
 /// A PostgreSQL database that several Portvakt instances share: a fixed pool of connections,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Migration {
     /// PostgreSQL's bookkeeping table; created (under the migration lock) before anything else.

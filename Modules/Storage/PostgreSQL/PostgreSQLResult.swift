@@ -1,5 +1,5 @@
 import CPQ
-import Foundation
+import FoundationEssentials
 
 /// One `PGresult`, owned: cleared in `deinit`.
 ///

@@ -1,5 +1,5 @@
 import CPQ
-import Foundation
+import FoundationEssentials
 
 /// PostgreSQL's type oids for the types the wrapper encodes and decodes (`pg_type.oid`, fixed in
 /// the server's catalog since long before PostgreSQL 13).

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One step of an engine's schema: applied once, in its own transaction, and recorded in
 /// `schema_migrations`. Steps are never edited once released; a change is a new step, written

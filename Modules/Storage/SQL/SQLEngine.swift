@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import Kernel
 
 /// One row of a result, on either engine. Columns are 0-based; reading a column as the wrong

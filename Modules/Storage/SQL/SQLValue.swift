@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import Kernel
 
 /// A value bound to a statement or read from a row, in the kinds both engines store. Each engine

@@ -1,6 +1,6 @@
 import CSQLite
 import CryptoCore
-import Foundation
+import FoundationEssentials
 import Glibc
 public import Kernel
 
@@ -309,7 +309,7 @@ public final class SQLiteDatabase: Sendable {
                 return try body()
             } catch let error as StorageError where error.code == .busy && ContinuousClock.now < deadline {
                 // A few milliseconds, jittered so that racing processes fall out of step.
-                Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.005))
+                Threads.sleep(seconds: Double.random(in: 0.001...0.005))
             }
         }
     }
@@ -361,7 +361,7 @@ public final class SQLiteDatabase: Sendable {
     /// Creates the parent directories (0700) and, when missing, the file itself (0600).
     /// An existing file is left as it is unless `exclusive`, which makes it an error.
     private static func createFile(at path: String, exclusive: Bool = false) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.parentPath
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
                 try FileManager.default.createDirectory(
@@ -369,9 +369,9 @@ public final class SQLiteDatabase: Sendable {
                     attributes: [.posixPermissions: 0o700])
             } catch {
                 // Another process starting at the same moment may have created it meanwhile.
-                var isDirectory: ObjCBool = false
+                var isDirectory = false
                 guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
-                    isDirectory.boolValue
+                    isDirectory
                 else { throw StorageError(.io, "could not create the database directory") }
             }
         }

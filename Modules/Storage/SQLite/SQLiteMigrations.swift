@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Migration {
     /// SQLite's bookkeeping table; created before anything else so the version can always be read.

@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
 
 /// One compiled SQL statement. It owns the `sqlite3_stmt` and finalises it in `deinit`.
 final class Statement {

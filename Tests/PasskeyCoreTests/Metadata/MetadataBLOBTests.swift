@@ -101,6 +101,28 @@ struct MetadataBLOBTests {
         #expect(entry.currentStatus?.rawValue == "FIDO_CERTIFIED_L1")
     }
 
+    @Test("nextUpdate is midnight UTC of its calendar date, by Foundation's Gregorian calendar")
+    func nextUpdateDates() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for text in ["1970-01-01", "2000-02-29", "2024-02-29", "2026-02-01", "2099-12-31", "1900-03-01"] {
+            let parts = text.split(separator: "-").map { Int($0)! }
+            let expected = calendar.date(
+                from: DateComponents(year: parts[0], month: parts[1], day: parts[2]))!
+            let blob = try MetadataBLOB.verify(
+                jws: Self.blob(payload: Self.payload(nextUpdate: text)),
+                rootCertificate: Self.root.certificateDER, at: Self.now)
+            #expect(blob.nextUpdate == expected, "\(text)")
+        }
+        for text in ["2023-02-29", "1900-02-29", "2026-04-31", "2026-13-01", "2026-00-10"] {
+            #expect(throws: PasskeyError.self, "\(text)") {
+                try MetadataBLOB.verify(
+                    jws: Self.blob(payload: Self.payload(nextUpdate: text)),
+                    rootCertificate: Self.root.certificateDER, at: Self.now)
+            }
+        }
+    }
+
     @Test("a BLOB past its nextUpdate is reported stale")
     func stale() throws {
         let verified = try MetadataBLOB.verify(
