@@ -1,7 +1,7 @@
 # Portvakt: a thin Makefile. Every target installs what it needs first.
 SWIFT ?= swift
 BIN_RELEASE := .build/release/portvakt
-# One self-contained binary: the Swift runtime and Foundation linked in, which also keeps the
+# One self-contained binary: the Swift runtime and FoundationEssentials linked in (no ICU), which also keeps the
 # resident set small (only the pages used are loaded). Linked by lld with packed relative
 # relocations (DT_RELR, glibc >= 2.36): the static runtime's ~83,000 relocations shrink from a
 # 2 MB table the loader reads at every start to 16 kB, about 1.5 MB less resident memory.
