@@ -153,14 +153,7 @@ public enum OpenAPIDocument {
                 operation.object { requestBody in
                     requestBody.key("required")
                     requestBody.bool(body.required)
-                    requestBody.key("content")
-                    requestBody.object { content in
-                        content.key("application/json")
-                        content.object { media in
-                            media.key("schema")
-                            schema.write(to: &media)
-                        }
-                    }
+                    content("application/json", to: &requestBody) { schema.write(to: &$0) }
                 }
             }
             operation.key("responses")
@@ -170,16 +163,8 @@ public enum OpenAPIDocument {
                     answers.object { answer in
                         answer.member("description", response.description)
                         if let (mediaType, _) = response.content {
-                            answer.key("content")
-                            answer.object { content in
-                                content.key(mediaType)
-                                content.object { media in
-                                    if let schema {
-                                        media.key("schema")
-                                        schema.write(to: &media)
-                                    }
-                                }
-                            }
+                            content(
+                                mediaType, to: &answer, schema.map { schema in { schema.write(to: &$0) } })
                         }
                     }
                 }
@@ -188,27 +173,7 @@ public enum OpenAPIDocument {
                     answers.key(String(status))
                     answers.object { answer in
                         answer.member("description", "A problem (RFC 9457): " + codes.joined(separator: ", "))
-                        answer.key("content")
-                        answer.object { content in
-                            content.key("application/problem+json")
-                            content.object { media in
-                                media.key("schema")
-                                // The shared shape, with this status's codes as the only ones.
-                                media.object { schema in
-                                    schema.key("allOf")
-                                    schema.array { all in
-                                        all.object { reference in
-                                            reference.member("$ref", "#/components/schemas/Problem")
-                                        }
-                                    }
-                                    schema.key("properties")
-                                    schema.object { properties in
-                                        properties.key("code")
-                                        JSONSchema.string(values: codes).write(to: &properties)
-                                    }
-                                }
-                            }
-                        }
+                        content("application/problem+json", to: &answer) { problem(codes, to: &$0) }
                     }
                 }
             }
@@ -230,6 +195,37 @@ public enum OpenAPIDocument {
                     // An empty requirement: calling without any credential is allowed too.
                     if case .optionalSession = contract.security { requirements.object { _ in } }
                 }
+            }
+        }
+    }
+
+    /// Writes `"content": {mediaType: {"schema": …}}`, the schema written by `schema` (none when nil).
+    private static func content(
+        _ mediaType: String, to object: inout JSONWriter, _ schema: ((inout JSONWriter) -> Void)?
+    ) {
+        object.key("content")
+        object.object { content in
+            content.key(mediaType)
+            content.object { media in
+                if let schema {
+                    media.key("schema")
+                    schema(&media)
+                }
+            }
+        }
+    }
+
+    /// The shared problem shape, with `codes` as the only ones its `code` may carry.
+    private static func problem(_ codes: [String], to writer: inout JSONWriter) {
+        writer.object { schema in
+            schema.key("allOf")
+            schema.array { all in
+                all.object { reference in reference.member("$ref", "#/components/schemas/Problem") }
+            }
+            schema.key("properties")
+            schema.object { properties in
+                properties.key("code")
+                JSONSchema.string(values: codes).write(to: &properties)
             }
         }
     }
