@@ -91,16 +91,16 @@ private struct PhoneDesk {
     /// Polls until the verification leaves pending (the first poll after the interval starts the
     /// shared collect in the background; a later one sees its answer).
     func final(_ id: String) async throws -> [String: Any] {
-        server.clock.advance(by: 2)
-        for _ in 0..<400 {
+        let settled = try await pollUntil({ $0["status"] as? String != "pending" }, clock: server.clock) {
             let response = try await status(id)
             #expect(response.status == 200, "\(response.text)")
-            let object = try response.jsonObject()
-            if object["status"] as? String != "pending" { return object }
-            try await Task.sleep(for: .milliseconds(25))
+            return response
         }
-        Issue.record("the verification stayed pending")
-        return [:]
+        guard let settled else {
+            Issue.record("the verification stayed pending")
+            return [:]
+        }
+        return settled
     }
 
     /// The account's audit events, newest first, as (type, actor, details).

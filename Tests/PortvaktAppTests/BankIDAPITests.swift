@@ -36,6 +36,21 @@ func request(
     }
 }
 
+/// Polls until `settled` holds for the answer's JSON, and returns that JSON; nil when it never
+/// did. The clock first moves past the collect interval: the first poll after it starts the
+/// shared collect in the background, and later polls see its answer. Bounded by attempts, not time.
+func pollUntil(
+    _ settled: ([String: Any]) -> Bool, clock: FixedClock, _ poll: () async throws -> TestResponse
+) async throws -> [String: Any]? {
+    clock.advance(by: 2)
+    for _ in 0..<400 {
+        let object = try await poll().jsonObject()
+        if settled(object) { return object }
+        try await Task.sleep(for: .milliseconds(25))
+    }
+    return nil
+}
+
 /// Drives /v1/bankid/orders on a test server as a native client would, and plays the user's
 /// BankID app through the embedded simulator's user API on the public listener.
 private struct BankIDClient {
@@ -104,16 +119,16 @@ private struct BankIDClient {
     /// Polls until the order leaves pending: the first poll after the interval starts the shared
     /// collect in the background, and later polls see its answer. Bounded by attempts, not time.
     func final(_ orderID: String) async throws -> [String: Any] {
-        server.clock.advance(by: 2)
-        for _ in 0..<400 {
+        let settled = try await pollUntil({ $0["status"] as? String != "pending" }, clock: server.clock) {
             let response = try await status(orderID)
             #expect(response.status == 200, "\(response.text)")
-            let object = try response.jsonObject()
-            if object["status"] as? String != "pending" { return object }
-            try await Task.sleep(for: .milliseconds(25))
+            return response
         }
-        Issue.record("the order stayed pending")
-        return [:]
+        guard let settled else {
+            Issue.record("the order stayed pending")
+            return [:]
+        }
+        return settled
     }
 
     /// A complete run for another device: start, scan as `person`, collect; returns the final status.

@@ -351,20 +351,15 @@ private func bankIDSignup(_ server: TestServer, as person: String = "19811228987
         "POST", server.publicURL + "/sim/v1/scan",
         json: #"{"qrData":"\#(try #require(object["qrData"] as? String))","personalNumber":"\#(person)"}"#)
     #expect(scanned.status == 200, "\(scanned.text)")
-    server.clock.advance(by: 2)
-    for _ in 0..<400 {
-        let status = try await request(
+    let settled = try await pollUntil({ $0["status"] as? String != "pending" }, clock: server.clock) {
+        try await request(
             "GET", server.publicURL + "/v1/bankid/orders/\(orderID)",
             headers: [(BankIDAPI.bindingHeader, binding)])
-        let body = try status.jsonObject()
-        if body["status"] as? String != "pending" {
-            let result = try #require(body["result"] as? [String: Any], "\(status.text)")
-            let session = try #require(result["session"] as? [String: Any], "\(status.text)")
-            return (try #require(session["token"] as? String), result)
-        }
-        try await Task.sleep(for: .milliseconds(25))
     }
-    throw ProcessFailure(message: "the order stayed pending")
+    guard let body = settled else { throw ProcessFailure(message: "the order stayed pending") }
+    let result = try #require(body["result"] as? [String: Any], "\(body)")
+    let session = try #require(result["session"] as? [String: Any], "\(body)")
+    return (try #require(session["token"] as? String), result)
 }
 
 /// `GET /v1/me` with a bearer token.
