@@ -25,14 +25,8 @@ public indirect enum JSONSchema: Sendable, Hashable {
     case map(JSONSchema)
     /// The schema or `null`.
     case nullable(JSONSchema)
-    /// Any JSON value.
-    case any
     /// The schema with a description for readers.
     case described(JSONSchema, String)
-    /// One of several schemas.
-    case oneOf([JSONSchema])
-    /// `null` only.
-    case null
 
     /// One member of an object schema.
     public struct Property: Sendable, Hashable {
@@ -69,8 +63,7 @@ public indirect enum JSONSchema: Sendable, Hashable {
         case .map(let values): .map(values.closed)
         case .nullable(let schema): .nullable(schema.closed)
         case .described(let schema, let text): .described(schema.closed, text)
-        case .oneOf(let schemas): .oneOf(schemas.map(\.closed))
-        case .string, .integer, .number, .boolean, .any, .null: self
+        case .string, .integer, .number, .boolean: self
         }
     }
 
@@ -121,15 +114,14 @@ public indirect enum JSONSchema: Sendable, Hashable {
         case .nullable(let schema):
             // `oneOf` with null: 3.1 has no `nullable`, and a `type` list cannot carry an enum's
             // values or an object's members beside null as plainly.
-            JSONSchema.oneOf([schema, .null]).write(members: &object)
-        case .any: break
-        case .null: object.member("type", "null")
+            object.key("oneOf")
+            object.array { array in
+                schema.write(to: &array)
+                array.object { null in null.member("type", "null") }
+            }
         case .described(let schema, let text):
             schema.write(members: &object)
             object.member("description", text)
-        case .oneOf(let schemas):
-            object.key("oneOf")
-            object.array { array in for schema in schemas { schema.write(to: &array) } }
         }
     }
 }

@@ -211,8 +211,7 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     // Each optional member is recorded as optional; the reader answers "absent".
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        _ = try reader.member(type, key, required: false)
-        return nil
+        try optional(type, key)
     }
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(type, key) }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optional(type, key) }
