@@ -3,8 +3,10 @@
 // concurrent clients, beside the single-core raw OpenSSL P-256 verify rate measured in the same run.
 //
 // Runs, each on a fresh database:
-//   main:    10,000 users with one ES256 passkey each, 64 clients  → logins/s, p50, p99
-//   pg1/pg2: the main run again, right after it, on PostgreSQL (the server PORTVAKT_TEST_POSTGRES_URL
+//   main:    10,000 users with one ES256 passkey each, at 16 and then at 64 clients (each on a
+//            fresh database) → logins/s, p50, p99, p99.9, and the server's CPU per login beside
+//            the cost of one raw verify (their ratio: what the server spends on everything else)
+//   pg1/pg2: the 64-client main run again, right after it, on PostgreSQL (the server PORTVAKT_TEST_POSTGRES_URL
 //            names): one and then two `portvakt serve` instances on one database, client i on
 //            instance i % N; the users are seeded through the store. Besides the servers' CPU per
 //            login, the PostgreSQL cluster's (--postgres-pid: the postmaster's process tree).
@@ -15,7 +17,7 @@
 //            every call after 10 s and 200 pending orders are polled every 2 s (target: p99
 //            within 1.5x: BankID never holds the threads that serve passkey logins)
 //
-// Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]
+// Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N[,N…]]
 //                    [--postgres-pid PID] [--no-postgresql | --postgresql-only]
 //        bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE]
 // Prints name=value:unit pairs for record.py.
@@ -46,8 +48,10 @@ var seconds = 10.0
 var mainOnly = false
 /// The server's HTTP worker threads; nil keeps the shipped default.
 var threads: Int?
-/// Concurrent clients of the main run (the issue's figure is 64).
-var mainClients = 64
+/// Concurrent clients of each main run, in order (issue 17's figures are 16 and 64); the last is
+/// also the PostgreSQL runs' and the fixed workload's.
+var mainClientCounts = [16, 64]
+var mainClients: Int { mainClientCounts.last ?? 64 }
 /// Whether the main run is repeated on PostgreSQL, and whether SQLite's runs happen at all.
 var postgreSQLRuns = true
 var sqliteRuns = true
@@ -59,7 +63,7 @@ var warmupLogins = 50
 /// Where callgrind writes its profile of the fixed logins; nil runs the server natively.
 var callgrindOutput: String?
 let usage = """
-    usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N]
+    usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N[,N…]]
                        [--postgres-pid PID] [--no-postgresql | --postgresql-only]
            bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE]
     The PostgreSQL runs need PORTVAKT_TEST_POSTGRES_URL (Benchmarks/login.sh starts a cluster and sets it).
@@ -71,7 +75,8 @@ while let argument = arguments.next() {
     case "--seconds": seconds = arguments.next().flatMap(Double.init) ?? seconds
     case "--main-only": mainOnly = true
     case "--threads": threads = arguments.next().flatMap(Int.init)
-    case "--clients": mainClients = arguments.next().flatMap(Int.init) ?? mainClients
+    case "--clients":
+        mainClientCounts = arguments.next()?.split(separator: ",").map { Int($0) ?? 0 } ?? []
     case "--postgres-pid": postmaster = arguments.next().flatMap(Int32.init)
     case "--no-postgresql": postgreSQLRuns = false
     case "--postgresql-only": sqliteRuns = false
@@ -85,7 +90,9 @@ while let argument = arguments.next() {
 }
 // Every run is bounded in time and clients; an engine asked for must run, not be skipped for
 // want of a server.
-if !(seconds > 0 && seconds <= 3600 && (1...1024).contains(mainClients)) || !sqliteRuns && !postgreSQLRuns
+if !(seconds > 0 && seconds <= 3600) || !sqliteRuns && !postgreSQLRuns
+    || !(1...4).contains(mainClientCounts.count)
+    || mainClientCounts.contains(where: { !(1...1024).contains($0) })
     || postgreSQLRuns && fixedLogins == nil && TestPostgreSQL.url == nil
     || fixedLogins.map({ !(1...100_000).contains($0) }) ?? (callgrindOutput != nil)
     || !(0...100_000).contains(warmupLogins)
@@ -635,19 +642,29 @@ let rawRate = Benchmarking.rate(
 /// Microseconds as milliseconds, as the table prints them.
 func milliseconds(_ microseconds: Double) -> String { String(format: "%.2f", microseconds / 1000) }
 
-var figures: [String] = []
+/// One raw verify's cost in µs, for the ratio below.
+let rawVerifyMicroseconds = 1e6 / rawRate
+var figures: [String] = [
+    "login.raw_p256_verify_one_core=\(Int(rawRate)):verifies/s",
+    "login.raw_p256_verify_cost=\(String(format: "%.1f", rawVerifyMicroseconds)):µs",
+]
 if sqliteRuns {
-    let main = try run(realUsers: 10_000, filler: 0, clients: mainClients, seconds: seconds, threads: threads)
-    figures += [
-        "login.logins_per_second=\(Int(main.rate)):logins/s",
-        "login.p50=\(milliseconds(percentile(main.latencies, 0.5))):ms",
-        "login.p99=\(milliseconds(percentile(main.latencies, 0.99))):ms",
-        "login.raw_p256_verify_one_core=\(Int(rawRate)):verifies/s",
-        "login.share_of_raw=\(String(format: "%.1f", 100 * main.rate / rawRate)):%",
-        "login.server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
-        "login.client_cpu_per_login=\(Int(main.clientCPUPerLogin)):µs",
-        "login.seed_10k_users=\(String(format: "%.1f", main.seedSeconds)):s",
-    ]
+    for clients in mainClientCounts {
+        let main = try run(realUsers: 10_000, filler: 0, clients: clients, seconds: seconds, threads: threads)
+        // Named by their clients: login.c16_*, login.c64_*.
+        let name = "login.c\(clients)"
+        figures += [
+            "\(name)_logins_per_second=\(Int(main.rate)):logins/s",
+            "\(name)_p50=\(milliseconds(percentile(main.latencies, 0.5))):ms",
+            "\(name)_p99=\(milliseconds(percentile(main.latencies, 0.99))):ms",
+            "\(name)_p999=\(milliseconds(percentile(main.latencies, 0.999))):ms",
+            "\(name)_share_of_raw=\(String(format: "%.1f", 100 * main.rate / rawRate)):%",
+            "\(name)_server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
+            "\(name)_server_cpu_to_raw_verify=\(String(format: "%.2f", main.serverCPUPerLogin / rawVerifyMicroseconds)):x",
+            "\(name)_client_cpu_per_login=\(Int(main.clientCPUPerLogin)):µs",
+            "\(name)_seed_10k_users=\(String(format: "%.1f", main.seedSeconds)):s",
+        ]
+    }
 }
 // Right after SQLite's main run, with its clients, duration and number of users.
 if postgreSQLRuns {
