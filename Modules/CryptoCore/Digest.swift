@@ -28,14 +28,47 @@ public enum DigestAlgorithm: Sendable, Hashable {
         }
     }
 
-    /// OpenSSL's static descriptor for the algorithm (no lookup, no allocation).
+    /// The longest digest, for buffers that take any of them.
+    static let maximumByteCount = 64
+
+    /// OpenSSL's implementation of the algorithm, fetched once per process (`FetchedDigests`).
     var evpMD: OpaquePointer {
         switch self {
-        case .sha256: EVP_sha256()
-        case .sha384: EVP_sha384()
-        case .sha512: EVP_sha512()
-        case .sha1: EVP_sha1()
+        case .sha256: FetchedDigests.shared.sha256
+        case .sha384: FetchedDigests.shared.sha384
+        case .sha512: FetchedDigests.shared.sha512
+        case .sha1: FetchedDigests.shared.sha1
         }
+    }
+}
+
+/// The digests fetched from OpenSSL's default provider once and never freed.
+///
+/// OpenSSL 3's static descriptors (`EVP_sha256()`) carry no implementation: every EVP_Digest,
+/// HMAC or DigestInit with one fetches the implementation by name first, a method-store lookup
+/// under a lock on every call. A fetched `EVP_MD` is immutable and reference-counted, usable from
+/// any number of threads; hence `@unchecked Sendable`. Should a fetch fail, the static descriptor
+/// stands in (and fetches per call, as before).
+private final class FetchedDigests: @unchecked Sendable {
+    static let shared = FetchedDigests()
+
+    let sha256: OpaquePointer
+    let sha384: OpaquePointer
+    let sha512: OpaquePointer
+    let sha1: OpaquePointer
+
+    private init() {
+        func fetch(_ name: String, _ fallback: OpaquePointer) -> OpaquePointer {
+            guard let md = EVP_MD_fetch(nil, name, nil) else {
+                ERR_clear_error()
+                return fallback
+            }
+            return md
+        }
+        sha256 = fetch("SHA256", EVP_sha256())
+        sha384 = fetch("SHA384", EVP_sha384())
+        sha512 = fetch("SHA512", EVP_sha512())
+        sha1 = fetch("SHA1", EVP_sha1())
     }
 }
 
@@ -53,6 +86,18 @@ public enum Digest {
         // EVP_Digest only fails on allocation failure, where continuing would be unsafe.
         precondition(ok == 1 && Int(length) == algorithm.byteCount, "EVP_Digest failed")
         return output
+    }
+
+    /// Hashes `data` into `out`, which holds at least `algorithm.byteCount` bytes; false only when
+    /// OpenSSL fails (allocation).
+    static func hash(
+        _ algorithm: DigestAlgorithm, _ data: UnsafeRawBufferPointer,
+        into out: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        precondition(out.count >= algorithm.byteCount, "digest buffer too small")
+        var length: UInt32 = 0
+        return EVP_Digest(data.baseAddress, data.count, out.baseAddress, &length, algorithm.evpMD, nil) == 1
+            && Int(length) == algorithm.byteCount
     }
 
     /// SHA-256 of `data`.
