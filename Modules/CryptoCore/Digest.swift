@@ -28,14 +28,47 @@ public enum DigestAlgorithm: Sendable, Hashable {
         }
     }
 
-    /// OpenSSL's static descriptor for the algorithm (no lookup, no allocation).
+    /// The longest digest, for buffers that take any of them.
+    static let maximumByteCount = 64
+
+    /// OpenSSL's implementation of the algorithm, fetched once per process (`FetchedDigests`).
     var evpMD: OpaquePointer {
         switch self {
-        case .sha256: EVP_sha256()
-        case .sha384: EVP_sha384()
-        case .sha512: EVP_sha512()
-        case .sha1: EVP_sha1()
+        case .sha256: FetchedDigests.shared.sha256
+        case .sha384: FetchedDigests.shared.sha384
+        case .sha512: FetchedDigests.shared.sha512
+        case .sha1: FetchedDigests.shared.sha1
         }
+    }
+}
+
+/// The digests fetched from OpenSSL's default provider once and never freed.
+///
+/// OpenSSL 3's static descriptors (`EVP_sha256()`) carry no implementation: every EVP_Digest,
+/// HMAC or DigestInit with one fetches the implementation by name first, a method-store lookup
+/// under a lock on every call. A fetched `EVP_MD` is immutable and reference-counted, usable from
+/// any number of threads; hence `@unchecked Sendable`. Should a fetch fail, the static descriptor
+/// stands in (and fetches per call, as before).
+private final class FetchedDigests: @unchecked Sendable {
+    static let shared = FetchedDigests()
+
+    let sha256: OpaquePointer
+    let sha384: OpaquePointer
+    let sha512: OpaquePointer
+    let sha1: OpaquePointer
+
+    private init() {
+        func fetch(_ name: String, _ fallback: OpaquePointer) -> OpaquePointer {
+            guard let md = EVP_MD_fetch(nil, name, nil) else {
+                ERR_clear_error()
+                return fallback
+            }
+            return md
+        }
+        sha256 = fetch("SHA256", EVP_sha256())
+        sha384 = fetch("SHA384", EVP_sha384())
+        sha512 = fetch("SHA512", EVP_sha512())
+        sha1 = fetch("SHA1", EVP_sha1())
     }
 }
 
@@ -53,6 +86,18 @@ public enum Digest {
         // EVP_Digest only fails on allocation failure, where continuing would be unsafe.
         precondition(ok == 1 && Int(length) == algorithm.byteCount, "EVP_Digest failed")
         return output
+    }
+
+    /// Hashes `data` into `out`, which holds at least `algorithm.byteCount` bytes; false only when
+    /// OpenSSL fails (allocation).
+    static func hash(
+        _ algorithm: DigestAlgorithm, _ data: UnsafeRawBufferPointer,
+        into out: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        precondition(out.count >= algorithm.byteCount, "digest buffer too small")
+        var length: UInt32 = 0
+        return EVP_Digest(data.baseAddress, data.count, out.baseAddress, &length, algorithm.evpMD, nil) == 1
+            && Int(length) == algorithm.byteCount
     }
 
     /// SHA-256 of `data`.
@@ -86,68 +131,99 @@ public enum HMAC {
     }
 }
 
-/// An HMAC key set up once for many MACs: OpenSSL's HMAC context keyed at creation and copied
-/// for each message, so a MAC costs no algorithm lookup (the one-shot `HMAC.authenticate` fetches
-/// the HMAC and digest implementations on every call, which under concurrent use also contends on
-/// OpenSSL's method store).
+/// An HMAC key set up once for many MACs (RFC 2104): the digest states after absorbing the key
+/// padded with ipad and with opad, computed once, so a MAC costs two copies of a state, the
+/// message's blocks and one block more.
 ///
-/// The keyed context is only ever copied, never changed, which OpenSSL allows from any number of
-/// threads at once; hence `@unchecked Sendable`. The key stays inside OpenSSL's context and out of
-/// every description.
+/// Built on digest contexts rather than OpenSSL's EVP_MAC: a keyed EVP_MAC_CTX is copied per
+/// message as three digest contexts (inner, outer and working) and freed as three, about 4,000
+/// instructions a MAC more, two MACs per passkey login. The two keyed states are only ever copied,
+/// never changed, which OpenSSL allows from any number of threads at once; hence
+/// `@unchecked Sendable`. The key exists only as those two states (as inside EVP_MAC) and the
+/// padded blocks are wiped once absorbed; it stays out of every description.
 public final class HMACKey: @unchecked Sendable, CustomStringConvertible {
-    /// The owned, keyed `EVP_MAC_CTX *`; freed in `deinit`, never handed out.
-    private let context: OpaquePointer
+    /// The owned `EVP_MD_CTX *` that has absorbed key ⊕ ipad; freed in `deinit`, never handed out.
+    private let inner: OpaquePointer
+    /// The owned `EVP_MD_CTX *` that has absorbed key ⊕ opad.
+    private let outer: OpaquePointer
     private let algorithm: DigestAlgorithm
 
     /// Keys an HMAC over `algorithm` with `key`.
-    /// - Throws: `CryptoError(.keyFailure)` when OpenSSL cannot set the context up.
+    /// - Throws: `CryptoError(.keyFailure)` when OpenSSL cannot set the contexts up.
     public init(_ algorithm: DigestAlgorithm, key: some ContiguousBytes) throws(CryptoError) {
-        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
-            ERR_clear_error()
-            throw CryptoError(.keyFailure, "OpenSSL has no HMAC")
-        }
-        defer { EVP_MAC_free(mac) }
-        guard let context = EVP_MAC_CTX_new(mac) else {
-            throw CryptoError(.keyFailure, "could not allocate an HMAC context")
-        }
-        let keyed = algorithm.openSSLName.withCString { name in
-            key.withUnsafeBytes { keyBytes in
-                var parameters = [
-                    OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: name), 0),
-                    OSSL_PARAM_construct_end(),
-                ]
-                return EVP_MAC_init(
-                    context, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes.count,
-                    &parameters) == 1
+        let md = algorithm.evpMD
+        let blockSize = Int(EVP_MD_get_block_size(md))
+        // RFC 2104 §2: a key longer than a block is hashed first; then zero-padded to a block.
+        var block = [UInt8](repeating: 0, count: blockSize)
+        key.withUnsafeBytes { raw in
+            if raw.count > blockSize {
+                let hashed = Digest.hash(algorithm, raw)
+                block.replaceSubrange(0..<hashed.count, with: hashed)
+            } else if raw.count > 0 {
+                block.replaceSubrange(0..<raw.count, with: raw)
             }
         }
-        guard keyed else {
+        defer { Self.wipe(&block) }
+        func absorb(_ pad: UInt8) -> OpaquePointer? {
+            guard let context = EVP_MD_CTX_new() else { return nil }
+            var padded = block.map { $0 ^ pad }
+            defer { Self.wipe(&padded) }
+            guard EVP_DigestInit_ex(context, md, nil) == 1,
+                EVP_DigestUpdate(context, padded, padded.count) == 1
+            else {
+                EVP_MD_CTX_free(context)
+                return nil
+            }
+            return context
+        }
+        guard let inner = absorb(0x36) else {
             ERR_clear_error()
-            EVP_MAC_CTX_free(context)
             throw CryptoError(.keyFailure, "could not key the HMAC")
         }
-        self.context = context
+        guard let outer = absorb(0x5c) else {
+            ERR_clear_error()
+            EVP_MD_CTX_free(inner)
+            throw CryptoError(.keyFailure, "could not key the HMAC")
+        }
+        self.inner = inner
+        self.outer = outer
         self.algorithm = algorithm
     }
 
-    deinit { EVP_MAC_CTX_free(context) }
+    deinit {
+        EVP_MD_CTX_free(inner)
+        EVP_MD_CTX_free(outer)
+    }
 
     /// The MAC of `data`, equal to `HMAC.authenticate(algorithm, key:data:)` with this key.
     public func authenticate(_ data: some ContiguousBytes) -> [UInt8] {
-        // A copy per message: the keyed template stays untouched for the other threads.
-        guard let copy = EVP_MAC_CTX_dup(context) else { preconditionFailure("EVP_MAC_CTX_dup failed") }
-        defer { EVP_MAC_CTX_free(copy) }
-        var output = [UInt8](repeating: 0, count: algorithm.byteCount)
-        var length = 0
+        // One working context per message: the keyed states stay untouched for the other threads.
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed") }
+        defer { EVP_MD_CTX_free(context) }
+        let size = algorithm.byteCount
+        var output = [UInt8](repeating: 0, count: size)
         let ok = data.withUnsafeBytes { input in
             output.withUnsafeMutableBufferPointer { out in
-                EVP_MAC_update(copy, input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count) == 1
-                    && EVP_MAC_final(copy, out.baseAddress, &length, out.count) == 1
+                var length: UInt32 = 0
+                // H(K ⊕ ipad ‖ data) into `out`, then H(K ⊕ opad ‖ that) over it.
+                guard EVP_MD_CTX_copy_ex(context, inner) == 1,
+                    EVP_DigestUpdate(context, input.baseAddress, input.count) == 1,
+                    EVP_DigestFinal_ex(context, out.baseAddress, &length) == 1, Int(length) == size,
+                    EVP_MD_CTX_copy_ex(context, outer) == 1,
+                    EVP_DigestUpdate(context, out.baseAddress, size) == 1,
+                    EVP_DigestFinal_ex(context, out.baseAddress, &length) == 1
+                else { return false }
+                return Int(length) == size
             }
         }
         // Only an allocation failure makes these fail, where continuing would be unsafe.
-        precondition(ok && length == algorithm.byteCount, "HMAC failed")
+        precondition(ok, "HMAC failed")
         return output
+    }
+
+    /// Overwrites key-derived bytes before they are freed.
+    private static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
     }
 
     /// Names the algorithm only; the key never appears.

@@ -18,10 +18,15 @@ public final class PublicKey: @unchecked Sendable {
     /// What kind of key this is, fixed at construction.
     public let type: PublicKeyType
 
+    /// True when `pkey` holds an EC_KEY from `copenssl_ec_public_key`, which `verify` checks with
+    /// ECDSA_verify on a digest it computes itself instead of through EVP_DigestVerify.
+    private let ecdsaDirect: Bool
+
     /// Takes ownership of `pkey`, which the caller has already validated as `type`.
-    private init(owning pkey: OpaquePointer, type: PublicKeyType) {
+    private init(owning pkey: OpaquePointer, type: PublicKeyType, ecdsaDirect: Bool = false) {
         self.pkey = pkey
         self.type = type
+        self.ecdsaDirect = ecdsaDirect
     }
 
     deinit { EVP_PKEY_free(pkey) }
@@ -60,29 +65,27 @@ public final class PublicKey: @unchecked Sendable {
         // Checked on the coordinates themselves, before OpenSSL sees them: the check does not rely
         // on a provider's import path validating.
         guard onCurve else { throw CryptoError(.invalidPublicKey, "the EC point is not on \(curve)") }
-        // A copy of the curve's template (its group, no point) given this point. Importing the group by
-        // name instead (EVP_PKEY_fromdata) rebuilds it in OpenSSL 3 on every call, which cost more than
-        // everything else in building a key; copying the template costs a fraction (measured: 23 µs
-        // against 10 µs per P-256 key with the check below). The point goes through the same
-        // EC_POINT_oct2point as an import, which refuses coordinates out of range and points off the
-        // curve.
-        guard let template = ECTemplates.shared.template(for: curve), let pkey = EVP_PKEY_dup(template) else {
+        // An EC_KEY on a copy of the curve's group, given this point, inside an EVP_PKEY (see the
+        // shim for why not the provider's key). Importing the group by name instead rebuilds it on
+        // every call, which cost more than everything else in building a key. The point goes through
+        // EC_POINT_oct2point, the decoder the provider's import uses too, which refuses coordinates
+        // out of range and points off the curve.
+        guard let group = ECGroups.shared.group(for: curve) else {
             ERR_clear_error()
-            throw CryptoError(.keyFailure, "could not copy the \(curve) key template")
+            throw CryptoError(.keyFailure, "could not build the \(curve) group")
         }
-        let pointSet = point.withUnsafeBufferPointer { raw in
-            EVP_PKEY_set1_encoded_public_key(pkey, raw.baseAddress, raw.count) == 1
+        let built = point.withUnsafeBufferPointer { raw in
+            copenssl_ec_public_key(group, raw.baseAddress, raw.count)
         }
         // Refused by the point decoder: "invalid", not "internal".
-        guard pointSet else {
+        guard let pkey = built else {
             ERR_clear_error()
-            EVP_PKEY_free(pkey)
             throw CryptoError(.invalidPublicKey, "the EC point is not a valid point on \(curve)")
         }
         // The explicit check above replaced EVP_PKEY_public_check_quick here, which asked the same
         // (on the curve, not at infinity) at about ten times the instructions: 3.5% of a passkey
         // login (Docs/performance.md).
-        self.init(owning: pkey, type: .ec(curve))
+        self.init(owning: pkey, type: .ec(curve), ecdsaDirect: true)
     }
 
     /// Builds an RSA key from its modulus and public exponent.
@@ -197,6 +200,9 @@ public final class PublicKey: @unchecked Sendable {
     private func verifyBuffers(
         signature: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, algorithm: SignatureAlgorithm
     ) -> Bool {
+        if ecdsaDirect, let digest = algorithm.digest {
+            return verifyECDSA(signature: signature, data: data, digest: digest)
+        }
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer? = nil
@@ -223,6 +229,24 @@ public final class PublicKey: @unchecked Sendable {
                 data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(empty.baseAddress!)
             // One-shot EVP_DigestVerify is required for Ed25519 and serves every other scheme too.
             return EVP_DigestVerify(context, sig, signature.count, tbs, data.count) == 1
+        }
+    }
+
+    /// ECDSA with a key built by `init(curve:x:y:)`: the digest of `data` with a digest fetched
+    /// once per process, then ECDSA_verify, the check the default provider's ECDSA runs (DER
+    /// signature re-encoded and compared, r and s in [1, n − 1], the digest cut to the order's bits).
+    private func verifyECDSA(
+        signature: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, digest: DigestAlgorithm
+    ) -> Bool {
+        guard let sig = signature.baseAddress, signature.count > 0, signature.count <= Int(Int32.max) else {
+            return false
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DigestAlgorithm.maximumByteCount) {
+            out in
+            guard Digest.hash(digest, data, into: out) else { return false }
+            return copenssl_ecdsa_verify_digest(
+                pkey, out.baseAddress, Int32(digest.byteCount), sig.assumingMemoryBound(to: UInt8.self),
+                Int32(signature.count)) == 1
         }
     }
 
@@ -390,31 +414,27 @@ extension PublicKey: CustomStringConvertible {
     public var description: String { "PublicKey(\(type))" }
 }
 
-/// One key per accepted curve holding only the curve's group, built on first use and never
-/// freed: new EC keys are copies of it (`EVP_PKEY_dup`) given their point.
+/// Each accepted curve's group, built on first use and never freed: new EC keys get a copy of it
+/// (`EC_KEY_set_group`) and their point.
 ///
-/// The templates are only ever read (duplicated), never changed, which OpenSSL allows from any
-/// number of threads at once; hence `@unchecked Sendable`.
-private final class ECTemplates: @unchecked Sendable {
-    static let shared = ECTemplates()
+/// The groups are only ever read (copied), never changed, which OpenSSL allows from any number of
+/// threads at once; hence `@unchecked Sendable`.
+private final class ECGroups: @unchecked Sendable {
+    static let shared = ECGroups()
 
-    private let templates: [ECCurve: OpaquePointer]
+    private let groups: [ECCurve: OpaquePointer]
 
     private init() {
-        var templates: [ECCurve: OpaquePointer] = [:]
+        var groups: [ECCurve: OpaquePointer] = [:]
         for curve in ECCurve.allCases {
-            let built = curve.groupName.withCString { group in
-                PublicKey.fromData(type: "EC", selection: copenssl_evp_pkey_key_parameters_selection()) {
-                    OSSL_PARAM_BLD_push_utf8_string($0, copenssl_param_group_name(), group, 0) == 1
-                }
-            }
-            templates[curve] = built
+            groups[curve] = EC_GROUP_new_by_curve_name(OBJ_sn2nid(curve.groupName))
         }
-        self.templates = templates
+        ERR_clear_error()
+        self.groups = groups
     }
 
-    /// The template for `curve`; nil only when OpenSSL could not build it.
-    func template(for curve: ECCurve) -> OpaquePointer? { templates[curve] }
+    /// The group of `curve`; nil only when OpenSSL could not build it.
+    func group(for curve: ECCurve) -> OpaquePointer? { groups[curve] }
 }
 
 /// Each accepted curve's equation y² = x³ + ax + b over the prime field p, read from OpenSSL's
@@ -424,10 +444,19 @@ private final class ECTemplates: @unchecked Sendable {
 private final class CurveEquations: @unchecked Sendable {
     static let shared = CurveEquations()
 
+    /// A reduction modulo p: `r = a mod p` for 0 ≤ a; `BN_nnmod`'s shape.
+    private typealias Reduction =
+        @convention(c) (
+            OpaquePointer?, OpaquePointer?, OpaquePointer?, OpaquePointer?
+        ) -> Int32
+
     private struct Equation {
         let p: OpaquePointer
         let a: OpaquePointer
         let b: OpaquePointer
+        /// OpenSSL's reduction for this NIST prime (a few word additions, for values below p²),
+        /// where the generic BN_nnmod divides: most of this check's cost before.
+        let reduce: Reduction
     }
 
     private let equations: [ECCurve: Equation]
@@ -440,7 +469,9 @@ private final class CurveEquations: @unchecked Sendable {
             guard let p = BN_new(), let a = BN_new(), let b = BN_new(),
                 EC_GROUP_get_curve(group, p, a, b, nil) == 1
             else { continue }
-            equations[curve] = Equation(p: p, a: a, b: b)
+            // Every accepted prime is a NIST prime; BN_nnmod gives the same result for any other.
+            let reduce: Reduction = BN_nist_mod_func(p) ?? BN_nnmod
+            equations[curve] = Equation(p: p, a: a, b: b, reduce: reduce)
         }
         ERR_clear_error()
         self.equations = equations
@@ -462,11 +493,14 @@ private final class CurveEquations: @unchecked Sendable {
         else { return nil }
         // Out of range is off the curve, never reduced: x = p is not the point with x = 0.
         guard BN_cmp(bx, equation.p) < 0, BN_cmp(by, equation.p) < 0 else { return false }
-        guard BN_mod_sqr(left, by, equation.p, context) == 1,  // y²
-            BN_mod_sqr(t, bx, equation.p, context) == 1,  // x²
-            BN_mod_add(t, t, equation.a, equation.p, context) == 1,  // x² + a
-            BN_mod_mul(right, t, bx, equation.p, context) == 1,  // x³ + ax
-            BN_mod_add(right, right, equation.b, equation.p, context) == 1  // x³ + ax + b
+        let p = equation.p
+        // Every product is of two values below p, hence below p², the fast reduction's range; every
+        // sum is of two values below p (a and b too), which BN_mod_add_quick takes.
+        guard BN_sqr(left, by, context) == 1, equation.reduce(left, left, p, context) == 1,  // y²
+            BN_sqr(t, bx, context) == 1, equation.reduce(t, t, p, context) == 1,  // x²
+            BN_mod_add_quick(t, t, equation.a, p) == 1,  // x² + a
+            BN_mul(right, t, bx, context) == 1, equation.reduce(right, right, p, context) == 1,  // x³ + ax
+            BN_mod_add_quick(right, right, equation.b, p) == 1  // x³ + ax + b
         else { return nil }
         return BN_cmp(left, right) == 0
     }

@@ -75,6 +75,17 @@ public enum SignatureAlgorithm: Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The digest the scheme signs, nil for Ed25519 which hashes internally.
+    var digest: DigestAlgorithm? {
+        switch self {
+        case .ecdsaSHA256, .rsaPKCS1SHA256, .rsaPSSSHA256: .sha256
+        case .ecdsaSHA384, .rsaPKCS1SHA384: .sha384
+        case .ecdsaSHA512, .rsaPKCS1SHA512: .sha512
+        case .rsaPKCS1SHA1: .sha1
+        case .ed25519: nil
+        }
+    }
+
     /// True when a key of `type` can produce signatures under this scheme.
     public func accepts(_ type: PublicKeyType) -> Bool {
         // The curve is deliberately not tied to the hash here: COSE binds them, X.509 does not.

@@ -63,6 +63,22 @@ struct CryptoCoreTests {
         #expect(agrees)
     }
 
+    @Test("a keyed HMAC equals the one-shot HMAC for every digest and key lengths around the block size")
+    func hmacKeyLengths() throws {
+        let cases: [(DigestAlgorithm, Int)] = [(.sha1, 64), (.sha256, 64), (.sha384, 128), (.sha512, 128)]
+        for (algorithm, block) in cases {
+            for keyLength in [0, 1, block - 1, block, block + 1, 3 * block] {
+                let key = (0..<keyLength).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+                let keyed = try HMACKey(algorithm, key: key)
+                for data in [[UInt8](), [0x61], [UInt8](repeating: 0x5c, count: 2 * block + 3)] {
+                    #expect(
+                        keyed.authenticate(data) == HMAC.authenticate(algorithm, key: key, data: data),
+                        "\(algorithm), key \(keyLength) bytes, data \(data.count) bytes")
+                }
+            }
+        }
+    }
+
     @Test("constant-time comparison tells equal from different and different lengths")
     func constantTime() {
         #expect(ConstantTime.equals([1, 2, 3] as [UInt8], [1, 2, 3] as [UInt8]))

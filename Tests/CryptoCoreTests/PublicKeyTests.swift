@@ -353,6 +353,57 @@ struct PublicKeyTests {
         #expect(!key.verify(signature: padded, data: message, algorithm: .ecdsaSHA256))
     }
 
+    @Test(
+        "EC keys from coordinates (checked with ECDSA_verify directly) and from SubjectPublicKeyInfo (EVP) agree on every signature variant, hash and curve"
+    )
+    func directECDSAMatchesEVP() throws {
+        let cases: [(ECCurve, String, String, String, String, SignatureAlgorithm)] = [
+            (.p256, F.p256X, F.p256Y, F.p256SPKI, F.p256Signature, .ecdsaSHA256),
+            (.p384, F.p384X, F.p384Y, F.p384SPKI, F.p384Signature, .ecdsaSHA384),
+            (.p521, F.p521X, F.p521Y, F.p521SPKI, F.p521Signature, .ecdsaSHA512),
+        ]
+        let ecdsa: [SignatureAlgorithm] = [.ecdsaSHA256, .ecdsaSHA384, .ecdsaSHA512]
+        for (curve, x, y, spki, fixture, signedWith) in cases {
+            let direct = try PublicKey(curve: curve, x: hex(x), y: hex(y))
+            let evp = try PublicKey(derSubjectPublicKeyInfo: hex(spki))
+            let good = hex(fixture)
+            // The SEQUENCE's content, and its two INTEGERs, cut out of the DER.
+            let headerLength = good[1] == 0x81 ? 3 : 2
+            let content = Array(good[headerLength...])
+            let rLength = Int(content[1])
+            let r = Array(content[0..<(2 + rLength)])
+            let s = Array(content[(2 + rLength)...])
+            func sequence(_ body: [UInt8]) -> [UInt8] {
+                body.count < 0x80
+                    ? [0x30, UInt8(body.count)] + body : [0x30, 0x81, UInt8(body.count)] + body
+            }
+            let variants: [[UInt8]] = [
+                good,
+                // BER, not DER: a length in more bytes than it needs.
+                [0x30, 0x82, 0x00, UInt8(content.count)] + content,
+                good + [0],
+                Array(good.dropLast()),
+                sequence([0x02, UInt8(rLength + 1), 0x00] + r.dropFirst(2) + s),
+                sequence(s + r),
+                sequence([0x02, 0x01, 0x00] + s),
+                sequence(r + [0x02, 0x01, 0x00]),
+                sequence(r),
+            ]
+            for (index, signature) in variants.enumerated() {
+                for algorithm in ecdsa {
+                    for data in [message, message + [0]] {
+                        let verdict = direct.verify(signature: signature, data: data, algorithm: algorithm)
+                        #expect(
+                            verdict == evp.verify(signature: signature, data: data, algorithm: algorithm),
+                            "\(curve), variant \(index), \(algorithm)")
+                        // Only the CLI's own signature over the message under the curve's hash holds.
+                        #expect(verdict == (index == 0 && data == message && algorithm == signedWith))
+                    }
+                }
+            }
+        }
+    }
+
     @Test("one key verifies concurrently from many tasks")
     func concurrentVerification() async throws {
         let key = try PublicKey(curve: .p256, x: hex(F.p256X), y: hex(F.p256Y))
