@@ -36,10 +36,13 @@ let package = Package(
         .systemLibrary(
             name: "CQREncode", path: "Modules/CSystem/CQREncode", pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]),
+        // The C library's calls that Swift's Glibc module leaves out (getrandom); nothing to link.
+        .systemLibrary(name: "CLinux", path: "Modules/CSystem/CLinux"),
 
         // The kernel: the vocabulary every layer shares (users, audit events, the clock,
         // randomness, coded errors). It depends on nothing of Portvakt's.
-        .target(name: "Kernel", path: "Modules/Kernel", swiftSettings: strictSettings),
+        .target(
+            name: "Kernel", dependencies: ["CLinux"], path: "Modules/Kernel", swiftSettings: strictSettings),
 
         // Libraries.
         .target(

@@ -1,3 +1,6 @@
+import CLinux
+import Glibc
+
 /// A source of cryptographically secure random bytes; injected so tests can fix it.
 public protocol RandomSource: Sendable {
     /// Returns `count` random bytes, or throws when no secure randomness is available (a source
@@ -6,27 +9,35 @@ public protocol RandomSource: Sendable {
     func bytes(_ count: Int) throws -> [UInt8]
 }
 
-/// Random bytes from the operating system's CSPRNG: the standard library's
-/// `SystemRandomNumberGenerator`, which is getrandom(2) on Linux (the source OpenSSL seeds from),
-/// and which traps rather than return bytes that are not random.
+/// Random bytes from the operating system's CSPRNG: getrandom(2), the source OpenSSL seeds from
+/// and the standard library's `SystemRandomNumberGenerator` draws on, which traps rather than
+/// return bytes that are not random.
+///
+/// One call fills the whole request: `SystemRandomNumberGenerator` makes a system call per
+/// eight bytes, ten per passkey login (issue 17).
 public struct SystemRandom: RandomSource {
     /// Creates the system random source.
     public init() {}
 
     public func bytes(_ count: Int) -> [UInt8] {
         precondition(count >= 0, "negative byte count")
-        var generator = SystemRandomNumberGenerator()
-        var buffer = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            // Eight bytes per draw, as many as still fit.
-            var word = generator.next()
-            for _ in 0..<min(8, count - index) {
-                buffer[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
+        guard count > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var filled = 0
+            while filled < count {
+                // Blocks only until the kernel's pool is first initialised; up to 256 bytes are
+                // never cut short, longer requests may be (by a signal), so the loop goes on.
+                let got = getrandom(buffer.baseAddress! + filled, count - filled, 0)
+                if got > 0 {
+                    filled += got
+                } else if got < 0, errno == EINTR {
+                    continue
+                } else {
+                    // As the standard library does: never hand out bytes that are not random.
+                    fatalError("getrandom(2) failed (errno \(errno))")
+                }
             }
+            initialized = count
         }
-        return buffer
     }
 }

@@ -117,6 +117,10 @@ struct CryptoCoreTests {
         #expect(a != b)
         #expect(try source.token(byteCount: 32).count == 43)
         #expect(try source.bytes(0).isEmpty)
+        // Past getrandom's 256-byte single-read guarantee, and every length up to a word and more.
+        let large = try source.bytes(100_000)
+        #expect(large.count == 100_000 && Set(large).count == 256)
+        for count in 1...17 { #expect(try source.bytes(count).count == count) }
     }
 }
 
