@@ -236,6 +236,9 @@ private struct StrictJSONReader {
             offset += 1
             return members
         }
+        // Room for the members of every WebAuthn object at once: growing from empty reallocates
+        // the array three times on the way to a response's six.
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
@@ -303,6 +306,7 @@ private struct StrictJSONReader {
             offset += 1
             return
         }
+        names.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
