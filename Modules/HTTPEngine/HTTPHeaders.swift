@@ -72,6 +72,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     static func equalIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
         // Lengths first: almost every comparison in a header scan fails there, at O(1).
         guard lhs.utf8.count == rhs.utf8.count else { return false }
+        // Native strings (all of ours) have contiguous UTF-8: compare the bytes directly, which
+        // costs a fraction of two UTF8View iterators (this runs for every field of every request).
+        let contiguous = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                for index in 0..<left.count where left[index] != right[index] {
+                    if lowercase(left[index]) != lowercase(right[index]) { return false }
+                }
+                return true
+            }
+        }
+        if let contiguous, let equal = contiguous { return equal }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {

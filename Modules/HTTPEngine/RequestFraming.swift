@@ -163,11 +163,12 @@ enum RequestFraming {
         }
     }
 
+    /// Whether `text` starts with `prefix` (lowercase), ASCII case-insensitively. Runs for every
+    /// field that is not a framing field, so it reads the two UTF-8 views as they are, copying
+    /// neither into an array.
     private static func hasPrefixIgnoringCase(_ text: String, _ prefix: String) -> Bool {
-        let bytes = Array(text.utf8)
-        let start = Array(prefix.utf8)
-        guard bytes.count >= start.count else { return false }
-        return zip(bytes, start).allSatisfy { HTTPHeaders.lowercase($0) == $1 }
+        guard text.utf8.count >= prefix.utf8.count else { return false }
+        return zip(text.utf8, prefix.utf8).allSatisfy { HTTPHeaders.lowercase($0) == $1 }
     }
 }
 

@@ -56,6 +56,16 @@ public enum StrictJSON {
         }
     }
 
+    /// Where the member that `parseMembers(_:checkingOnly:)` checked without building was.
+    public struct CheckedMember: Sendable {
+        /// Its place among all of the object's members, 0 for the first.
+        public var position: Int
+        /// The type of its value, as `Value.typeName` names it.
+        public var typeName: String
+        /// The byte range its value had in the input.
+        public var range: Range<Int>
+    }
+
     /// Why bytes are not strict JSON: a short reason (never input content) and where.
     public struct SyntaxError: Error, Sendable {
         /// What is wrong, e.g. "duplicate member name".
@@ -104,6 +114,30 @@ public enum StrictJSON {
         }
         return try outcome.get()
     }
+
+    /// `parseMembers(_:)`, except that the value of the member called `name` is checked by every
+    /// rule (syntax, duplicates, depth, counts: it is refused exactly where `parseMembers` would
+    /// refuse it, with the same error) but not built: for an envelope that hands that member's
+    /// bytes on to another strict parse, so that strings and containers are not built twice.
+    /// - Parameters:
+    ///   - input: UTF-8 bytes.
+    ///   - name: the member to check without building.
+    /// - Returns: the other members in input order, and where the checked one was (nil if absent).
+    /// - Throws: `SyntaxError`, also when the value is not an object.
+    public static func parseMembers(_ input: [UInt8], checkingOnly name: String) throws(SyntaxError) -> (
+        members: [Member], checked: CheckedMember?
+    ) {
+        let outcome: Swift.Result<([Member], CheckedMember?), SyntaxError> = input.withUnsafeBufferPointer {
+            buffer in
+            var reader = StrictJSONReader(bytes: buffer)
+            do throws(SyntaxError) {
+                return .success(try reader.readTopLevelMembers(checkingOnly: name))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
 }
 
 /// The parser's state over one input: a cursor into borrowed bytes.
@@ -127,14 +161,21 @@ private struct StrictJSONReader {
     }
 
     mutating func readTopLevelMembers() throws(StrictJSON.SyntaxError) -> [StrictJSON.Member] {
+        try readTopLevelMembers(checkingOnly: nil).members
+    }
+
+    mutating func readTopLevelMembers(checkingOnly name: String?) throws(StrictJSON.SyntaxError) -> (
+        members: [StrictJSON.Member], checked: StrictJSON.CheckedMember?
+    ) {
         skipWhitespace()
         guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else {
             throw error("expected an object")
         }
-        let members = try readMembers(depth: 1)
+        var checked: StrictJSON.CheckedMember?
+        let members = try readMembers(depth: 1, checkingOnly: name, checked: &checked)
         skipWhitespace()
         guard offset == bytes.count else { throw error("content after the value") }
-        return members
+        return (members, checked)
     }
 
     private func error(_ reason: String) -> StrictJSON.SyntaxError {
@@ -175,11 +216,16 @@ private struct StrictJSONReader {
     }
 
     private mutating func readObject(depth: Int) throws(StrictJSON.SyntaxError) -> JSONObject {
-        JSONObject(members: try readMembers(depth: depth))
+        var unused: StrictJSON.CheckedMember?
+        return JSONObject(members: try readMembers(depth: depth, checkingOnly: nil, checked: &unused))
     }
 
-    /// Reads an object's members (the reader is at its `{`), each with the byte range of its value.
-    private mutating func readMembers(depth: Int) throws(StrictJSON.SyntaxError) -> [(
+    /// Reads an object's members (the reader is at its `{`), each with the byte range of its value;
+    /// the member called `checkingOnly`, if any, is checked (`skipValue`) and left out of the
+    /// result, its place in `checked`.
+    private mutating func readMembers(
+        depth: Int, checkingOnly checkedName: String?, checked: inout StrictJSON.CheckedMember?
+    ) throws(StrictJSON.SyntaxError) -> [(
         name: String, value: JSONValue, range: Range<Int>
     )] {
         guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
@@ -190,6 +236,9 @@ private struct StrictJSONReader {
             offset += 1
             return members
         }
+        // Room for the members of every WebAuthn object at once: growing from empty reallocates
+        // the array three times on the way to a response's six.
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
@@ -198,6 +247,8 @@ private struct StrictJSONReader {
             let name = try readString()
             // Two parsers that keep different duplicates would see different client data.
             for member in members where member.name == name { throw error("duplicate member name") }
+            let isChecked = checkedName != nil && name == checkedName
+            if isChecked && checked != nil { throw error("duplicate member name") }
             skipWhitespace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
                 throw error("expected ':'")
@@ -205,9 +256,17 @@ private struct StrictJSONReader {
             offset += 1
             skipWhitespace()
             let start = offset
-            let value = try readValue(depth: depth + 1)
-            members.append((name, value, start..<offset))
-            guard members.count <= Self.maximumEntries else { throw error("too many members") }
+            if isChecked {
+                let typeName = try skipValue(depth: depth + 1)
+                checked = StrictJSON.CheckedMember(
+                    position: members.count, typeName: typeName, range: start..<offset)
+            } else {
+                let value = try readValue(depth: depth + 1)
+                members.append((name, value, start..<offset))
+            }
+            guard members.count + (checked == nil ? 0 : 1) <= Self.maximumEntries else {
+                throw error("too many members")
+            }
             skipWhitespace()
             guard offset < bytes.count else { throw error("input ends inside an object") }
             if bytes[offset] == UInt8(ascii: ",") {
@@ -218,6 +277,107 @@ private struct StrictJSONReader {
             offset += 1
             return members
         }
+    }
+
+    /// Checks one value by exactly the rules `readValue` applies, with the same errors at the same
+    /// offsets, without building it (only member names are, for the duplicate check). Returns the
+    /// value's type name.
+    private mutating func skipValue(depth: Int) throws(StrictJSON.SyntaxError) -> String {
+        guard offset < bytes.count else { throw error("input ends where a value belongs") }
+        switch bytes[offset] {
+        case UInt8(ascii: "{"): try skipMembers(depth: depth); return "object"
+        case UInt8(ascii: "["): try skipArray(depth: depth); return "array"
+        case UInt8(ascii: "\""): try skipString(); return "string"
+        case UInt8(ascii: "t"): try expectLiteral("true"); return "boolean"
+        case UInt8(ascii: "f"): try expectLiteral("false"); return "boolean"
+        case UInt8(ascii: "n"): try expectLiteral("null"); return "null"
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try readNumber(); return "number"
+        default: throw error("unexpected byte")
+        }
+    }
+
+    /// `readMembers`' checks, in its order, keeping only the names.
+    private mutating func skipMembers(depth: Int) throws(StrictJSON.SyntaxError) {
+        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
+        offset += 1
+        var names: [String] = []
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
+            offset += 1
+            return
+        }
+        names.reserveCapacity(8)
+        while true {
+            skipWhitespace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
+                throw error("a member name must be a string")
+            }
+            let name = try readString()
+            for other in names where other == name { throw error("duplicate member name") }
+            skipWhitespace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
+                throw error("expected ':'")
+            }
+            offset += 1
+            skipWhitespace()
+            _ = try skipValue(depth: depth + 1)
+            names.append(name)
+            guard names.count <= Self.maximumEntries else { throw error("too many members") }
+            skipWhitespace()
+            guard offset < bytes.count else { throw error("input ends inside an object") }
+            if bytes[offset] == UInt8(ascii: ",") {
+                offset += 1
+                continue
+            }
+            guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
+            offset += 1
+            return
+        }
+    }
+
+    /// `readArray`'s checks, in its order.
+    private mutating func skipArray(depth: Int) throws(StrictJSON.SyntaxError) {
+        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
+        offset += 1
+        var count = 0
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "]") {
+            offset += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            _ = try skipValue(depth: depth + 1)
+            count += 1
+            guard count <= Self.maximumEntries else { throw error("too many elements") }
+            skipWhitespace()
+            guard offset < bytes.count else { throw error("input ends inside an array") }
+            if bytes[offset] == UInt8(ascii: ",") {
+                offset += 1
+                continue
+            }
+            guard bytes[offset] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
+            offset += 1
+            return
+        }
+    }
+
+    /// A plain ASCII string without escapes is only scanned; any other (an escape, non-ASCII, a
+    /// control character, no end) is read again from its quote by `readString`, which decides.
+    private mutating func skipString() throws(StrictJSON.SyntaxError) {
+        let quote = offset
+        offset = Self.plainASCIIRun(in: bytes, from: offset + 1)
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                offset += 1
+                return
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            offset += 1
+        }
+        offset = quote
+        _ = try readString()
     }
 
     private mutating func readArray(depth: Int) throws(StrictJSON.SyntaxError) -> [JSONValue] {
@@ -250,7 +410,11 @@ private struct StrictJSONReader {
         offset += 1
         let start = offset
         var ascii = true
-        // Fast scan: stop at the closing quote or at the first escape.
+        // Fast scan: stop at the closing quote or at the first escape. Eight bytes at a time while
+        // none of them is a quote, a backslash, a control character or non-ASCII (the base64url
+        // members of a WebAuthn response are hundreds of such bytes); then byte by byte, with the
+        // same checks in the same order, so errors and offsets are those of a byte-wise scan.
+        offset = Self.plainASCIIRun(in: bytes, from: offset)
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
@@ -297,6 +461,31 @@ private struct StrictJSONReader {
             }
         }
         throw error("unterminated string")
+    }
+
+    /// The offset of the first 8-byte word from `start` that holds a byte a string scan must look
+    /// at (`"`, `\\`, below 0x20, or 0x80 and above), or of the last partial word: every byte
+    /// before it is plain ASCII inside a string.
+    private static func plainASCIIRun(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return start }
+        let raw = UnsafeRawPointer(base)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var position = start
+        while bytes.count - position >= 8 {
+            let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            // A byte's high bit in `(x - ones) & ~x` is set where x's byte is zero (exact for
+            // whether any is), so x = word ^ 0x22… finds a quote and word ^ 0x5c… a backslash;
+            // `(word - 0x20…) & ~word` finds a byte below 0x20, and `word` itself one at 0x80 and up.
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5c)
+            let flagged =
+                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                | ((word &- ones &* 0x20) & ~word) | word
+            if flagged & highs != 0 { break }
+            position += 8
+        }
+        return position
     }
 
     /// Reads the XXXX of \uXXXX (offset is past the u), joining a surrogate pair; lone surrogates fail.

@@ -75,6 +75,38 @@ struct RequestSizeLimitTests {
         }
     }
 
+    @Test("at both limits at once: an 8 KiB target and a 16 KiB header block in 100 fields are served")
+    func atBothLimits() throws {
+        // The target as the engine counts it: the path, then `q`, the value and 2 for `?` and `=`.
+        let value = String(repeating: "a", count: 8 * 1024 - "/v1/search".utf8.count - 1 - 2)
+        // Each field counts `name: value` CRLF; Host: x is 9 of the 16 KiB.
+        var fields = (0..<99).map { "X-F\($0 < 10 ? "0" : "")\($0)" }
+        fields.append("X-Last")
+        let overhead = 9 + fields.reduce(0) { $0 + $1.utf8.count + 4 }
+        let each = (16 * 1024 - overhead) / fields.count
+        let last = 16 * 1024 - overhead - each * (fields.count - 1)
+        let block = fields.enumerated().map { index, name in
+            "\(name): " + String(repeating: "b", count: index == fields.count - 1 ? last : each) + "\r\n"
+        }.joined()
+        try withServer { _, _, server in
+            let socket = try RawSocketClient(port: server.port)
+            try socket.send("GET /v1/search?q=\(value) HTTP/1.1\r\nHost: x\r\n\(block)\r\n")
+            let response = socket.readResponse(timeout: 5)
+            #expect(response.hasPrefix("HTTP/1.1 200 "), "\(response.prefix(200))")
+        }
+        // One byte more on either side is ours to refuse, not libmicrohttpd's.
+        try withServer { _, _, server in
+            let exchange = try Self.exchange(
+                "GET /v1/search?q=\(value)a HTTP/1.1\r\nHost: x\r\n\(block)\r\n", port: server.port)
+            #expect(exchange.statusLines.first?.hasPrefix("HTTP/1.1 414 ") == true, "\(exchange.statusLines)")
+            #expect(exchange.head.contains("content-type: application/problem+json"))
+            let longer = try Self.exchange(
+                "GET /v1/search?q=\(value) HTTP/1.1\r\nHost: x\r\n\(block)X: \r\n\r\n", port: server.port)
+            #expect(longer.statusLines.first?.hasPrefix("HTTP/1.1 431 ") == true, "\(longer.statusLines)")
+            #expect(longer.head.contains("content-type: application/problem+json"))
+        }
+    }
+
     @Test("the limits are configurable: a 64-byte header limit refuses an ordinary request with 431")
     func configuredLimit() throws {
         try withServer(HTTPServerConfiguration(threads: 2, maxURIBytes: 16, maxHeaderBytes: 64)) {

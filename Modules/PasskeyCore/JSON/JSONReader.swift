@@ -42,6 +42,19 @@ enum JSONReader {
         }
     }
 
+    /// `parseMembers`, with the member called `name` checked by the same rules but not built
+    /// (`StrictJSON.parseMembers(_:checkingOnly:)`): for a member whose bytes another strict parse
+    /// reads again.
+    static func parseMembers(
+        _ input: [UInt8], checkingOnly name: String, code: PasskeyError.Code, what: String
+    ) throws(PasskeyError) -> (members: [StrictJSON.Member], checked: StrictJSON.CheckedMember?) {
+        do {
+            return try StrictJSON.parseMembers(input, checkingOnly: name)
+        } catch {
+            throw Self.error(error, code: code, what: what)
+        }
+    }
+
     private static func error(_ error: StrictJSON.SyntaxError, code: PasskeyError.Code, what: String)
         -> PasskeyError
     {

@@ -23,23 +23,27 @@ public struct CredentialEnvelope: Sendable {
         guard json.count <= Self.maximumLength else {
             throw PasskeyError(.responseTooLarge, "the request body is over \(Self.maximumLength) bytes")
         }
-        let members = try JSONReader.parseMembers(
-            json, code: .responseMalformedJSON, what: "the request body")
+        // The credential is checked here by every strict rule, but built only once, by the
+        // response parser that reads its bytes next.
+        let (members, checked) = try JSONReader.parseMembers(
+            json, checkingOnly: "credential", code: .responseMalformedJSON, what: "the request body")
         var strings: [String: String] = [:]
-        var credential: [UInt8]?
-        for member in members {
-            switch (member.name, member.value) {
-            case ("credential", .object): credential = Array(json[member.range])
-            case ("credential", _):
+        // Refusals in member order, as when the credential was built here too.
+        for position in 0...members.count {
+            if let checked, checked.position == position, checked.typeName != "object" {
                 throw PasskeyError(.responseMalformedJSON, "\"credential\" must be an object")
-            case (_, .string(let text)): strings[member.name] = text
-            default:
+            }
+            guard position < members.count else { break }
+            let member = members[position]
+            guard case .string(let text) = member.value else {
                 throw PasskeyError(.responseMalformedJSON, "\"\(member.name.prefix(40))\" must be a string")
             }
+            strings[member.name] = text
         }
-        guard let credential else {
+        guard let checked else {
             throw PasskeyError(.responseMissingField, "the request body has no \"credential\" object")
         }
+        let credential = Array(json[checked.range])
         self.strings = strings
         self.credential = credential
     }

@@ -26,6 +26,60 @@ struct CredentialEnvelopeTests {
         }
     }
 
+    /// Envelopes whose credential breaks each rule once, and a few that keep them all.
+    static let checkedBodies: [String] = {
+        let nested = { (depth: Int) in
+            String(repeating: "{\"a\":", count: depth) + "1" + String(repeating: "}", count: depth)
+        }
+        let many = { (count: Int) in
+            "{" + (0..<count).map { "\"m\($0)\":\($0)" }.joined(separator: ",") + "}"
+        }
+        let list = { (count: Int) in "[" + (0..<count).map { String($0) }.joined(separator: ",") + "]" }
+        let credentials = [
+            #"{"id":"AQ","rawId":"AQ","response":{"a":[1,-2,3.5e1,true,false,null,"\u00e9\n"]}}"#,
+            #"{"a":1,"a":2}"#, #"{"a":{"b":1,"b":2}}"#, #"{"a\u0062":1,"ab":2}"#, #"{"a":[{"b":1,"b":1}]}"#,
+            nested(10), nested(11), nested(12), many(255), many(256), #"{"a":"# + list(256) + "}",
+            #"{"a":"# + list(257) + "}", #"{"a":"\ud800"}"#, #"{"a":"\udc00x"}"#, #"{"a":"\q"}"#,
+            "{\"a\":\"\u{01}\"}", #"{"a":01}"#, #"{"a":-}"#, #"{"a":1.}"#, #"{"a":1e}"#, #"{"a":tru}"#,
+            #"{"a":nul}"#, #"{"a":"é"}"#, #"{"a":"unterminated}"#, #"{"a" 1}"#, #"{"a":1,}"#, #"{"a":[1,]}"#,
+            #"{a:1}"#, #"{"a":1"#, #"{"a":[1"#, #"{"a":"#, "[]", #""text""#, "12", "null", #"{"a":]}"#,
+        ]
+        var bodies = credentials.map { #"{"challengeId":"abc","credential":"# + $0 + #","client":"web"}"# }
+        bodies += [
+            #"{"credential":{},"credential":{}}"#, #"{"credential":{},"x":1,"credential":[]}"#,
+            #"{"a":1,"credential":{"b":2}} x"#, #"{"challengeId":"abc"}"#, #"{"credential":{}}"#,
+            "{" + (0..<255).map { "\"m\($0)\":1" }.joined(separator: ",") + #","credential":{}}"#,
+            "{" + (0..<256).map { "\"m\($0)\":1" }.joined(separator: ",") + #","credential":{}}"#,
+        ]
+        return bodies
+    }()
+
+    @Test(
+        "the credential is checked without being built, by the same rules: the same bytes refused, at the same offset",
+        arguments: 0..<checkedBodies.count)
+    func checkedLikeBuilt(_ index: Int) throws {
+        let body = Array(Self.checkedBodies[index].utf8)
+        let built = Swift.Result { () throws(StrictJSON.SyntaxError) in try StrictJSON.parseMembers(body) }
+        let checked = Swift.Result { () throws(StrictJSON.SyntaxError) in
+            try StrictJSON.parseMembers(body, checkingOnly: "credential")
+        }
+        switch (built, checked) {
+        case (.success(let all), .success(let parsed)):
+            let position = all.firstIndex { $0.name == "credential" }
+            #expect(parsed.checked?.position == position)
+            #expect(parsed.checked?.range == position.map { all[$0].range })
+            #expect(parsed.checked?.typeName == position.map { all[$0].value.typeName })
+            #expect(parsed.members.map(\.name) == all.map(\.name).filter { $0 != "credential" })
+            #expect(parsed.members.map(\.range) == all.filter { $0.name != "credential" }.map(\.range))
+        case (.failure(let expected), .failure(let error)):
+            #expect(
+                error.reason == expected.reason && error.offset == expected.offset,
+                "\(Self.checkedBodies[index])")
+        default:
+            Issue.record("built \(built), checked \(checked): \(Self.checkedBodies[index].prefix(120))")
+        }
+    }
+
     @Test("an envelope without a credential is a missing field")
     func missing() {
         #expect(throws: PasskeyError(.responseMissingField, "")) {
