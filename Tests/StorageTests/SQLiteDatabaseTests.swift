@@ -618,6 +618,28 @@ struct SQLiteDatabaseTests {
         #expect(try SQLStore(database: reopened).userCount() == 3200)
     }
 
+    @Test("a long reader holds the WAL back only while it lasts; then the WAL starts again")
+    func walRestartsAfterLongReader() throws {
+        let database = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(), migrations: Migration.sqlite,
+            checkpointFrames: 64)
+        defer { database.close() }
+        let store = SQLStore(database: database)
+        // A read transaction kept open, as a backup's is: no checkpoint may pass its snapshot.
+        let reader = try Connection(path: path, flags: [.readWrite], busyTimeoutMilliseconds: 1000)
+        try reader.exec("BEGIN")
+        _ = try reader.queryFirst("SELECT count(*) FROM users") { try $0.int64(0) }
+        for index in 0..<1000 { try store.insertUser(makeUser("a\(index)", username: "a\(index)")) }
+        let heldBack = walSize()
+        try reader.exec("COMMIT")
+        reader.close()
+        for index in 0..<3000 { try store.insertUser(makeUser("b\(index)", username: "b\(index)")) }
+        // Without a restart the file would grow by every one of the 3,000 commits (about 50 MB).
+        #expect(walSize() <= 2 * heldBack + (4 << 20), "held back \(heldBack), then \(walSize())")
+        #expect(try store.userCount() == 4000)
+        #expect(try database.integrityCheck() == "ok")
+    }
+
     @Test("in shared transactions a failing writer undoes only its own writes; the others land")
     func groupCommitIsolation() throws {
         let database = try SQLiteDatabase(path: path)

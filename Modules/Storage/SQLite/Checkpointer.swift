@@ -14,7 +14,10 @@ import Kernel
 /// Under constant load the file would then grow without end, so once it holds `limit` frames the
 /// next pass runs while holding this process's writer: commits wait for that one pass (a copy of
 /// only what arrived since the last pass, and the syncs), after which the next commit restarts
-/// the WAL. Its size stays within about `limit` frames plus what one pass lets through.
+/// the WAL. Its size stays within about `limit` frames plus what one pass lets through. A reader
+/// on an old snapshot (a backup) keeps any checkpoint from restarting the WAL while it lasts; then
+/// the writer is held again only each time the WAL has doubled, and released after at most the
+/// busy timeout of 50 ms.
 ///
 /// Other processes on the same file (the `portvakt` commands) run their own; concurrent passes
 /// are harmless (SQLite lets one run and the other reports busy). The final checkpoint, which
@@ -36,6 +39,11 @@ final class Checkpointer: @unchecked Sendable {
     private var copied = 0
     private var stopping = false
     private var finished = false
+    // Only the checkpointer's thread uses this.
+    /// WAL frames from which a pass holds the writer: `limit`, or twice the length of the last
+    /// held pass that could not restart the WAL (a long reader such as a backup), so that
+    /// commits are not held again and again while that reader lasts.
+    private var holdFrom: Int
 
     /// Opens the checkpointer's connection to `path` and starts its thread.
     /// - Parameters:
@@ -52,6 +60,7 @@ final class Checkpointer: @unchecked Sendable {
         self.writer = writer
         self.threshold = max(1, threshold)
         self.limit = max(self.threshold, limit)
+        holdFrom = self.limit
         Threads.start(name: "sqlite-checkpt") { [self] in run() }
     }
 
@@ -79,14 +88,23 @@ final class Checkpointer: @unchecked Sendable {
     private func run() {
         while let frames = nextPass() {
             let outcome: (walFrames: Int, checkpointed: Int)?
+            let holds = frames >= holdFrom
             do {
-                outcome = try pass(holdingWriter: frames >= limit)
+                outcome = try pass(holdingWriter: holds)
             } catch let error where error.code == .closed {
                 break
             } catch {
                 // An I/O error: the writer's own commits report it; try again a little later.
                 Threads.sleep(seconds: 0.1)
                 continue
+            }
+            if holds {
+                // Held in vain (a reader stayed on an old snapshot): the WAL cannot restart
+                // until that reader ends, so hold the writer next only at twice the length.
+                holdFrom = outcome == nil ? 2 * frames : limit
+            } else if let outcome, outcome.walFrames < limit {
+                // Restarted meanwhile (an idle moment let a passive pass copy everything).
+                holdFrom = limit
             }
             let progressed = lock.withLocked { () -> Bool in
                 guard let outcome else { return false }
