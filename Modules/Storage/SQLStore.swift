@@ -68,6 +68,25 @@ public final class SQLStore: Sendable {
                 session.revokedAt, session.userAgent, session.ipAddress,
             ])
     }
+
+    /// Rows one purge transaction deletes at most.
+    static let purgeChunk = 1000
+
+    /// Runs `delete`, which removes at most about `purgeChunk` rows, each time in a transaction of
+    /// its own, until it removes fewer; returns how many it removed in all.
+    ///
+    /// A purge runs on the maintenance thread, but through the same writer (and, on SQLite, the
+    /// same group commit) as the requests: an hour of a busy server's used challenges is millions
+    /// of rows, and deleting them in one transaction would keep every sign-in meanwhile waiting
+    /// for it. In chunks, a commit waits for one chunk at most.
+    func purgeInChunks(_ delete: (any SQLConnection) throws -> Int) throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try engine.write(delete)
+            total += deleted
+            if deleted < Self.purgeChunk { return total }
+        }
+    }
 }
 
 extension SQLStore: UserStore {
@@ -236,12 +255,34 @@ extension SQLStore: SessionRepository {
     }
 
     public func purgeSessions(endedBefore cutoff: Date) throws -> Int {
-        // A session ends at the earlier of its expiry and its revocation.
-        try engine.write { connection in
-            let changed = try connection.execute(
-                "DELETE FROM sessions WHERE expires_at < ?1 OR (revoked_at IS NOT NULL AND revoked_at < ?1)",
-                [cutoff])
-            return changed
+        // A session ends at the earlier of its expiry and its revocation. No index finds ended
+        // sessions, so the table is walked in key order, one window of `purgeChunk` sessions per
+        // transaction, deleting the ended ones in it: each transaction reads a bounded number of
+        // rows however many have ended, and all of them together read the table once, as the
+        // single DELETE did.
+        var purged = 0
+        var after: String?
+        while true {
+            let step = try engine.write { connection -> (deleted: Int, last: String?) in
+                let window = after == nil ? "" : "WHERE id > ?1"
+                let bound: [any SQLBindable] = after.map { [$0] } ?? []
+                let last = try connection.queryFirst(
+                    """
+                    SELECT max(id) FROM (SELECT id FROM sessions \(window)
+                    ORDER BY id LIMIT \(Self.purgeChunk)) AS w
+                    """, bound
+                ) { try $0.optionalString(0) }
+                guard let last = last ?? nil else { return (0, nil) }
+                let deleted = try connection.execute(
+                    """
+                    DELETE FROM sessions WHERE \(after == nil ? "" : "id > ?3 AND ")id <= ?2
+                    AND (expires_at < ?1 OR (revoked_at IS NOT NULL AND revoked_at < ?1))
+                    """, [cutoff, last] + bound)
+                return (deleted, last)
+            }
+            purged += step.deleted
+            guard let last = step.last else { return purged }
+            after = last
         }
     }
 }
@@ -551,11 +592,24 @@ extension SQLStore: ChallengeStore {
     public func purgeChallenges(expiredBefore now: Date) throws -> Int {
         // The expires_at index (the key, for used sealed ones) finds them; <= matches what
         // consumeChallenge and useSealedChallenge refuse as expired.
-        try engine.write { connection in
-            let stored = try connection.execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])
-            let used = try connection.execute("DELETE FROM used_challenges WHERE expires_at <= ?1", [now])
-            return stored + used
+        let stored = try purgeInChunks { connection in
+            try connection.execute(
+                """
+                DELETE FROM challenges WHERE id IN
+                (SELECT id FROM challenges WHERE expires_at <= ?1 LIMIT \(Self.purgeChunk))
+                """, [now])
         }
+        // A range from the front of the key: up to the expiry of the chunk's last row (all of
+        // them when fewer are left), so ties at that expiry go in the same chunk.
+        let used = try purgeInChunks { connection in
+            try connection.execute(
+                """
+                DELETE FROM used_challenges WHERE expires_at <= ?1 AND expires_at <= coalesce(
+                (SELECT expires_at FROM used_challenges WHERE expires_at <= ?1
+                ORDER BY expires_at LIMIT 1 OFFSET \(Self.purgeChunk - 1)), ?1)
+                """, [now])
+        }
+        return stored + used
     }
 
     public func useSealedChallenge(_ challenge: [UInt8], expiresAt: Date, at now: Date) throws -> Bool {

@@ -565,6 +565,81 @@ struct SQLiteDatabaseTests {
         #expect(try database.integrityCheck() == "ok")
     }
 
+    /// The WAL file's size in bytes, 0 when there is none.
+    func walSize() -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+    }
+
+    @Test("under constant writes with readers active the WAL stays bounded; close removes it")
+    func walStaysBounded() throws {
+        // A short checkpoint threshold, so that a few thousand small commits cross it many times.
+        let frames = 64
+        let database = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(), migrations: Migration.sqlite,
+            checkpointFrames: frames)
+        let store = SQLStore(database: database)
+        let largest = Mutex(0)
+        let done = Atomic(false)
+        let watcher = DispatchSemaphore(value: 0)
+        Thread {
+            while !done.load(ordering: .relaxed) {
+                let size = walSize()
+                largest.withLock { $0 = max($0, size) }
+                usleep(500)
+            }
+            watcher.signal()
+        }.start()
+        let failures = Wins()
+        onThreads(8) { thread in
+            for index in 0..<400 {
+                do {
+                    try store.insertUser(
+                        makeUser("t\(thread)-\(index)", username: "name-\(thread)-\(index)"))
+                    _ = try store.user(id: "t\(thread)-\(index / 2)")
+                } catch {
+                    failures.add(thread)
+                }
+            }
+        }
+        done.store(true, ordering: .relaxed)
+        watcher.wait()
+        #expect(failures.all.isEmpty)
+        #expect(try store.userCount() == 3200)
+        // Without a restart the WAL would hold every commit, about 57 MB here (passive checkpoints
+        // alone never restart it while commits keep coming); with them it stays near 256 frames,
+        // plus what commits add while a pass runs (about 8 MB on a busy 2-core machine).
+        #expect(largest.withLock { $0 } <= 16 << 20)
+        #expect(try database.integrityCheck() == "ok")
+        database.close()
+        #expect(walSize() == 0, "the last connection out checkpoints and removes the WAL")
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        let reopened = try SQLiteDatabase(path: path)
+        defer { reopened.close() }
+        #expect(try SQLStore(database: reopened).userCount() == 3200)
+    }
+
+    @Test("a long reader holds the WAL back only while it lasts; then the WAL starts again")
+    func walRestartsAfterLongReader() throws {
+        let database = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(), migrations: Migration.sqlite,
+            checkpointFrames: 64)
+        defer { database.close() }
+        let store = SQLStore(database: database)
+        // A read transaction kept open, as a backup's is: no checkpoint may pass its snapshot.
+        let reader = try Connection(path: path, flags: [.readWrite], busyTimeoutMilliseconds: 1000)
+        try reader.exec("BEGIN")
+        _ = try reader.queryFirst("SELECT count(*) FROM users") { try $0.int64(0) }
+        for index in 0..<1000 { try store.insertUser(makeUser("a\(index)", username: "a\(index)")) }
+        let heldBack = walSize()
+        try reader.exec("COMMIT")
+        reader.close()
+        for index in 0..<3000 { try store.insertUser(makeUser("b\(index)", username: "b\(index)")) }
+        // Without a restart the file would grow by every one of the 3,000 commits (about 50 MB).
+        #expect(walSize() <= 2 * heldBack + (4 << 20), "held back \(heldBack), then \(walSize())")
+        #expect(try store.userCount() == 4000)
+        #expect(try database.integrityCheck() == "ok")
+    }
+
     @Test("in shared transactions a failing writer undoes only its own writes; the others land")
     func groupCommitIsolation() throws {
         let database = try SQLiteDatabase(path: path)

@@ -28,6 +28,30 @@ struct SealedChallengeStoreTests {
         #expect(try store.purgeChallenges(expiredBefore: at(300)) == 2)
     }
 
+    @Test(
+        "a purge of more used challenges than one chunk removes every expired one and keeps the rest",
+        arguments: StoreKind.tested)
+    func purgeInChunks(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let store = fixture.store
+        // Two and a half purge transactions' worth (1,000 each) expiring over 100 s, 25 at each
+        // second (ties at a chunk's end), and some later ones.
+        let expired = 2_500
+        for index in 0..<expired {
+            let bytes = withUnsafeBytes(of: UInt32(index).bigEndian) { [UInt8]($0) }
+            let challenge = bytes + [UInt8](repeating: 1, count: 28)
+            let expiresAt = at(Double(100 + index / 25))
+            #expect(try store.useSealedChallenge(challenge, expiresAt: expiresAt, at: at(1)))
+        }
+        for index in 0..<10 {
+            let challenge = [UInt8](repeating: UInt8(index), count: 32)
+            #expect(try store.useSealedChallenge(challenge, expiresAt: at(1_000), at: at(1)))
+        }
+        #expect(try store.purgeChallenges(expiredBefore: at(500)) == expired)
+        #expect(try store.purgeChallenges(expiredBefore: at(500)) == 0)
+        #expect(try store.purgeChallenges(expiredBefore: at(1_000)) == 10)
+    }
+
     @Test("8 threads using one sealed challenge: exactly one wins", arguments: StoreKind.tested)
     func race(kind: StoreKind) throws {
         let fixture = try kind.make()

@@ -207,6 +207,20 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.session(id: "n2") == nil)
     }
 
+    @Test("a purge of more ended sessions than one chunk deletes them all", arguments: StoreKind.tested)
+    func purgeInChunks(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1"))
+        // One more than a purge transaction takes (1,000).
+        let ended = 1_001
+        for index in 0..<ended {
+            try fixture.store.insertSession(makeSession("s\(index)", userID: "u1", expiresAt: at(10)))
+        }
+        try fixture.store.insertSession(makeSession("live", userID: "u1"))
+        #expect(try fixture.store.purgeSessions(endedBefore: at(50)) == ended)
+        #expect(try fixture.store.session(id: "live") != nil)
+    }
+
     @Test(
         "purge deletes sessions that expired or were revoked before the cutoff",
         arguments: StoreKind.tested)

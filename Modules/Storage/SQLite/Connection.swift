@@ -27,6 +27,9 @@ final class Connection: SQLConnection, @unchecked Sendable {
     /// How many times this connection compiled SQL with `sqlite3_prepare_v3` (tests use it to
     /// prove statements are reused).
     private(set) var prepareCount = 0
+    /// What the WAL hook calls; kept here, so that it lives exactly as long as the handle that
+    /// points at it.
+    private var walHook: WALHook?
 
     /// Opens the database at `path`.
     /// - Throws: `StorageError` translated from SQLite's open result.
@@ -77,6 +80,46 @@ final class Connection: SQLConnection, @unchecked Sendable {
             throw failure(rc, context: "could not configure the connection")
         }
         return result
+    }
+
+    /// Calls `body` after every commit on this connection with the number of frames the WAL then
+    /// holds, in place of SQLite's automatic checkpoint (which the hook replaces).
+    ///
+    /// SQLite calls it inside the statement that committed, after the commit and after the write
+    /// lock is released, on the committing thread: `body` must be quick and must not use this
+    /// connection.
+    func onWALCommit(_ body: @escaping (Int) -> Void) {
+        let hook = WALHook(body)
+        walHook = hook
+        sqlite3_wal_hook(
+            rawHandle,
+            { context, _, _, frames in
+                Unmanaged<WALHook>.fromOpaque(context!).takeUnretainedValue().body(Int(frames))
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(hook).toOpaque())
+    }
+
+    /// How `checkpoint` may wait.
+    enum CheckpointMode {
+        /// Copy what can be copied without waiting for any lock: writers and readers carry on.
+        case passive
+        /// Wait (busy handler) for the write lock and for readers, copy every frame, then wait
+        /// until no reader uses the WAL and start it again from its beginning.
+        case restart
+
+        var rawValue: Int32 { self == .passive ? SQLITE_CHECKPOINT_PASSIVE : SQLITE_CHECKPOINT_RESTART }
+    }
+
+    /// Copies the WAL into the database file (`sqlite3_wal_checkpoint_v2`).
+    /// - Returns: The frames in the WAL and how many of them are now in the database file, or nil
+    ///   when a lock it needed stayed busy (another checkpoint, a writer or a reader).
+    func checkpoint(_ mode: CheckpointMode) throws(StorageError) -> (walFrames: Int, checkpointed: Int)? {
+        var walFrames: Int32 = 0
+        var checkpointed: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(rawHandle, nil, mode.rawValue, &walFrames, &checkpointed)
+        if rc == SQLITE_BUSY { return nil }
+        guard rc == SQLITE_OK else { throw failure(rc, context: "the checkpoint failed") }
+        return (Int(walFrames), Int(checkpointed))
     }
 
     /// Runs one or more SQL statements that take no parameters (pragmas, DDL, BEGIN/COMMIT).
@@ -167,6 +210,7 @@ final class Connection: SQLConnection, @unchecked Sendable {
         // sqlite3_close cannot report SQLITE_BUSY; close_v2 is the belt to those braces.
         sqlite3_close_v2(handle)
         self.handle = nil
+        walHook = nil
     }
 
     /// Compiles `sql`; the statement is marked persistent because the cache keeps it.
@@ -231,6 +275,12 @@ final class Connection: SQLConnection, @unchecked Sendable {
         default: return .internal
         }
     }
+}
+
+/// The closure a connection's WAL hook calls, in a class so that SQLite can hold a pointer to it.
+private final class WALHook {
+    let body: (Int) -> Void
+    init(_ body: @escaping (Int) -> Void) { self.body = body }
 }
 
 /// SQL text as a statement cache key: equal exactly when the UTF-8 bytes are, hashed from the

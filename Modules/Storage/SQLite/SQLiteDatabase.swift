@@ -54,6 +54,7 @@ public final class SQLiteDatabase: Sendable {
     private let writer: ConnectionPool
     private let readers: ConnectionPool
     private let groupCommit: GroupCommit
+    private let checkpointer: Checkpointer
     /// How long each `write` took from call to commit (queueing behind the writer included), for
     /// the metrics endpoint.
     public let writeLatency = LatencyHistogram()
@@ -75,9 +76,11 @@ public final class SQLiteDatabase: Sendable {
             path: path, configuration: configuration, clock: clock, migrations: Migration.sqlite)
     }
 
-    /// Opens the database with an explicit migration list (tests add steps to it).
+    /// Opens the database with an explicit migration list (tests add steps to it) and WAL length
+    /// at which a background checkpoint starts (tests shorten it; see `Checkpointer`).
     init(
-        path: String, configuration: Configuration, clock: any WallClock, migrations: [Migration]
+        path: String, configuration: Configuration, clock: any WallClock, migrations: [Migration],
+        checkpointFrames: Int = Checkpointer.defaultThreshold
     ) throws {
         guard !path.isEmpty, path != ":memory:" else {
             // A pool of connections needs a shared file; ":memory:" would give each its own database.
@@ -122,6 +125,13 @@ public final class SQLiteDatabase: Sendable {
             readerConnections.append(reader)
         }
         readers = ConnectionPool(readerConnections)
+
+        // Last, so that nothing above can fail with its thread running (from here on a failure
+        // reaches deinit, which stops it). The hook replaces SQLite's automatic checkpoint.
+        let checkpointer = try Checkpointer(
+            path: path, writer: writer, threshold: checkpointFrames, limit: 4 * checkpointFrames)
+        self.checkpointer = checkpointer
+        writerConnection.onWALCommit { checkpointer.committed(walFrames: $0) }
 
         if configuration.migrateOnOpen { _ = try migrate() }
     }
@@ -269,7 +279,9 @@ public final class SQLiteDatabase: Sendable {
 
     /// Closes every connection. Calls in flight finish; later calls throw `StorageError(.closed)`.
     public func close() {
-        // Readers first, so the writer is last out and can checkpoint and remove the WAL files.
+        // The checkpointer and the readers first, so the writer is last out and can checkpoint and
+        // remove the WAL files.
+        checkpointer.stop()
         readers.close()
         writer.close()
     }
