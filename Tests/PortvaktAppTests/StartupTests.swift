@@ -38,6 +38,13 @@ struct StartupTests {
             for process in processes {
                 #expect(Self.waitForStderr(process, containing: #""msg":"ready""#), "round \(round)")
             }
+            // Standard output and standard error are read by two threads of the test's own, so on a
+            // busy machine the token's line can still be on its way when "ready" has arrived: wait
+            // for it (bounded) instead of reading once.
+            let printedBy = Date().addingTimeInterval(10)
+            while processes.allSatisfy({ Self.tokens(in: $0.stdout).isEmpty }), Date() < printedBy {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
             let tokens = processes.flatMap { Self.tokens(in: $0.stdout) }
             #expect(tokens.count == 1, "round \(round): one instance printed a token once: \(tokens.count)")
             let token = try #require(tokens.first)
