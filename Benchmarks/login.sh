@@ -24,8 +24,8 @@ version="$("$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/postgres" -
 figures="$(.build/release/bench-login --binary .build/release/portvakt --seconds "${BENCH_LOGIN_SECONDS:-10}" \
   --postgres-pid "$postmaster")"
 # Logins/s against the figure from before issue 17 (Benchmarks/baselines/login-throughput.json),
-# both as a share of the raw P-256 verify rate of their own run, so that a slower or busier machine
-# moves both alike.
+# both as a share of the raw P-256 verify rate of their own run, so that a slower or faster machine
+# moves both alike (logins/s is wall-clock: compare on an otherwise idle machine).
 # shellcheck disable=SC2086
 figures="$figures $(python3 - Benchmarks/baselines/login-throughput.json $figures <<'PY'
 import json, sys
