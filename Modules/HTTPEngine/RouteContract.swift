@@ -87,6 +87,11 @@ public struct RouteContract: Sendable {
 
         /// `204 No Content`.
         public static let noContent = Response(status: 204, description: "Done; no body", content: nil)
+
+        /// `204 No Content` with its own description (what the answer's headers say).
+        public static func noContent(_ description: String) -> Response {
+            Response(status: 204, description: description, content: nil)
+        }
     }
 
     /// A problem the route can answer: its status and stable code.
