@@ -149,3 +149,36 @@ struct ForwardAuthTests {
         #expect(try client.send(.GET, "\(server.publicURL)/v1/me").status == 401)
     }
 }
+
+/// The route as the public API document describes it.
+@Suite("Forward auth in the OpenAPI document")
+struct ForwardAuthDocumentTests {
+    @Test("the 204 names the four headers (the username optional) and the 401 lists every refusal's code")
+    func documented() throws {
+        let server = try TestServer.inProcess()
+        defer { server.stop() }
+        let document = try InProcessHTTPClient().send(url: "\(server.publicURL)/openapi.json").jsonObject()
+        let paths = try #require(document["paths"] as? [String: Any])
+        let check = try #require((paths["/v1/auth/check"] as? [String: Any])?["get"] as? [String: Any])
+        #expect(check["x-rate-class"] as? String == "backend")
+        let responses = try #require(check["responses"] as? [String: Any])
+        let headers = try #require(
+            (responses["204"] as? [String: Any])?["headers"] as? [String: [String: Any]])
+        #expect(
+            Set(headers.keys) == [
+                "Portvakt-User-Id", "Portvakt-Session-Id", "Portvakt-Username", "Portvakt-Auth-Method",
+            ])
+        #expect(headers["Portvakt-Username"]?["required"] as? Bool == false)
+        #expect(headers["Portvakt-User-Id"]?["required"] as? Bool == true)
+        let refusal = try #require(responses["401"] as? [String: Any])
+        let text = String(describing: refusal)
+        for code in [
+            "session.missing", "session.unknown", "session.revoked", "session.expired",
+            "session.idle_expired",
+            "account.disabled", "request.cross_site_refused",
+        ] {
+            #expect(text.contains(code), "401 lacks \(code)")
+        }
+        #expect(responses["403"] == nil, "every refusal is a 401 on this route")
+    }
+}

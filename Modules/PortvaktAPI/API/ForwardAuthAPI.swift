@@ -116,8 +116,16 @@ public struct ForwardAuthAPI: Sendable {
         return RouteContract(
             responses: [
                 .noContent(
-                    "Signed in: Portvakt-User-Id, Portvakt-Session-Id, Portvakt-Username (percent-encoded UTF-8; absent without a username) and Portvakt-Auth-Method (passkey, bankid or review) name the user"
-                )
+                    "Signed in: the headers name the user, for the proxy to copy onto the request to the app",
+                    headers: [
+                        .init(userIDHeader, "The user's id"),
+                        .init(sessionIDHeader, "The session's id"),
+                        .init(
+                            usernameHeader,
+                            "The username as percent-encoded UTF-8 (every byte outside A-Z a-z 0-9 - . _ ~ as %XX); absent when the account has none",
+                            required: false),
+                        .init(authMethodHeader, "How the session was opened: passkey, bankid or review"),
+                    ])
             ],
             problems: problems, security: .session)
     }()
