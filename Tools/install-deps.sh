@@ -34,6 +34,9 @@ if [ "$level" = test ] || [ "$level" = bench ]; then
   # (Tools/postgres-test-cluster.sh): Debian's server binaries, and openssl for its certificates.
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need postgresql
   need_tool openssl openssl
+  # The forward-auth test (ForwardAuthNginxTests) runs Debian's nginx, built with auth_request,
+  # in front of Portvakt. It lives in /usr/sbin, which is not on every user's PATH.
+  [ -x /usr/sbin/nginx ] || need nginx
 fi
 if [ "$level" = bench ]; then
   # The login benchmark's PostgreSQL runs use the test level's cluster (postgresql, openssl above).

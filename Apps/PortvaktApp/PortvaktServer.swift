@@ -179,6 +179,7 @@ public final class PortvaktServer: Sendable {
         let access = AccountSessionService(
             sessions: sessions, users: store, audit: store, bankID: bankID == nil ? nil : store, clock: clock)
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
+        ForwardAuthAPI(access: access, transport: transport).register(on: &publicRouter)
         let bankIDResults = Tally<BankIDOutcome>()
         PasskeyAPI(
             registration: PasskeyRegistration(

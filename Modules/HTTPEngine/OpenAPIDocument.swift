@@ -162,6 +162,21 @@ public enum OpenAPIDocument {
                     answers.key(String(response.status))
                     answers.object { answer in
                         answer.member("description", response.description)
+                        if !response.headers.isEmpty {
+                            answer.key("headers")
+                            answer.object { headers in
+                                for header in response.headers {
+                                    headers.key(header.name)
+                                    headers.object { field in
+                                        field.member("description", header.description)
+                                        field.key("required")
+                                        field.bool(header.required)
+                                        field.key("schema")
+                                        field.object { $0.member("type", "string") }
+                                    }
+                                }
+                            }
+                        }
                         if let (mediaType, _) = response.content {
                             content(
                                 mediaType, to: &answer, schema.map { schema in { schema.write(to: &$0) } })

@@ -58,6 +58,25 @@ public struct RouteContract: Sendable {
         public let description: String
         /// Its media type and, for JSON, the body's schema; nil for no body.
         public let content: (mediaType: String, schema: SchemaSource?)?
+        /// The header fields it carries that a client reads (string values).
+        public var headers: [Header] = []
+
+        /// A response header field the document names.
+        public struct Header: Sendable {
+            /// The field's name.
+            public let name: String
+            /// What it holds.
+            public let description: String
+            /// Whether every such answer carries it.
+            public let required: Bool
+
+            /// Creates a header entry.
+            public init(_ name: String, _ description: String, required: Bool = true) {
+                self.name = name
+                self.description = description
+                self.required = required
+            }
+        }
 
         /// A JSON body of `type` (a response view: its `Decodable` side is read for the schema,
         /// and every object in it is closed).
@@ -87,6 +106,11 @@ public struct RouteContract: Sendable {
 
         /// `204 No Content`.
         public static let noContent = Response(status: 204, description: "Done; no body", content: nil)
+
+        /// `204 No Content` with its own description and the header fields it carries.
+        public static func noContent(_ description: String, headers: [Header]) -> Response {
+            Response(status: 204, description: description, content: nil, headers: headers)
+        }
     }
 
     /// A problem the route can answer: its status and stable code.

@@ -145,7 +145,7 @@ cat >"$dir/config.json" <<EOF
   "listen": {"public": {"host": "127.0.0.1", "port": $port},
              "admin": {"host": "127.0.0.1", "port": $admin_port}},
   "logging": {"level": "info", "accessLog": true},
-  "rateLimits": {"default": $unlimited, "auth": $unlimited, "admin": $unlimited, "bankid": $unlimited},
+  "rateLimits": {"default": $unlimited, "auth": $unlimited, "admin": $unlimited, "bankid": $unlimited, "backend": $unlimited},
   "reviewAccount": {"enabled": true, "username": "$review_user"},
   "wellKnown": {
     "appleAppIDs": ["ABCDE12345.se.portvakt.contract"],

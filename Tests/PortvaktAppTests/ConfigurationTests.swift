@@ -203,7 +203,7 @@ struct ConfigurationAcceptanceTests {
         #expect(PortvaktConfiguration.embeddedDefault.adminToken == nil)
         let bursts = Dictionary(
             uniqueKeysWithValues: c.rateLimits.mapValues(\.burst).map { ($0.key.name, $0.value) })
-        #expect(bursts == ["default": 100, "auth": 20, "admin": 50, "bankid": 10])
+        #expect(bursts == ["default": 100, "auth": 20, "admin": 50, "bankid": 10, "backend": 2000])
     }
 
     @Test("a rate limit class given alone replaces only that class")

@@ -225,6 +225,10 @@ extension PortvaktConfiguration {
         public var admin: RateLimit
         /// Starting BankID orders (default burst 10, one every 5 seconds).
         public var bankid = RateLimit(burst: 10, perSecond: 0.2)
+        /// Forward auth, which a reverse proxy calls for every request it protects (default burst
+        /// 2000, 1000 per second): without `http.trustedProxies` every check counts against the
+        /// proxy's own address, and a 429 becomes the proxy's 500.
+        public var backend = RateLimit(burst: 2000, perSecond: 1000)
 
         /// Creates rate limits with the documented defaults.
         public init(
@@ -254,6 +258,7 @@ extension PortvaktConfiguration {
                 case .auth: auth
                 case .admin: admin
                 case .bankid: bankid
+                case .backend: backend
                 }
             }
             set {
@@ -262,6 +267,7 @@ extension PortvaktConfiguration {
                 case .auth: auth = newValue
                 case .admin: admin = newValue
                 case .bankid: bankid = newValue
+                case .backend: backend = newValue
                 }
             }
         }

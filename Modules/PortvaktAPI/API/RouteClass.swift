@@ -11,6 +11,9 @@ public enum RouteClass: String, Sendable, CaseIterable {
     case admin
     /// Starting BankID orders (each one costs a call to BankID).
     case bankid
+    /// Forward auth: a reverse proxy asks once for every request it protects, from its own
+    /// address unless `http.trustedProxies` lets `X-Forwarded-For` name the client.
+    case backend
 
     /// The engine's class for this one.
     public var rateClass: RateClass { RateClass(rawValue) }
@@ -25,4 +28,6 @@ extension RateClass {
     public static let admin = RouteClass.admin.rateClass
     /// `RouteClass.bankid`.
     public static let bankid = RouteClass.bankid.rateClass
+    /// `RouteClass.backend`.
+    public static let backend = RouteClass.backend.rateClass
 }
