@@ -8,4 +8,14 @@ public enum AuthMethod: String, Sendable, CaseIterable {
     case enrollment
     /// The app-store reviewer's code for the sandboxed review account.
     case review
+
+    /// What the app's servers are told the session was opened with (the `amr` of introspection):
+    /// the credential the person presented. An enrollment registered a passkey, so it is one.
+    public var amr: String {
+        switch self {
+        case .passkey, .enrollment: "passkey"
+        case .bankid: "bankid"
+        case .review: "review"
+        }
+    }
 }
