@@ -126,9 +126,10 @@ public struct AccountSessionService: Sendable {
     public func steppedUpUntil(_ signedIn: SignedIn) throws -> Date? {
         guard let bankID else { return nil }
         let now = clock.now()
-        let windows = try [signedIn.current.id, signedIn.session.id].compactMap {
-            try bankID.stepUp(sessionID: $0)?.validUntil
-        }
+        // One read unless this request rotated the session (then the presented one's too).
+        let ids =
+            signedIn.rotated == nil ? [signedIn.session.id] : [signedIn.current.id, signedIn.session.id]
+        let windows = try ids.compactMap { try bankID.stepUp(sessionID: $0)?.validUntil }
         return windows.filter { $0 > now }.max()
     }
 
