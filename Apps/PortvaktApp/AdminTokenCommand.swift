@@ -17,7 +17,7 @@ enum AdminTokenCommand {
             let name = try options.required("--name")
             let scopeText = try options.required("--scope")
             guard let scope = AdminScope(rawValue: scopeText) else {
-                throw UsageError("option '--scope' must be read or write, got '\(scopeText)'")
+                throw UsageError("option '--scope' must be read, write or introspect, got '\(scopeText)'")
             }
             var lifetime: TimeInterval?
             if let text = options["--expires-in"] {

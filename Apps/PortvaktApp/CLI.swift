@@ -34,7 +34,7 @@ public enum PortvaktCLI {
                                          verify an AuthenticationResponseJSON from standard input
           webauthn inspect               decode a WebAuthn response, attestation object or
                                          authenticator data from standard input, every field
-          admin token create --name NAME --scope read|write [--expires-in DURATION] [--config FILE]
+          admin token create --name NAME --scope read|write|introspect [--expires-in DURATION] [--config FILE]
                                          mint an admin API token (data folder directly; shown once)
           admin token list [--config FILE]
                                          list admin tokens (never their secrets)

@@ -227,6 +227,11 @@ public final class PortvaktServer: Sendable {
                 AdminBankIDAPI(authenticator: authenticator, verifications: phoneVerifications)
                     .register(on: &adminRouter)
             }
+            IntrospectionAPI(
+                authenticator: authenticator,
+                introspection: SessionIntrospection(
+                    access: access, touchesSession: configuration.introspection.touchesSession)
+            ).register(on: &adminRouter)
             adminRouter.addAdmin(
                 .GET, "/metrics", authenticator: authenticator,
                 summary: "Prometheus metrics (text format 0.0.4)",

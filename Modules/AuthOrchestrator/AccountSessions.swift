@@ -91,12 +91,14 @@ public struct AccountSessionService: Sendable {
     ///   - token: the presented token; nil when the request carried none.
     ///   - rotating: exchange a token older than the rotation interval (routes that hand the
     ///     response to the token's holder); false where a new token could not be delivered.
+    ///   - touching: count this as use of the session for the idle timeout; false where someone
+    ///     other than the holder asks (session introspection, unless configured otherwise).
     /// - Throws: `SessionError` (`session.missing`, `.unknown`, `.revoked`, `.expired`,
     ///   `.idle_expired`; `.unknown` too when the account no longer exists),
     ///   `AuthError(.accountDisabled)`.
-    public func signedIn(token: String?, rotating: Bool) throws -> SignedIn {
+    public func signedIn(token: String?, rotating: Bool, touching: Bool = true) throws -> SignedIn {
         guard let token else { throw SessionError(.missing, "no session token was presented") }
-        let session = try sessions.authenticate(token: token)
+        let session = try sessions.authenticate(token: token, touching: touching)
         guard let user = try users.user(id: session.userID) else {
             throw SessionError(.unknown, "the session's account no longer exists")
         }
@@ -109,18 +111,26 @@ public struct AccountSessionService: Sendable {
     /// The account overview for `signedIn`. A step-up counts only while its window is open; one
     /// made in the presented session carries over to its rotation's new one.
     public func overview(_ signedIn: SignedIn) throws -> AccountOverview {
-        let now = clock.now()
-        var steppedUpUntil: Date?
+        let steppedUpUntil = try steppedUpUntil(signedIn)
         var linkState: AccountOverview.BankIDLinkState?
         if let bankID {
-            let windows = try [signedIn.current.id, signedIn.session.id].compactMap {
-                try bankID.stepUp(sessionID: $0)?.validUntil
-            }
-            steppedUpUntil = windows.filter { $0 > now }.max()
             linkState = .init(link: try bankID.linkedIdentity(userID: signedIn.user.id).map(BankIDLink.init))
         }
         return AccountOverview(
             user: signedIn.user, session: signedIn.current, steppedUpUntil: steppedUpUntil, bankID: linkState)
+    }
+
+    /// Until when a BankID signature made in `signedIn`'s session steps it up; nil when none is in
+    /// force or BankID is off. A step-up counts only while its window is open; one made in the
+    /// presented session carries over to its rotation's new one.
+    public func steppedUpUntil(_ signedIn: SignedIn) throws -> Date? {
+        guard let bankID else { return nil }
+        let now = clock.now()
+        // One read unless this request rotated the session (then the presented one's too).
+        let ids =
+            signedIn.rotated == nil ? [signedIn.session.id] : [signedIn.current.id, signedIn.session.id]
+        let windows = try ids.compactMap { try bankID.stepUp(sessionID: $0)?.validUntil }
+        return windows.filter { $0 > now }.max()
     }
 
     /// The account's live sessions, newest first.

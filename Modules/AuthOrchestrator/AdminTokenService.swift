@@ -74,9 +74,10 @@ public struct AdminTokenService: Sendable {
     /// The principal behind a bearer token, when the token may do what `scope` needs.
     /// - Parameters:
     ///   - bearer: The presented token; nil when the request had none.
-    ///   - scope: `.read` for requests that only look, `.write` for everything else.
+    ///   - scope: the scope the route needs (`AdminScope.allows(_:)`): `.read` for requests that
+    ///     only look, `.write` for changes, `.introspect` for session introspection.
     /// - Throws: `admin.unauthorized` (missing, unknown, revoked or expired), `admin.forbidden`
-    ///   (a read token on a write request); `StorageError` on storage faults.
+    ///   (a token whose scope does not allow the route); `StorageError` on storage faults.
     public func authorize(bearer: String?, scope: AdminScope) throws -> AdminPrincipal {
         guard let bearer, !bearer.isEmpty else {
             throw AuthError(.adminUnauthorized, "no admin token was presented")
@@ -97,8 +98,11 @@ public struct AdminTokenService: Sendable {
             }
             principal = AdminPrincipal(tokenID: record.id, name: record.name, scope: record.scope)
         }
-        if scope == .write && principal.scope != .write {
-            throw AuthError(.adminForbidden, "this admin token may only read")
+        guard principal.scope.allows(scope) else {
+            throw AuthError(
+                .adminForbidden,
+                principal.scope == .introspect
+                    ? "this admin token may only introspect sessions" : "this admin token may only read")
         }
         return principal
     }
@@ -108,7 +112,7 @@ public struct AdminTokenService: Sendable {
     /// Mints a token.
     /// - Parameters:
     ///   - name: 1 to 64 letters, digits, `.`, `_` or `-`; unique among all tokens ever made.
-    ///   - scope: read or write.
+    ///   - scope: write, read or introspect.
     ///   - lifetime: seconds until it expires; nil for no expiry.
     ///   - actor: who made it, for the audit trail (`cli`, or `admin:<name>`).
     /// - Throws: `admin.invalid_token_name`, `admin.token_name_taken`, `admin.invalid_expiry`.

@@ -204,7 +204,9 @@ public enum OpenAPIDocument {
                     for scheme in security {
                         requirements.object { requirement in
                             requirement.key(scheme)
-                            requirement.array { _ in }
+                            requirement.array { roles in
+                                for role in contract.roles { roles.string(role) }
+                            }
                         }
                     }
                     // An empty requirement: calling without any credential is allowed too.

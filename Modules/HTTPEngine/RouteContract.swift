@@ -154,17 +154,21 @@ public struct RouteContract: Sendable {
     public var problems: [Problem]
     /// Who may call it.
     public var security: Security
+    /// What the credential must allow (an admin token's scope), written as the roles of the
+    /// OpenAPI 3.1 security requirement; empty when any valid credential will do.
+    public var roles: [String]
 
     /// Creates a contract.
     public init(
         body: Body? = nil, query: [QueryParameter] = [], responses: [Response], problems: [Problem] = [],
-        security: Security = .none
+        security: Security = .none, roles: [String] = []
     ) {
         self.body = body
         self.query = query
         self.responses = responses
         self.problems = problems
         self.security = security
+        self.roles = roles
     }
 
     /// The contract of a route not in any API document (the BankID simulator's own listener).

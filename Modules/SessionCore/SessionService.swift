@@ -62,8 +62,11 @@ public struct SessionService: Sendable {
     }
 
     /// The live session `token` opens, recording activity when due.
+    /// - Parameter touching: record the use for the idle timeout (at most one write a minute);
+    ///   false only skips that write (session introspection, unless configured to count as use),
+    ///   the session is judged the same.
     /// - Throws: `SessionError` with `.missing`, `.unknown`, `.revoked`, `.expired` or `.idleExpired`.
-    public func authenticate(token: String) throws -> Session {
+    public func authenticate(token: String, touching: Bool = true) throws -> Session {
         // Reject anything that cannot be one of our tokens before touching storage.
         guard token.hasPrefix(Self.tokenPrefix), token.utf8.count == Self.tokenPrefix.utf8.count + 43
         else { throw SessionError(.missing, "no session token was presented") }
@@ -77,7 +80,7 @@ public struct SessionService: Sendable {
         case .expired: throw SessionError(.expired, "the session has expired")
         case .idleExpired: throw SessionError(.idleExpired, "the session expired after inactivity")
         case .active(let needsTouch, _):
-            if needsTouch {
+            if needsTouch && touching {
                 try repository.touchSession(id: session.id, at: now)
                 session.lastSeenAt = now
             }

@@ -48,7 +48,7 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 11 and PostgreSQL's version 4, parents before
+    /// Every data table of SQLite's schema version 12 and PostgreSQL's version 5, parents before
     /// the tables whose foreign keys point at them (users first).
     static let tables: [Table] = [
         Table(
@@ -145,8 +145,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 11
-    static let postgreSQLSchemaVersion = 4
+    static let sqliteSchemaVersion = 12
+    static let postgreSQLSchemaVersion = 5
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

@@ -37,6 +37,33 @@ struct AdminTokenServiceTests {
         #expect(!"\(events)".contains(created.token))
     }
 
+    @Test(
+        "scopes form a ladder, write ⊇ read ⊇ introspect, and an introspect token is stored and read back",
+        arguments: TestEngine.tested)
+    func scopeLadder(engine: TestEngine) throws {
+        let storage = try TestStore(engine, clock: clock)
+        let service = AdminTokenService(
+            store: storage.store, audit: storage.store, clock: clock, random: SystemRandom())
+        let allowed: [AdminScope: Set<AdminScope>] = [
+            .write: [.write, .read, .introspect], .read: [.read, .introspect], .introspect: [.introspect],
+        ]
+        for held in AdminScope.allCases {
+            let created = try service.create(name: "t-\(held)", scope: held, lifetime: nil, actor: .cli)
+            #expect(try storage.store.adminToken(hash: Digest.sha256(created.token))?.scope == held)
+            for needed in AdminScope.allCases {
+                #expect(held.allows(needed) == allowed[held]?.contains(needed), "\(held) for \(needed)")
+                if held.allows(needed) {
+                    #expect(try service.authorize(bearer: created.token, scope: needed).scope == held)
+                } else {
+                    #expect(throws: AuthError(.adminForbidden, ""), "\(held) for \(needed)") {
+                        try service.authorize(bearer: created.token, scope: needed)
+                    }
+                }
+            }
+        }
+        #expect(Set(try storage.store.adminTokens().map(\.scope)) == Set(AdminScope.allCases))
+    }
+
     @Test("missing, unknown, revoked and expired tokens are all admin.unauthorized")
     func refusals() throws {
         let unauthorized = AuthError(.adminUnauthorized, "")

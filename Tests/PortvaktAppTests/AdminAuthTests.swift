@@ -12,6 +12,7 @@ import Testing
 struct AdminTokenSet {
     let write: String
     let read: String
+    let introspect: String
     let revoked: String
     let expired: String
 
@@ -20,6 +21,8 @@ struct AdminTokenSet {
         let tokens = server.server.adminTokens
         write = try tokens.create(name: "t-write", scope: .write, lifetime: nil, actor: .cli).token
         read = try tokens.create(name: "t-read", scope: .read, lifetime: nil, actor: .cli).token
+        introspect = try tokens.create(name: "t-introspect", scope: .introspect, lifetime: nil, actor: .cli)
+            .token
         revoked = try tokens.create(name: "t-revoked", scope: .write, lifetime: nil, actor: .cli).token
         try tokens.revoke("t-revoked", actor: .cli)
         expired = try tokens.create(name: "t-expired", scope: .write, lifetime: 60, actor: .cli).token
@@ -49,7 +52,7 @@ struct AdminAuthTests {
     }
 
     @Test(
-        "every admin route refuses missing, invalid, revoked and expired tokens; read tokens cannot write",
+        "every admin route refuses missing, invalid, revoked and expired tokens, and tokens whose scope does not reach it",
         arguments: TestEngine.tested)
     func everyRouteNeedsAToken(engine: TestEngine) throws {
         // Seven requests per route would run into the admin listener's default burst of 50.
@@ -73,13 +76,23 @@ struct AdminAuthTests {
                 #expect(try response.problemCode() == "admin.unauthorized", "\(name) with a \(label) token")
                 #expect(response.headers["www-authenticate"] == "Bearer", "\(name)")
             }
-            let asReader = try send(route, server.adminURL, token: tokens.read)
-            if route.method == .GET {
-                #expect(
-                    asReader.status != 401 && asReader.status != 403, "\(name) must let a read token look")
-            } else {
-                #expect(asReader.status == 403, "\(name) must refuse a read token")
-                #expect(try asReader.problemCode() == "admin.forbidden", "\(name)")
+            // The scope the route states it needs; without a statement, the method's.
+            let needed = try #require(
+                route.contract.roles.first.flatMap(AdminScope.init(rawValue:)), "\(name)")
+            #expect(route.contract.roles.count == 1, "\(name)")
+            #expect(
+                needed == .introspect || needed == AdminAuthenticator.scope(for: route.method),
+                "\(name): only introspection departs from the method's scope")
+            for (scope, token) in [(AdminScope.introspect, tokens.introspect), (.read, tokens.read)] {
+                let response = try send(route, server.adminURL, token: token)
+                if scope.allows(needed) {
+                    #expect(
+                        response.status != 401 && response.status != 403,
+                        "\(name) must let a \(scope) token in")
+                } else {
+                    #expect(response.status == 403, "\(name) must refuse a \(scope) token")
+                    #expect(try response.problemCode() == "admin.forbidden", "\(name)")
+                }
             }
             let asWriter = try send(route, server.adminURL, token: tokens.write)
             #expect(asWriter.status != 401 && asWriter.status != 403, "\(name) must accept a write token")

@@ -38,6 +38,18 @@ struct AdminCLITests {
         #expect(again.status == 1 && again.stderr.contains("admin.token_not_found"))
         let after = try PortvaktProcess.run(["admin", "token", "list"], environment: environment)
         #expect(after.stdout.contains("revoked "))
+
+        // An app server's token, good only for introspection.
+        let narrow = try PortvaktProcess.run(
+            ["admin", "token", "create", "--name", "app-server", "--scope", "introspect"],
+            environment: environment)
+        #expect(narrow.status == 0, "\(narrow.stderr)")
+        #expect(narrow.stdout.contains("'app-server' (introspect)"))
+        let narrowList = try PortvaktProcess.run(["admin", "token", "list"], environment: environment)
+        #expect(
+            narrowList.stdout.split(separator: "\n").contains {
+                $0.contains("app-server") && $0.contains("introspect") && $0.contains("active")
+            }, "\(narrowList.stdout)")
     }
 
     @Test("bad admin token usage exits 2 naming the flag")
@@ -49,7 +61,8 @@ struct AdminCLITests {
         #expect(noScope.status == 2 && noScope.stderr.contains("'--scope'"))
         let badScope = try PortvaktProcess.run(
             ["admin", "token", "create", "--name", "x", "--scope", "admin"], environment: environment)
-        #expect(badScope.status == 2 && badScope.stderr.contains("'--scope' must be read or write"))
+        #expect(
+            badScope.status == 2 && badScope.stderr.contains("'--scope' must be read, write or introspect"))
         let badExpiry = try PortvaktProcess.run(
             ["admin", "token", "create", "--name", "x", "--scope", "read", "--expires-in", "soon"],
             environment: environment)

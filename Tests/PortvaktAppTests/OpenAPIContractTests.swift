@@ -75,6 +75,22 @@ struct OpenAPIContractTests {
         let body = (rename["requestBody"] as? [String: Any])?["content"] as? [String: [String: [String: Any]]]
         let properties = body?["application/json"]?["schema"]?["properties"] as? [String: Any]
         #expect(properties?.keys.sorted() == ["name"])
+
+        // Each admin route names the token scope it needs as its requirement's role; only
+        // introspection, which every token may call, has no 403.
+        let adminOperations = try Self.operations(adminDocument)
+        func roles(_ name: String) throws -> [[String: [String]]]? {
+            try #require(adminOperations[name], "\(name)")["security"] as? [[String: [String]]]
+        }
+        #expect(try roles("POST /admin/v1/sessions/introspect")?.first == ["adminToken": ["introspect"]])
+        #expect(try roles("GET /admin/v1/users")?.first == ["adminToken": ["read"]])
+        #expect(try roles("POST /admin/v1/users")?.first == ["adminToken": ["write"]])
+        let introspect = try #require(adminOperations["POST /admin/v1/sessions/introspect"])
+        #expect(Self.problemCodes(introspect).contains("admin.unauthorized"))
+        #expect(!Self.problemCodes(introspect).contains("admin.forbidden"))
+        #expect(
+            Self.problemCodes(try #require(adminOperations["GET /admin/v1/users"])).contains(
+                "admin.forbidden"))
     }
 
     @Test("every problem code a document names is explained in Docs/api.md or Docs/admin-api.md")

@@ -72,6 +72,26 @@ struct SessionServiceTests {
         #expect(throws: SessionError(.idleExpired, "")) { try service.authenticate(token: idle.token) }
     }
 
+    @Test("touching: false writes nothing but judges the session the same")
+    func withoutTouching() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        let start = issued.session.lastSeenAt
+        clock.advance(by: 500)
+        #expect(try service.authenticate(token: issued.token, touching: false).lastSeenAt == start)
+        #expect(try store.session(id: issued.session.id)?.lastSeenAt == start)
+        // Unused for longer than the idle timeout: refused, as it would be with a touch.
+        clock.advance(by: 200)
+        #expect(throws: SessionError(.idleExpired, "")) {
+            try service.authenticate(token: issued.token, touching: false)
+        }
+        #expect(throws: SessionError(.idleExpired, "")) { try service.authenticate(token: issued.token) }
+        let revoked = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        try service.revoke(sessionID: revoked.session.id, ofUser: "u1")
+        #expect(throws: SessionError(.revoked, "")) {
+            try service.authenticate(token: revoked.token, touching: false)
+        }
+    }
+
     @Test("a revoked token is refused at once")
     func revoked() throws {
         let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)

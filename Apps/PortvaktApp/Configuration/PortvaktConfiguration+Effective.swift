@@ -115,6 +115,7 @@ extension PortvaktConfiguration {
             ),
             ("recovery", recovery.effectiveJSON),
             ("reviewAccount", reviewAccount.effectiveJSON),
+            ("introspection", introspection.effectiveJSON),
             (
                 "wellKnown",
                 .object([

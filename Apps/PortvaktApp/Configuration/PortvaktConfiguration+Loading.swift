@@ -172,6 +172,7 @@ extension PortvaktConfiguration {
         reviewAccount = r.section("reviewAccount") {
             ReviewAccountSettings(reading: $0, environment: environment)
         }
+        introspection = r.section("introspection") { IntrospectionSettings(reading: $0) }
         // Judged on the values in force: a switch, environment or statement reported while reading
         // was replaced by its default and is not judged again (decided before the cross-section
         // rules below add their own issues under `methods`, so every problem shows in one pass).

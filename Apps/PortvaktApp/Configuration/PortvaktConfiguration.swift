@@ -41,6 +41,8 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var recovery = RecoverySettings()
     /// The app-store review account (off by default).
     public var reviewAccount = ReviewAccountSettings()
+    /// Session introspection for the app's servers.
+    public var introspection = IntrospectionSettings()
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()

@@ -4,8 +4,8 @@ import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 
-/// Checks the admin listener's bearer tokens: 401 without a working token, 403 when a read
-/// token asks to change something.
+/// Checks the admin listener's bearer tokens: 401 without a working token, 403 when the token's
+/// scope does not allow the route (`AdminScope.allows(_:)`).
 public struct AdminAuthenticator: Sendable {
     let tokens: AdminTokenService
 
@@ -14,12 +14,17 @@ public struct AdminAuthenticator: Sendable {
         self.tokens = tokens
     }
 
-    /// The principal behind the request's token. GET and HEAD need a read token; every other
-    /// method changes something and needs a write token.
+    /// The scope a route needs when it states none: GET and HEAD only look and need `read`;
+    /// every other method changes something and needs `write`.
+    public static func scope(for method: HTTPMethod) -> AdminScope {
+        method == .GET || method == .HEAD ? .read : .write
+    }
+
+    /// The principal behind the request's token, when its scope allows `requires` (or, when nil,
+    /// the scope the request's method needs).
     /// - Throws: `AuthError` (`admin.unauthorized`, `admin.forbidden`) as a problem.
-    public func authorize(_ request: HTTPRequest) throws -> AdminPrincipal {
-        let scope: AdminScope = request.method == .GET || request.method == .HEAD ? .read : .write
-        return try tokens.authorize(bearer: request.bearerToken, scope: scope)
+    public func authorize(_ request: HTTPRequest, requires: AdminScope? = nil) throws -> AdminPrincipal {
+        try tokens.authorize(bearer: request.bearerToken, scope: requires ?? Self.scope(for: request.method))
     }
 }
 
@@ -28,18 +33,25 @@ public struct AdminAuthenticator: Sendable {
 public typealias AdminHandler = @Sendable (HTTPRequest, AdminPrincipal) throws -> HTTPResponse
 
 extension Router {
-    /// Registers an admin route whose handler runs only for a request with a token good for its
-    /// method. Every route on the admin listener goes through here, so none can forget the check;
-    /// the contract gets the token's security and problems.
+    /// Registers an admin route whose handler runs only for a request with a token good for it.
+    /// Every route on the admin listener goes through here, so none can forget the check; the
+    /// contract gets the token's security, the scope it needs (as the requirement's role) and
+    /// the problems.
+    /// - Parameters:
+    ///   - requires: the scope the route needs; nil for the method's (`AdminAuthenticator.scope(for:)`).
+    ///   - rateClass: the limit it counts against.
     public mutating func addAdmin(
         _ method: HTTPMethod, _ pattern: String, authenticator: AdminAuthenticator, summary: String,
-        contract: RouteContract, handler: @escaping AdminHandler
+        contract: RouteContract, requires: AdminScope? = nil, rateClass: RateClass = .admin,
+        handler: @escaping AdminHandler
     ) {
+        let needed = requires ?? AdminAuthenticator.scope(for: method)
         var contract = contract
         contract.security = .adminToken
-        contract.problems = Problems.admin(method) + contract.problems
-        add(method, pattern, rateClass: .admin, summary: summary, contract: contract) { request in
-            let principal = try authenticator.authorize(request)
+        contract.roles = [needed.rawValue]
+        contract.problems = Problems.admin(requires: needed) + contract.problems
+        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract) { request in
+            let principal = try authenticator.authorize(request, requires: needed)
             return try handler(request, principal)
         }
     }

@@ -10,17 +10,19 @@ public import Kernel
 public typealias AsyncAdminHandler = @Sendable (HTTPRequest, AdminPrincipal) async throws -> HTTPResponse
 
 extension Router {
-    /// Registers an async admin route: as ``addAdmin(_:_:authenticator:summary:contract:handler:)``,
+    /// Registers an async admin route: as ``addAdmin(_:_:authenticator:summary:contract:requires:rateClass:handler:)``,
     /// with the connection suspended while the handler awaits.
     public mutating func addAdminAsync(
         _ method: HTTPMethod, _ pattern: String, authenticator: AdminAuthenticator, summary: String,
         contract: RouteContract, handler: @escaping AsyncAdminHandler
     ) {
+        let needed = AdminAuthenticator.scope(for: method)
         var contract = contract
         contract.security = .adminToken
-        contract.problems = Problems.admin(method) + contract.problems
+        contract.roles = [needed.rawValue]
+        contract.problems = Problems.admin(requires: needed) + contract.problems
         addAsync(method, pattern, rateClass: .admin, summary: summary, contract: contract) { request in
-            let principal = try authenticator.authorize(request)
+            let principal = try authenticator.authorize(request, requires: needed)
             return try await handler(request, principal)
         }
     }

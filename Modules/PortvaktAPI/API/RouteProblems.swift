@@ -1,5 +1,6 @@
 import AuthOrchestrator
 import HTTPEngine
+import Kernel
 import PasskeyCore
 import SessionCore
 
@@ -28,9 +29,10 @@ enum Problems {
     }
     .filter { $0.status == 400 }
 
-    /// The admin listener's token check: no working token (401), a read token on a change (403).
-    static func admin(_ method: HTTPMethod) -> [RouteContract.Problem] {
-        method == .GET ? auth(.adminUnauthorized) : auth(.adminUnauthorized, .adminForbidden)
+    /// The admin listener's token check: no working token (401), and a token whose scope does
+    /// not reach the route (403). Every token may introspect, so that route has no 403.
+    static func admin(requires needed: AdminScope) -> [RouteContract.Problem] {
+        needed == .introspect ? auth(.adminUnauthorized) : auth(.adminUnauthorized, .adminForbidden)
     }
 
     /// A session id that is not the caller's.

@@ -267,5 +267,12 @@ extension Migration {
                 CREATE INDEX bankid_phone_verifications_created_at ON bankid_phone_verifications(created_at);
                 CREATE INDEX bankid_phone_verifications_user_id ON bankid_phone_verifications(user_id);
                 """),
+        Migration(
+            version: 5, name: "admin tokens that may only introspect sessions",
+            sql: """
+                -- As SQLite's version 12; here the constraint is replaced in place.
+                ALTER TABLE admin_tokens DROP CONSTRAINT admin_tokens_scope_check,
+                    ADD CONSTRAINT admin_tokens_scope_check CHECK (scope IN ('read', 'write', 'introspect'));
+                """),
     ]
 }

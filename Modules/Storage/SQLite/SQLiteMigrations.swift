@@ -363,5 +363,25 @@ extension Migration {
                 CREATE INDEX bankid_phone_verifications_created_at ON bankid_phone_verifications(created_at);
                 CREATE INDEX bankid_phone_verifications_user_id ON bankid_phone_verifications(user_id);
                 """),
+        Migration(
+            version: 12, name: "admin tokens that may only introspect sessions",
+            sql: """
+                -- A third scope, for an app's own servers: introspect sessions and nothing else.
+                -- A STRICT table's CHECK cannot be altered, so the table is rebuilt with every row
+                -- kept; nothing references it (no foreign keys, triggers or views).
+                CREATE TABLE admin_tokens_rebuilt (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL UNIQUE,
+                    scope TEXT NOT NULL CHECK (scope IN ('read', 'write', 'introspect')),
+                    token_hash BLOB NOT NULL UNIQUE CHECK (length(token_hash) = 32),
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER,
+                    revoked_at INTEGER
+                ) STRICT;
+                INSERT INTO admin_tokens_rebuilt (id, name, scope, token_hash, created_at, expires_at, revoked_at)
+                    SELECT id, name, scope, token_hash, created_at, expires_at, revoked_at FROM admin_tokens;
+                DROP TABLE admin_tokens;
+                ALTER TABLE admin_tokens_rebuilt RENAME TO admin_tokens;
+                """),
     ]
 }
