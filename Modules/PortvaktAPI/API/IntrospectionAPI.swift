@@ -24,7 +24,9 @@ public struct IntrospectionAPI: Sendable {
             summary: "Whether a session token is active, and whose it is (RFC 7662 shape)",
             contract: RouteContract(
                 body: .json(IntrospectionBody.self), responses: [.json(IntrospectionView.self)]),
-            requires: .introspect
+            // An app server may introspect on every request it serves: the backend class, not the
+            // admin one (20/s by default).
+            requires: .introspect, rateClass: .backend
         ) { request, _ in
             let body = try request.decodeJSON(IntrospectionBody.self)
             guard let found = try introspection.introspect(token: body.token) else {
