@@ -67,7 +67,8 @@ public struct AccountOverview: Sendable {
 /// than the rotation interval is exchanged for a new one.
 public struct AccountSessionService: Sendable {
     let sessions: SessionService
-    let users: any UserStore
+    /// The sessions (SessionService's repository) with their accounts, read together.
+    let users: any SessionAccessStore
     let audit: any AuditStore
     /// Step-ups and linked identities; nil when BankID is off.
     let bankID: (any BankIDIdentityStore)?
@@ -76,7 +77,7 @@ public struct AccountSessionService: Sendable {
     /// Creates the service.
     /// - Parameter bankID: BankID's step-ups and linked identities; nil when BankID is switched off.
     public init(
-        sessions: SessionService, users: any UserStore, audit: any AuditStore,
+        sessions: SessionService, users: any SessionAccessStore, audit: any AuditStore,
         bankID: (any BankIDIdentityStore)?, clock: any WallClock
     ) {
         self.sessions = sessions
@@ -98,10 +99,15 @@ public struct AccountSessionService: Sendable {
     ///   `AuthError(.accountDisabled)`.
     public func signedIn(token: String?, rotating: Bool, touching: Bool = true) throws -> SignedIn {
         guard let token else { throw SessionError(.missing, "no session token was presented") }
-        let session = try sessions.authenticate(token: token, touching: touching)
-        guard let user = try users.user(id: session.userID) else {
-            throw SessionError(.unknown, "the session's account no longer exists")
+        let hash = try SessionService.lookupHash(token: token)
+        // One read for the session and its account (a session without its account cannot be
+        // stored: deleting a user deletes their sessions), then SessionService's policy, as
+        // `authenticate` applies it.
+        guard let found = try users.sessionWithOwner(tokenHash: hash) else {
+            throw SessionError(.unknown, "the session token is not known")
         }
+        let session = try sessions.judge(found.session, presentedHash: hash, touching: touching)
+        let user = found.owner
         try AccountAccess.admit(user)
         // Only a session that may be used is rotated: a refused one gets no new token.
         return SignedIn(

@@ -67,13 +67,34 @@ public struct SessionService: Sendable {
     ///   the session is judged the same.
     /// - Throws: `SessionError` with `.missing`, `.unknown`, `.revoked`, `.expired` or `.idleExpired`.
     public func authenticate(token: String, touching: Bool = true) throws -> Session {
-        // Reject anything that cannot be one of our tokens before touching storage.
-        guard token.hasPrefix(Self.tokenPrefix), token.utf8.count == Self.tokenPrefix.utf8.count + 43
+        let hash = try Self.lookupHash(token: token)
+        guard let stored = try repository.session(tokenHash: hash) else {
+            throw SessionError(.unknown, "the session token is not known")
+        }
+        return try judge(stored, presentedHash: hash, touching: touching)
+    }
+
+    /// The hash to look a presented token's session up by (`SessionRepository.session(tokenHash:)`
+    /// or a store that reads the session with more).
+    /// - Throws: `SessionError(.missing)` when `token` cannot be one of ours, before anything
+    ///   touches storage.
+    public static func lookupHash(token: String) throws -> [UInt8] {
+        guard token.hasPrefix(tokenPrefix), token.utf8.count == tokenPrefix.utf8.count + 43
         else { throw SessionError(.missing, "no session token was presented") }
-        let hash = Self.hash(token: token)
-        guard var session = try repository.session(tokenHash: hash),
-            ConstantTime.equals(session.tokenHash, hash)
-        else { throw SessionError(.unknown, "the session token is not known") }
+        return hash(token: token)
+    }
+
+    /// Judges `stored`, the session `presentedHash` (from `lookupHash`) was looked up by: the one
+    /// place a presented token's session meets the policy, whichever read found it. A live one is
+    /// returned, its use recorded when due (at most one write a minute).
+    /// - Parameter touching: as in `authenticate(token:touching:)`.
+    /// - Throws: `SessionError` with `.unknown` (the stored hash is not the presented one),
+    ///   `.revoked`, `.expired` or `.idleExpired`.
+    public func judge(_ stored: Session, presentedHash: [UInt8], touching: Bool) throws -> Session {
+        guard ConstantTime.equals(stored.tokenHash, presentedHash) else {
+            throw SessionError(.unknown, "the session token is not known")
+        }
+        var session = stored
         let now = clock.now()
         switch policy.evaluate(session, at: now) {
         case .revoked: throw SessionError(.revoked, "the session was revoked")

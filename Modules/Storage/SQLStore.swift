@@ -155,6 +155,21 @@ extension SQLStore: UserStore {
     }
 }
 
+extension SQLStore: SessionAccessStore {
+    public func sessionWithOwner(tokenHash: [UInt8]) throws -> (session: Session, owner: User)? {
+        // One statement, so one read transaction instead of two: a seek of the token hash's
+        // index, then of the users' key for the owner (as `passkeyWithOwner` for the login).
+        try engine.read { connection in
+            try connection.queryFirst(StoreSQL.sessionWithOwnerSQL, [tokenHash]) { row in
+                (
+                    session: try Self.session(row),
+                    owner: try Self.user(row.shifted(by: StoreSQL.sessionColumnCount))
+                )
+            }
+        }
+    }
+}
+
 extension SQLStore: SessionRepository {
     public func insertSession(_ session: Session) throws {
         try engine.write { try Self.insert(session, on: $0) }
@@ -723,20 +738,29 @@ extension StoreSQL {
         attestation_trusted, name, created_at, last_used_at
         """
 
+    /// `columns`, each qualified by `table` (for a JOIN).
+    private static func qualified(_ columns: String, _ table: String) -> String {
+        columns.split(separator: ",").map { "\(table).\($0.trimmingWhitespace())" }
+            .joined(separator: ", ")
+    }
+
     /// The passkey's columns, then its owner's, each qualified by its table.
-    fileprivate static let passkeyWithOwnerSQL: String = {
-        func qualified(_ columns: String, _ table: String) -> String {
-            columns.split(separator: ",").map { "\(table).\($0.trimmingWhitespace())" }
-                .joined(separator: ", ")
-        }
-        return """
-            SELECT \(qualified(passkeyColumns, "p")), \(qualified(userColumns, "u"))
-            FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1
-            """
-    }()
+    fileprivate static let passkeyWithOwnerSQL = """
+        SELECT \(qualified(passkeyColumns, "p")), \(qualified(userColumns, "u"))
+        FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1
+        """
 
     /// How many columns `passkeyColumns` names.
     fileprivate static let passkeyColumnCount = Int32(passkeyColumns.split(separator: ",").count)
+
+    /// The session's columns, then its owner's, each qualified by its table.
+    fileprivate static let sessionWithOwnerSQL = """
+        SELECT \(qualified(sessionColumns, "s")), \(qualified(userColumns, "u"))
+        FROM sessions AS s JOIN users AS u ON u.id = s.user_id WHERE s.token_hash = ?1
+        """
+
+    /// How many columns `sessionColumns` names.
+    fileprivate static let sessionColumnCount = Int32(sessionColumns.split(separator: ",").count)
 
     fileprivate static let challengeColumns = """
         id, challenge, purpose, user_id, username, display_name, user_handle, created_at, expires_at
