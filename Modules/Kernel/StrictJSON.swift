@@ -220,53 +220,28 @@ private struct StrictJSONReader {
         return JSONObject(members: try readMembers(depth: depth, checkingOnly: nil, checked: &unused))
     }
 
-    /// Reads an object's members (the reader is at its `{`), each with the byte range of its value;
-    /// the member called `checkingOnly`, if any, is checked (`skipValue`) and left out of the
-    /// result, its place in `checked`.
-    private mutating func readMembers(
-        depth: Int, checkingOnly checkedName: String?, checked: inout StrictJSON.CheckedMember?
-    ) throws(StrictJSON.SyntaxError) -> [(
-        name: String, value: JSONValue, range: Range<Int>
-    )] {
+    /// An object's framing, every check in its order: the depth, `{`, an empty object, each
+    /// member's name (a string), the `,` between members and the closing `}`. `member` gets the
+    /// name just read and reads the rest of the member (its own checks of the name, `:`, value).
+    /// The reader that builds objects and the one that only checks them share it, so both refuse
+    /// the same input at the same offset.
+    private mutating func forEachMember(
+        depth: Int, _ member: (inout Self, String) throws(StrictJSON.SyntaxError) -> Void
+    ) throws(StrictJSON.SyntaxError) {
         guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
         offset += 1
-        var members: [(name: String, value: JSONValue, range: Range<Int>)] = []
         skipWhitespace()
         if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
             offset += 1
-            return members
+            return
         }
-        // Room for the members of every WebAuthn object at once: growing from empty reallocates
-        // the array three times on the way to a response's six.
-        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
                 throw error("a member name must be a string")
             }
             let name = try readString()
-            // Two parsers that keep different duplicates would see different client data.
-            for member in members where member.name == name { throw error("duplicate member name") }
-            let isChecked = checkedName != nil && name == checkedName
-            if isChecked && checked != nil { throw error("duplicate member name") }
-            skipWhitespace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
-                throw error("expected ':'")
-            }
-            offset += 1
-            skipWhitespace()
-            let start = offset
-            if isChecked {
-                let typeName = try skipValue(depth: depth + 1)
-                checked = StrictJSON.CheckedMember(
-                    position: members.count, typeName: typeName, range: start..<offset)
-            } else {
-                let value = try readValue(depth: depth + 1)
-                members.append((name, value, start..<offset))
-            }
-            guard members.count + (checked == nil ? 0 : 1) <= Self.maximumEntries else {
-                throw error("too many members")
-            }
+            try member(&self, name)
             skipWhitespace()
             guard offset < bytes.count else { throw error("input ends inside an object") }
             if bytes[offset] == UInt8(ascii: ",") {
@@ -275,8 +250,76 @@ private struct StrictJSONReader {
             }
             guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
             offset += 1
-            return members
+            return
         }
+    }
+
+    /// The `:` after a member's name, with the whitespace on both sides.
+    private mutating func readColon() throws(StrictJSON.SyntaxError) {
+        skipWhitespace()
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw error("expected ':'") }
+        offset += 1
+        skipWhitespace()
+    }
+
+    /// An array's framing, as `forEachMember` is an object's; `element` reads one element.
+    private mutating func forEachElement(
+        depth: Int, _ element: (inout Self) throws(StrictJSON.SyntaxError) -> Void
+    ) throws(StrictJSON.SyntaxError) {
+        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
+        offset += 1
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "]") {
+            offset += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            try element(&self)
+            skipWhitespace()
+            guard offset < bytes.count else { throw error("input ends inside an array") }
+            if bytes[offset] == UInt8(ascii: ",") {
+                offset += 1
+                continue
+            }
+            guard bytes[offset] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
+            offset += 1
+            return
+        }
+    }
+
+    /// Reads an object's members (the reader is at its `{`), each with the byte range of its value;
+    /// the member called `checkingOnly`, if any, is checked (`skipValue`) and left out of the
+    /// result, its place in `checked`.
+    private mutating func readMembers(
+        depth: Int, checkingOnly checkedName: String?, checked: inout StrictJSON.CheckedMember?
+    ) throws(StrictJSON.SyntaxError) -> [(
+        name: String, value: JSONValue, range: Range<Int>
+    )] {
+        var members: [(name: String, value: JSONValue, range: Range<Int>)] = []
+        try forEachMember(depth: depth) { reader, name throws(StrictJSON.SyntaxError) in
+            // Room for the members of every WebAuthn object at once: growing from empty
+            // reallocates the array three times on the way to a response's six.
+            if members.isEmpty { members.reserveCapacity(8) }
+            // Two parsers that keep different duplicates would see different client data.
+            for member in members where member.name == name { throw reader.error("duplicate member name") }
+            let isChecked = checkedName != nil && name == checkedName
+            if isChecked && checked != nil { throw reader.error("duplicate member name") }
+            try reader.readColon()
+            let start = reader.offset
+            if isChecked {
+                let typeName = try reader.skipValue(depth: depth + 1)
+                checked = StrictJSON.CheckedMember(
+                    position: members.count, typeName: typeName, range: start..<reader.offset)
+            } else {
+                let value = try reader.readValue(depth: depth + 1)
+                members.append((name, value, start..<reader.offset))
+            }
+            guard members.count + (checked == nil ? 0 : 1) <= Self.maximumEntries else {
+                throw reader.error("too many members")
+            }
+        }
+        return members
     }
 
     /// Checks one value by exactly the rules `readValue` applies, with the same errors at the same
@@ -296,69 +339,26 @@ private struct StrictJSONReader {
         }
     }
 
-    /// `readMembers`' checks, in its order, keeping only the names.
+    /// `readMembers`' checks, keeping only the names (for the duplicate check).
     private mutating func skipMembers(depth: Int) throws(StrictJSON.SyntaxError) {
-        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
-        offset += 1
         var names: [String] = []
-        skipWhitespace()
-        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
-            offset += 1
-            return
-        }
-        names.reserveCapacity(8)
-        while true {
-            skipWhitespace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
-                throw error("a member name must be a string")
-            }
-            let name = try readString()
-            for other in names where other == name { throw error("duplicate member name") }
-            skipWhitespace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
-                throw error("expected ':'")
-            }
-            offset += 1
-            skipWhitespace()
-            _ = try skipValue(depth: depth + 1)
+        try forEachMember(depth: depth) { reader, name throws(StrictJSON.SyntaxError) in
+            if names.isEmpty { names.reserveCapacity(8) }
+            for other in names where other == name { throw reader.error("duplicate member name") }
+            try reader.readColon()
+            _ = try reader.skipValue(depth: depth + 1)
             names.append(name)
-            guard names.count <= Self.maximumEntries else { throw error("too many members") }
-            skipWhitespace()
-            guard offset < bytes.count else { throw error("input ends inside an object") }
-            if bytes[offset] == UInt8(ascii: ",") {
-                offset += 1
-                continue
-            }
-            guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
-            offset += 1
-            return
+            guard names.count <= Self.maximumEntries else { throw reader.error("too many members") }
         }
     }
 
-    /// `readArray`'s checks, in its order.
+    /// `readArray`'s checks.
     private mutating func skipArray(depth: Int) throws(StrictJSON.SyntaxError) {
-        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
-        offset += 1
         var count = 0
-        skipWhitespace()
-        if offset < bytes.count && bytes[offset] == UInt8(ascii: "]") {
-            offset += 1
-            return
-        }
-        while true {
-            skipWhitespace()
-            _ = try skipValue(depth: depth + 1)
+        try forEachElement(depth: depth) { reader throws(StrictJSON.SyntaxError) in
+            _ = try reader.skipValue(depth: depth + 1)
             count += 1
-            guard count <= Self.maximumEntries else { throw error("too many elements") }
-            skipWhitespace()
-            guard offset < bytes.count else { throw error("input ends inside an array") }
-            if bytes[offset] == UInt8(ascii: ",") {
-                offset += 1
-                continue
-            }
-            guard bytes[offset] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
-            offset += 1
-            return
+            guard count <= Self.maximumEntries else { throw reader.error("too many elements") }
         }
     }
 
@@ -381,28 +381,12 @@ private struct StrictJSONReader {
     }
 
     private mutating func readArray(depth: Int) throws(StrictJSON.SyntaxError) -> [JSONValue] {
-        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
-        offset += 1
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if offset < bytes.count && bytes[offset] == UInt8(ascii: "]") {
-            offset += 1
-            return elements
+        try forEachElement(depth: depth) { reader throws(StrictJSON.SyntaxError) in
+            elements.append(try reader.readValue(depth: depth + 1))
+            guard elements.count <= Self.maximumEntries else { throw reader.error("too many elements") }
         }
-        while true {
-            skipWhitespace()
-            elements.append(try readValue(depth: depth + 1))
-            guard elements.count <= Self.maximumEntries else { throw error("too many elements") }
-            skipWhitespace()
-            guard offset < bytes.count else { throw error("input ends inside an array") }
-            if bytes[offset] == UInt8(ascii: ",") {
-                offset += 1
-                continue
-            }
-            guard bytes[offset] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
-            offset += 1
-            return elements
-        }
+        return elements
     }
 
     /// Reads a string; the common case (ASCII, no escapes) becomes a String with one copy.
