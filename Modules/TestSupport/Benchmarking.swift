@@ -35,16 +35,12 @@ public enum Benchmarking {
     /// Operations per second of `body`, run in batches of 64 for about `seconds`; traps when
     /// `body` returns false (a benchmark that stops verifying measures nothing).
     public static func rate(seconds: Double, _ body: () -> Bool) -> Double {
-        var count = 0
         let start = DispatchTime.now().uptimeNanoseconds
         let deadline = start + UInt64(seconds * 1e9)
         var now = start
-        while now < deadline {
-            for _ in 0..<64 {
-                guard body() else { fatalError("verification failed during the benchmark") }
-            }
-            count += 64
+        let count = batches(of: body) {
             now = DispatchTime.now().uptimeNanoseconds
+            return now < deadline
         }
         return Double(count) / (Double(now - start) / 1e9)
     }
@@ -60,18 +56,28 @@ public enum Benchmarking {
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
             return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
         }
-        var count = 0
         let start = threadCPUNanoseconds()
         let budget = UInt64(seconds * 1e9)
         let wallDeadline = DispatchTime.now().uptimeNanoseconds + 4 * budget
         var used: UInt64 = 0
-        while used < budget, DispatchTime.now().uptimeNanoseconds < wallDeadline {
+        let count = batches(of: body) {
+            used = threadCPUNanoseconds() - start
+            return used < budget && DispatchTime.now().uptimeNanoseconds < wallDeadline
+        }
+        return Double(count) / (Double(max(used, 1)) / 1e9)
+    }
+
+    /// Calls `body` in batches of 64 for as long as `goOn` (asked before each batch, its clock
+    /// read there) says; returns the number of calls. Traps when `body` returns false (a
+    /// benchmark that stops verifying measures nothing).
+    private static func batches(of body: () -> Bool, while goOn: () -> Bool) -> Int {
+        var count = 0
+        while goOn() {
             for _ in 0..<64 {
                 guard body() else { fatalError("verification failed during the benchmark") }
             }
             count += 64
-            used = threadCPUNanoseconds() - start
         }
-        return Double(count) / (Double(max(used, 1)) / 1e9)
+        return count
     }
 }
