@@ -58,9 +58,16 @@ let package = Package(
             name: "BankIDCore", dependencies: ["CCurl", "CQREncode", "CryptoCore", "Kernel"],
             path: "Modules/BankIDCore",
             swiftSettings: strictSettings),
+        // Webhooks: Standard Webhooks signatures, the retry schedule, the libcurl sender and the
+        // dispatcher over the outbox Storage implements.
+        .target(
+            name: "WebhookCore", dependencies: ["CCurl", "CryptoCore", "Kernel"], path: "Modules/WebhookCore",
+            swiftSettings: strictSettings),
         .target(
             name: "Storage",
-            dependencies: ["CPQ", "CSQLite", "CryptoCore", "Kernel", "SessionCore", "BankIDCore"],
+            dependencies: [
+                "CPQ", "CSQLite", "CryptoCore", "Kernel", "SessionCore", "BankIDCore", "WebhookCore",
+            ],
             path: "Modules/Storage", swiftSettings: strictSettings),
         .target(
             name: "AuthOrchestrator",
@@ -86,7 +93,7 @@ let package = Package(
             name: "PortvaktApp",
             dependencies: [
                 "BankIDSimulator", "BankIDCore", "CCurl", "CryptoCore", "HTTPEngine", "Kernel", "SessionCore",
-                "Storage",
+                "Storage", "WebhookCore",
                 "PortvaktAPI", "PasskeyCore", "AuthOrchestrator",
             ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
@@ -148,6 +155,9 @@ let package = Package(
                 "Kernel", "BankIDCore", "BankIDSimulator", "CryptoCore", "Storage", "TestSupport",
             ],
             path: "Tests/BankIDCoreTests", swiftSettings: strictSettings),
+        .testTarget(
+            name: "WebhookCoreTests", dependencies: ["Kernel", "CryptoCore", "WebhookCore", "TestSupport"],
+            path: "Tests/WebhookCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "StorageTests", dependencies: ["Kernel", "Storage", "TestSupport"],
             path: "Tests/StorageTests",

@@ -45,6 +45,10 @@ public final class PortvaktServer: Sendable {
     public let administration: AccountAdministration
     /// Every route of the admin listener (empty when it is off), for tests and documentation.
     public let adminRoutes: [RouteDescription]
+    /// The change feed the use cases write webhook events through (`.off` without endpoints).
+    public let changeFeed: ChangeFeed
+    /// Webhooks: the feed and this instance's dispatcher.
+    let webhooks: WebhookRuntime
 
     private let publicServer: HTTPServer
     private let adminServer: HTTPServer?
@@ -71,6 +75,8 @@ public final class PortvaktServer: Sendable {
         engine = try StorageEngine.open(configuration, clock: clock)
         logger.log(.info, "storage opened", ["engine": engine.name, "location": engine.location])
         store = SQLStore(engine: engine, clock: clock)
+        webhooks = WebhookRuntime(configuration: configuration, clock: clock, random: random)
+        changeFeed = webhooks.feed
         sessions = SessionService(
             repository: store,
             policy: SessionPolicy(

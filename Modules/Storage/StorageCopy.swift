@@ -48,7 +48,7 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 12 and PostgreSQL's version 5, parents before
+    /// Every data table of SQLite's schema version 13 and PostgreSQL's version 6, parents before
     /// the tables whose foreign keys point at them (users first).
     static let tables: [Table] = [
         Table(
@@ -105,6 +105,17 @@ public enum StorageCopy {
             ]),
         Table("review_accounts", ["user_id": .text, "created_at": .time]),
         Table(
+            "webhook_events",
+            ["id": .text, "type": .text, "occurred_at": .time, "payload": .text, "created_at": .time]),
+        Table(
+            "webhook_deliveries",
+            [
+                "id": .text, "event_id": .text, "endpoint": .text, "state": .text, "attempts": .integer,
+                "next_attempt_at": .time, "give_up_at": .time, "lease_owner": .text, "lease_until": .time,
+                "last_attempt_at": .time, "last_status": .integer, "last_error": .text, "delivered_at": .time,
+                "created_at": .time,
+            ]),
+        Table(
             "bankid_phone_verifications",
             [
                 "id": .text, "order_ref": .text, "kind": .text, "user_id": .text, "call_initiator": .text,
@@ -145,8 +156,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 12
-    static let postgreSQLSchemaVersion = 5
+    static let sqliteSchemaVersion = 13
+    static let postgreSQLSchemaVersion = 6
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

@@ -113,7 +113,9 @@ extension PortvaktConfiguration {
     /// PORTVAKT_ADMIN_TOKEN would otherwise silently leave the admin API on its stored token.
     private static func checkEnvironmentNames(_ environment: [String: String], log: ConfigIssueLog) {
         for name in environment.keys.sorted()
-        where name.hasPrefix("PORTVAKT_") && !EnvironmentVariable.all.contains(name) {
+        where name.hasPrefix("PORTVAKT_") && !EnvironmentVariable.all.contains(name)
+            && !name.hasPrefix(EnvironmentVariable.webhookSecretPrefix)
+        {
             let nearest = EnvironmentVariable.all.min {
                 KeySuggestion.editDistance(Array(name), Array($0))
                     < KeySuggestion.editDistance(Array(name), Array($1))
@@ -173,6 +175,7 @@ extension PortvaktConfiguration {
             ReviewAccountSettings(reading: $0, environment: environment)
         }
         introspection = r.section("introspection") { IntrospectionSettings(reading: $0) }
+        webhooks = r.section("webhooks") { WebhookSettings(reading: $0, environment: environment) }
         // Judged on the values in force: a switch, environment or statement reported while reading
         // was replaced by its default and is not judged again (decided before the cross-section
         // rules below add their own issues under `methods`, so every problem shows in one pass).

@@ -43,6 +43,8 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var reviewAccount = ReviewAccountSettings()
     /// Session introspection for the app's servers.
     public var introspection = IntrospectionSettings()
+    /// Webhooks to the app's servers (none by default).
+    public var webhooks = WebhookSettings()
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()

@@ -274,5 +274,39 @@ extension Migration {
                 ALTER TABLE admin_tokens DROP CONSTRAINT admin_tokens_scope_check,
                     ADD CONSTRAINT admin_tokens_scope_check CHECK (scope IN ('read', 'write', 'introspect'));
                 """),
+        Migration(
+            version: 6, name: "the webhook outbox",
+            sql: """
+                -- As SQLite's version 13.
+                CREATE TABLE webhook_events (
+                    id text COLLATE "C" PRIMARY KEY,
+                    type text COLLATE "C" NOT NULL,
+                    occurred_at timestamptz NOT NULL,
+                    payload text COLLATE "C" NOT NULL,
+                    created_at timestamptz NOT NULL
+                );
+                CREATE INDEX webhook_events_created_at ON webhook_events(created_at);
+                CREATE TABLE webhook_deliveries (
+                    id text COLLATE "C" PRIMARY KEY,
+                    event_id text COLLATE "C" NOT NULL REFERENCES webhook_events(id) ON DELETE CASCADE,
+                    endpoint text COLLATE "C" NOT NULL,
+                    state text COLLATE "C" NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+                    attempts bigint NOT NULL CHECK (attempts >= 0),
+                    next_attempt_at timestamptz NOT NULL,
+                    give_up_at timestamptz NOT NULL,
+                    lease_owner text COLLATE "C",
+                    lease_until timestamptz,
+                    last_attempt_at timestamptz,
+                    last_status bigint,
+                    last_error text COLLATE "C",
+                    delivered_at timestamptz,
+                    created_at timestamptz NOT NULL,
+                    UNIQUE (event_id, endpoint),
+                    CHECK ((lease_owner IS NULL) = (lease_until IS NULL))
+                );
+                CREATE INDEX webhook_deliveries_due ON webhook_deliveries(endpoint, next_attempt_at)
+                    WHERE state = 'pending';
+                CREATE INDEX webhook_deliveries_created_at ON webhook_deliveries(created_at, id);
+                """),
     ]
 }

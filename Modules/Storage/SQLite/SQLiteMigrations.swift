@@ -383,5 +383,45 @@ extension Migration {
                 DROP TABLE admin_tokens;
                 ALTER TABLE admin_tokens_rebuilt RENAME TO admin_tokens;
                 """),
+        Migration(
+            version: 13, name: "the webhook outbox",
+            sql: """
+                -- Each change an app's servers hear of, written in the change's own transaction:
+                -- the exact JSON body that is signed and sent (ids only, never personal data).
+                CREATE TABLE webhook_events (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    type TEXT NOT NULL,
+                    occurred_at INTEGER NOT NULL,
+                    payload TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                -- Purging delivered and failed events after the retention.
+                CREATE INDEX webhook_events_created_at ON webhook_events(created_at);
+                -- One row per event and endpoint: its state, its attempts, and the lease of the
+                -- one instance that may be sending it right now.
+                CREATE TABLE webhook_deliveries (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    event_id TEXT NOT NULL REFERENCES webhook_events(id) ON DELETE CASCADE,
+                    endpoint TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+                    attempts INTEGER NOT NULL CHECK (attempts >= 0),
+                    next_attempt_at INTEGER NOT NULL,
+                    give_up_at INTEGER NOT NULL,
+                    lease_owner TEXT,
+                    lease_until INTEGER,
+                    last_attempt_at INTEGER,
+                    last_status INTEGER,
+                    last_error TEXT,
+                    delivered_at INTEGER,
+                    created_at INTEGER NOT NULL,
+                    UNIQUE (event_id, endpoint),
+                    CHECK ((lease_owner IS NULL) = (lease_until IS NULL))
+                ) STRICT, WITHOUT ROWID;
+                -- The dispatcher's poll: the due pending deliveries of one endpoint.
+                CREATE INDEX webhook_deliveries_due ON webhook_deliveries(endpoint, next_attempt_at)
+                    WHERE state = 'pending';
+                -- The admin list, newest first.
+                CREATE INDEX webhook_deliveries_created_at ON webhook_deliveries(created_at, id);
+                """),
     ]
 }
