@@ -274,5 +274,21 @@ extension Migration {
                 ALTER TABLE admin_tokens DROP CONSTRAINT admin_tokens_scope_check,
                     ADD CONSTRAINT admin_tokens_scope_check CHECK (scope IN ('read', 'write', 'introspect'));
                 """),
+        Migration(
+            version: 6, name: "signing keys for access tokens",
+            sql: """
+                -- As SQLite's version 13.
+                CREATE TABLE signing_keys (
+                    kid text COLLATE "C" PRIMARY KEY,
+                    algorithm text COLLATE "C" NOT NULL CHECK (algorithm IN ('ES256')),
+                    public_key bytea NOT NULL,
+                    sealed_private_key bytea NOT NULL,
+                    kek_id text COLLATE "C" NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    activates_at timestamptz NOT NULL,
+                    retired_at timestamptz,
+                    publish_until timestamptz
+                );
+                """),
     ]
 }
