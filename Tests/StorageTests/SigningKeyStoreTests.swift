@@ -2,10 +2,11 @@ import CryptoCore
 import Foundation
 import Kernel
 import SessionCore
-@testable import Storage
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import Storage
 
 /// The signing keys on both engines: what is stored and read back, the publication window,
 /// and that rotations racing on two instances never fork the current key.
