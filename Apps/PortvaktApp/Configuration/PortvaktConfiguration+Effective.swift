@@ -116,6 +116,7 @@ extension PortvaktConfiguration {
             ("recovery", recovery.effectiveJSON),
             ("reviewAccount", reviewAccount.effectiveJSON),
             ("introspection", introspection.effectiveJSON),
+            ("accessTokens", accessTokens.effectiveJSON),
             (
                 "wellKnown",
                 .object([

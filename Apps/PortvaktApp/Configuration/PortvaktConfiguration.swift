@@ -43,6 +43,8 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var reviewAccount = ReviewAccountSettings()
     /// Session introspection for the app's servers.
     public var introspection = IntrospectionSettings()
+    /// Signed access tokens for the app's servers (off by default).
+    public var accessTokens = AccessTokenSettings()
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()
