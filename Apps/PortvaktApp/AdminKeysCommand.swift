@@ -38,10 +38,7 @@ enum AdminKeysCommand {
                     key.kid, key.algorithm, AdminTokenCommand.timestamp(key.activatesAt),
                     key.retiredAt.map(AdminTokenCommand.timestamp) ?? "-",
                     key.publishUntil.map(AdminTokenCommand.timestamp) ?? "-",
-                    key.signs(at: now)
-                        ? "signing"
-                        : key.activatesAt > now
-                            ? "pending" : key.isPublished(at: now) ? "published" : "unpublished",
+                    state(key, at: now),
                 ]
             }
             print(
@@ -53,6 +50,15 @@ enum AdminKeysCommand {
         case nil:
             throw UsageError("admin keys needs a command: rotate or list")
         }
+    }
+
+    /// A key's state for the list: `unpublished` (its tokens no longer verify; deleted at the next
+    /// upkeep), `signing`, `pending` (published, signs later) or `published` (retired; its tokens
+    /// still verify).
+    static func state(_ key: SigningKeyRecord, at now: Date) -> String {
+        guard key.isPublished(at: now) else { return "unpublished" }
+        if key.signs(at: now) { return "signing" }
+        return key.activatesAt > now && key.retiredAt.map({ $0 > now }) ?? true ? "pending" : "published"
     }
 
     /// Opens the configured database (applying migrations, as `serve` would) for one call.

@@ -86,7 +86,7 @@ def test_verifies_with_every_claim(server):
     assert claims["exp"] - claims["iat"] == 60
     assert len(unb64url(claims["jti"])) == 16
     # expiresAt is the same instant as exp, in RFC 3339.
-    assert issued["expiresAt"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(claims["exp"]))
+    assert issued["expiresAt"] == time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(claims["exp"]))
     # Every token has its own id.
     assert verify(server, access_token(server)["accessToken"])["jti"] != claims["jti"]
 

@@ -73,8 +73,7 @@ struct AccessTokenTests {
         let now = Int(server.clock.now().timeIntervalSince1970)
         #expect(claims["iat"] as? Int == now && claims["exp"] as? Int == now + 300)
         let expiresAt = try #require(body["expiresAt"] as? String)
-        #expect(
-            try Date(expiresAt, strategy: .iso8601) == Date(timeIntervalSince1970: TimeInterval(now + 300)))
+        #expect(expiresAt == UTCTimestamp.string(Date(timeIntervalSince1970: TimeInterval(now + 300))))
 
         // The key set names the token's key and verifies its signature.
         let jwks = try client.send(url: "\(server.publicURL)/.well-known/jwks.json")

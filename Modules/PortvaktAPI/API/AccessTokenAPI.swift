@@ -1,4 +1,5 @@
 public import AuthOrchestrator
+import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
 import Kernel
@@ -41,7 +42,7 @@ public struct AccessTokenAPI: Sendable {
         ) { _, auth in
             let issued = try service.issue(for: auth.signedIn)
             var response = try HTTPResponse.json(
-                AccessTokenView(accessToken: issued.token, expiresAt: issued.expiresAt))
+                AccessTokenView(accessToken: issued.token, expiresAt: UTCTimestamp.string(issued.expiresAt)))
             // A bearer credential: no cache may keep it.
             response.headers.set("Cache-Control", "no-store")
             return response
@@ -59,12 +60,12 @@ public struct AccessTokenAPI: Sendable {
     }
 }
 
-/// The token and when it ends (RFC 3339).
+/// The token and when it ends.
 struct AccessTokenView: Codable {
     /// The compact JWS.
     let accessToken: String
-    /// The token's `exp`.
-    let expiresAt: Date
+    /// The token's `exp`, RFC 3339 in UTC with milliseconds (as every time the API writes).
+    let expiresAt: String
 }
 
 /// A JSON Web Key Set (RFC 7517 §5) of P-256 keys.
