@@ -246,4 +246,36 @@ struct AccessTokenTests {
         #expect(try parse(shown, Self.environment).accessTokens == on.accessTokens)
         #expect(Set(refused(shown)) == ["accessTokens.keyFromEnvironment", "PORTVAKT_ACCESS_TOKEN_KEY"])
     }
+
+    @Test(
+        "storage copy carries the signing keys: on the PostgreSQL copy the same key signs and is published",
+        .enabled(if: TestPostgreSQL.isEnabled, Comment(rawValue: TestPostgreSQL.disabledReason)))
+    func storageCopy() throws {
+        let source = try TestServer.inProcess(
+            configuration: ["accessTokens": Self.settings], environment: Self.environment)
+        let keys = try source.server.store.signingKeys(publishedAt: nil)
+        #expect(keys.count == 1)
+        source.stop()
+        let database = try PostgreSQLTestDatabase()
+        let directory = try TemporaryDirectory()
+        let config = try database.writeConfiguration(in: directory.url)
+        let copy = try PortvaktProcess.run(
+            ["storage", "copy", "--from", source.directory.path("portvakt.sqlite"), "--to-config", config],
+            environment: database.passwordEnvironment)
+        #expect(copy.status == 0, "\(copy.stderr)")
+        #expect(copy.stdout.contains("signing_keys"))
+        let target = try TestServer.inProcess(
+            configuration: ["storage": database.storageJSON, "accessTokens": Self.settings],
+            environment: database.passwordEnvironment.merging(Self.environment) { $1 })
+        defer { target.stop() }
+        #expect(try target.server.store.signingKeys(publishedAt: nil) == keys)
+        let session = try target.signIn(try target.makeUser(username: "ada"))
+        let response = try target.makeClient().send(
+            method: "POST", url: "\(target.publicURL)/v1/session/access-token",
+            headers: [("Authorization", "Bearer \(session.token)")], body: nil)
+        #expect(response.status == 200, "\(response.text)")
+        let jwt = try #require(try response.jsonObject()["accessToken"] as? String)
+        let header = try Self.decodePart(try #require(jwt.split(separator: ".").first))
+        #expect(header["kid"] as? String == keys.first?.kid)
+    }
 }
