@@ -24,9 +24,13 @@ struct AccessTokenParts: Sendable {
     ) throws {
         self.access = access
         self.transport = transport
+        let report: @Sendable (String) -> Void = { [logger] reason in
+            logger.log(.error, "access tokens cannot be signed", ["reason": reason])
+        }
         guard
             let service = try Self.service(
-                configuration: configuration, store: store, clock: clock, random: random)
+                configuration: configuration, store: store, clock: clock, random: random,
+                onUnavailable: report)
         else {
             self.service = nil
             return
@@ -34,16 +38,15 @@ struct AccessTokenParts: Sendable {
         if try service.ensureKey() {
             logger.log(.info, "made the first access-token signing key")
         }
-        if let problem = service.signingProblem() {
-            logger.log(.error, "access tokens cannot be signed", ["reason": problem])
-        }
+        service.checkSigning()
         self.service = service
     }
 
     /// The use case over `store` as `configuration` sets it up; nil when access tokens are off.
     /// `portvakt admin keys` builds the same.
     static func service(
-        configuration: PortvaktConfiguration, store: SQLStore, clock: any WallClock, random: any RandomSource
+        configuration: PortvaktConfiguration, store: SQLStore, clock: any WallClock, random: any RandomSource,
+        onUnavailable: (@Sendable (String) -> Void)? = nil
     ) throws -> AccessTokenService? {
         let settings = configuration.accessTokens
         guard settings.enabled else { return nil }
@@ -62,7 +65,8 @@ struct AccessTokenParts: Sendable {
                 ring: ring, issuer: configuration.publicURL, audience: settings.audience,
                 lifetime: TimeInterval(settings.lifetimeSeconds), clock: clock, random: random),
             ring: ring, keys: store, audit: store, kek: kek,
-            rotationInterval: TimeInterval(settings.rotationDays) * 86_400, clock: clock, random: random)
+            rotationInterval: TimeInterval(settings.rotationDays) * 86_400, clock: clock, random: random,
+            onUnavailable: onUnavailable)
     }
 
     /// Adds the token and key-set routes to the public router (none when off).

@@ -2,6 +2,7 @@ public import FoundationEssentials
 public import Kernel
 public import SessionCore
 public import Storage
+import Synchronization
 
 /// Signed access tokens for the app's own servers, and the life of the keys that sign them.
 ///
@@ -27,15 +28,21 @@ public struct AccessTokenService: Sendable {
     let rotationInterval: TimeInterval
     let clock: any WallClock
     let random: any RandomSource
+    let onUnavailable: (@Sendable (String) -> Void)?
+    /// Whether the current outage was reported, so a failing key is told once, not per request.
+    private let reported = ReportedFlag()
 
     /// Creates the use case.
-    /// - Parameter rotationInterval: how old the current key may get before the schedule
-    ///   replaces it (`accessTokens.rotationDays`).
+    /// - Parameters:
+    ///   - rotationInterval: how old the current key may get before the schedule replaces it
+    ///     (`accessTokens.rotationDays`).
+    ///   - onUnavailable: told why, once, when tokens stop being signable (a key another
+    ///     instance made under another key-encryption key), and again only after they were
+    ///     signable in between; for the log.
     public init(
         issuer: AccessTokenIssuer, ring: SigningKeyRing, keys: any SigningKeyRepository,
-        audit: any AuditStore,
-        kek: SigningKeyEncryptionKey, rotationInterval: TimeInterval, clock: any WallClock,
-        random: any RandomSource
+        audit: any AuditStore, kek: SigningKeyEncryptionKey, rotationInterval: TimeInterval,
+        clock: any WallClock, random: any RandomSource, onUnavailable: (@Sendable (String) -> Void)? = nil
     ) {
         self.issuer = issuer
         self.ring = ring
@@ -45,6 +52,7 @@ public struct AccessTokenService: Sendable {
         self.rotationInterval = rotationInterval
         self.clock = clock
         self.random = random
+        self.onUnavailable = onUnavailable
     }
 
     /// An access token for the session the signed-in request acts as (the rotated one when the
@@ -53,8 +61,11 @@ public struct AccessTokenService: Sendable {
     ///   when the keys cannot be read.
     public func issue(for signedIn: SignedIn) throws -> IssuedAccessToken {
         do {
-            return try issuer.issue(for: signedIn.current)
+            let issued = try issuer.issue(for: signedIn.current)
+            reported.clear()
+            return issued
         } catch let error as SigningKeyError {
+            if reported.set() { onUnavailable?(error.message) }
             throw AuthError(.accessTokenKeyUnavailable, error.message, underlying: error)
         }
     }
@@ -62,17 +73,23 @@ public struct AccessTokenService: Sendable {
     /// The published keys as a JSON Web Key Set.
     public func jwks() throws -> [UInt8] { try ring.jwks() }
 
-    /// Whether the current key can sign with this instance's key-encryption key; a reason when
-    /// not, for the start-up log (never key material).
-    public func signingProblem() -> String? {
+    /// Whether the current key can sign with this instance's key-encryption key; the reason when
+    /// not (never key material), also told to `onUnavailable` unless this outage already was.
+    /// The server checks this once at start.
+    @discardableResult
+    public func checkSigning() -> String? {
+        let problem: String
         do {
             _ = try ring.currentKey()
+            reported.clear()
             return nil
         } catch let error as SigningKeyError {
-            return error.message
+            problem = error.message
         } catch {
-            return "the signing keys could not be read"
+            problem = "the signing keys could not be read"
         }
+        if reported.set() { onUnavailable?(problem) }
+        return problem
     }
 
     /// Makes the first key when the database holds no published one (the first start with
@@ -150,5 +167,18 @@ public struct AccessTokenService: Sendable {
         if retiredCurrent { details["retiredCurrent"] = "true" }
         _ = try audit.appendAudit(
             AuditEvent(at: now, action: .signingKeyRotated, actor: actor, details: details))
+    }
+}
+
+/// One flag shared by every copy of the use case.
+private final class ReportedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    /// Sets the flag; whether it was clear (so this caller reports).
+    func set() -> Bool { !value.exchange(true, ordering: .relaxed) }
+
+    /// Clears it, writing only when it was set (the common case is a plain load).
+    func clear() {
+        if value.load(ordering: .relaxed) { value.store(false, ordering: .relaxed) }
     }
 }

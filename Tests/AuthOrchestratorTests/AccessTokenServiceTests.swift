@@ -4,6 +4,7 @@ import Foundation
 import Kernel
 import SessionCore
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -101,8 +102,9 @@ struct AccessTokenServiceTests {
     }
 
     @Test(
-        "Another instance's key-encryption key is access_token.key_unavailable, named in the start-up check")
+        "Another instance's key-encryption key is access_token.key_unavailable, reported once per outage")
     func wrongKEK() throws {
+        let reports = Reports()
         try service().ensureKey()
         let ring = SigningKeyRing(
             repository: store, kek: SigningKeyEncryptionKey(bytes: [UInt8](repeating: 1, count: 32))!,
@@ -113,9 +115,9 @@ struct AccessTokenServiceTests {
                 random: SystemRandom()),
             ring: ring, keys: store, audit: store,
             kek: SigningKeyEncryptionKey(bytes: [UInt8](repeating: 1, count: 32))!, rotationInterval: 86_400,
-            clock: clock, random: SystemRandom())
-        #expect(other.signingProblem()?.contains("sealed under key-encryption key \(kek.id)") == true)
-        #expect(service().signingProblem() == nil)
+            clock: clock, random: SystemRandom(), onUnavailable: { reports.add($0) })
+        #expect(other.checkSigning()?.contains("sealed under key-encryption key \(kek.id)") == true)
+        #expect(service().checkSigning() == nil)
         let session = Session(
             id: "ses_1", userID: "usr_1", tokenHash: [], clientKind: .native, authMethod: .passkey,
             createdAt: clock.now(), lastSeenAt: clock.now(), expiresAt: clock.now().addingTimeInterval(600))
@@ -123,6 +125,22 @@ struct AccessTokenServiceTests {
             session: session,
             user: User(id: "usr_1", username: nil, displayName: "A", createdAt: clock.now()), rotated: nil)
         #expect(throws: AuthError(.accessTokenKeyUnavailable, "")) { try other.issue(for: signedIn) }
+        #expect(throws: AuthError(.accessTokenKeyUnavailable, "")) { try other.issue(for: signedIn) }
+        // The start-up check and two failed requests: one report.
+        #expect(reports.all.count == 1 && reports.all.first?.contains(kek.id) == true)
+        // A key this instance can open ends the outage; the next one is reported again.
+        let own = try SigningKeyRecord.generate(
+            kek: SigningKeyEncryptionKey(bytes: [UInt8](repeating: 1, count: 32))!, at: clock.now(),
+            activatesAt: clock.now(), random: SystemRandom())
+        _ = try store.rotateSigningKey(
+            to: own, retiredUntil: clock.now().addingTimeInterval(3660), unpublishingAt: nil,
+            onlyIfCurrentActivatedBefore: nil)
+        ring.invalidate()
+        _ = try other.issue(for: signedIn)
+        try service().rotate(immediately: true, retireCurrent: false, actor: .cli)
+        ring.invalidate()
+        #expect(throws: AuthError(.accessTokenKeyUnavailable, "")) { try other.issue(for: signedIn) }
+        #expect(reports.all.count == 2)
     }
 
     static func kid(_ token: String) throws -> String? {
@@ -130,4 +148,11 @@ struct AccessTokenServiceTests {
         let header = try #require(Base64URL.decode(part))
         return (try JSONSerialization.jsonObject(with: Data(header)) as? [String: Any])?["kid"] as? String
     }
+}
+
+/// What `onUnavailable` was told.
+private final class Reports: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
 }
