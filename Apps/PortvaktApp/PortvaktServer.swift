@@ -188,6 +188,10 @@ public final class PortvaktServer: Sendable {
             feed: changeFeed)
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
         ForwardAuthAPI(access: access, transport: transport).register(on: &publicRouter)
+        let accessTokens = try AccessTokenParts(
+            configuration: configuration, store: store, access: access, transport: transport, clock: clock,
+            random: random, logger: logger)
+        accessTokens.register(on: &publicRouter)
         let bankIDResults = Tally<BankIDOutcome>()
         PasskeyAPI(
             registration: PasskeyRegistration(
@@ -293,6 +297,9 @@ public final class PortvaktServer: Sendable {
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
             }
             certificate?.check()
+            purge("rotate-signing-keys", failure: "signing key upkeep failed") {
+                try accessTokens.maintain(logger: logger)
+            }
             purge("purge-challenges", failure: "challenge purge failed") {
                 let purged = try passkeys.purgeExpiredChallenges()
                 if purged > 0 { logger.log(.info, "purged expired challenges", ["count": String(purged)]) }
