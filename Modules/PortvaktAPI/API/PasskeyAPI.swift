@@ -137,9 +137,10 @@ public struct PasskeyAPI: Sendable {
                     + Problems.auth(.passkeyDisabled, .challengeInvalid, .loginFailed, .accountDisabled),
                 security: .optionalSession)
         ) { request in
-            let body = try FinalizeBody(request)
+            // The credential is built by the envelope's parse and read from that value: parsed once.
+            let body = try FinalizeBody(request, buildingCredential: true)
             let completed = try passkeys.finishLogin(
-                challengeID: body.challengeID, response: body.credential, clientKind: body.client,
+                challengeID: body.challengeID, credential: body.credentialJSON, clientKind: body.client,
                 replacingSessionID: transport.optionallySignedIn(request, access: access).signedIn?.current
                     .id,
                 context: request.clientContext)
@@ -271,21 +272,25 @@ struct RenameBody: Decodable {
     let name: String
 }
 
-/// A finalize body: the challenge id, the credential as raw JSON for PasskeyCore's strict parser,
-/// an optional passkey name and the client kind ("web" by default).
+/// A finalize body: the challenge id, the credential as raw JSON for PasskeyCore's strict parser
+/// (or, for the login, as the value the envelope's parse built), an optional passkey name and the
+/// client kind ("web" by default).
 struct FinalizeBody {
     let challengeID: String
     let credential: [UInt8]
+    let credentialJSON: CredentialJSON
     let name: String?
     let client: ClientKind
 
-    init(_ request: HTTPRequest) throws(HTTPError) {
+    /// - Parameter buildingCredential: build the credential's value in the envelope's parse (for
+    ///   `AuthenticationResponseJSON(_:)`) instead of only checking it; the same bodies are refused.
+    init(_ request: HTTPRequest, buildingCredential: Bool = false) throws(HTTPError) {
         try request.requireJSONBody()
         // The envelope is read by the same strict parser as decodeJSON's (Kernel's StrictJSON, via
         // PasskeyCore), so a repeated member, in the envelope or in the credential, is refused here too.
         let envelope: CredentialEnvelope
         do {
-            envelope = try CredentialEnvelope(json: request.body)
+            envelope = try CredentialEnvelope(json: request.body, buildingCredential: buildingCredential)
         } catch {
             throw HTTPError.malformedJSON(
                 detail: "Expected {\"challengeId\": string, \"credential\": object, \"name\"?, \"client\"?}.")
@@ -298,6 +303,7 @@ struct FinalizeBody {
         }
         self.challengeID = challengeID
         self.credential = envelope.credential
+        self.credentialJSON = envelope.credentialJSON
         self.name = envelope.strings["name"]
         self.client = kind
     }
