@@ -264,11 +264,18 @@ final class CompiledRouter: Sendable {
             handlers: handlers)
     }
 
+    /// Whether `path` holds a `%`, reading its contiguous UTF-8 as a buffer (iterating the
+    /// `UTF8View` checked an index per byte: ~430 Ir for a 30-byte path, on every request).
+    private static func hasPercent(_ path: String) -> Bool {
+        path.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "%")) }
+            ?? path.utf8.contains(UInt8(ascii: "%"))
+    }
+
     /// Routes a method and raw (percent-encoded) path. HEAD falls back to GET.
     func route(_ method: HTTPMethod?, path: String) -> Outcome {
         // A literal match is what the tree search would find first too (literals win), so the
         // shortcut cannot change an answer. Escaped paths take the full route to be decoded.
-        if let method, let handlers = exactRoutes[path], !path.utf8.contains(UInt8(ascii: "%")),
+        if let method, let handlers = exactRoutes[path], !Self.hasPercent(path),
             let route = handlers[method] ?? (method == .HEAD ? handlers[.GET] : nil)
         {
             return .matched(Match(route: route, parameters: [:]))
