@@ -359,6 +359,20 @@ public struct PasskeyService: Sendable {
         challengeID: String, response: [UInt8], clientKind: ClientKind, replacingSessionID: String?,
         context: ClientContext
     ) throws -> CompletedLogin {
+        try finishLogin(
+            challengeID: challengeID, credential: CredentialJSON(json: response), clientKind: clientKind,
+            replacingSessionID: replacingSessionID, context: context)
+    }
+
+    /// `finishLogin(challengeID:response:…)` for a response an envelope's strict parse already
+    /// built (`CredentialEnvelope(json:buildingCredential:)`), so that it is not parsed twice; read
+    /// by the same rules at the same step.
+    /// - Parameter credential: The `AuthenticationResponseJSON`, as bytes or as the parsed value.
+    /// - Throws: as `finishLogin(challengeID:response:…)`.
+    public func finishLogin(
+        challengeID: String, credential response: CredentialJSON, clientKind: ClientKind,
+        replacingSessionID: String?, context: ClientContext
+    ) throws -> CompletedLogin {
         try requireEnabled()
         let attempt = LoginAttempt()
         do {
@@ -389,7 +403,7 @@ public struct PasskeyService: Sendable {
     }
 
     private func login(
-        challengeID: String, response: [UInt8], clientKind: ClientKind, replacingSessionID: String?,
+        challengeID: String, response: CredentialJSON, clientKind: ClientKind, replacingSessionID: String?,
         context: ClientContext, attempt: LoginAttempt
     ) throws -> CompletedLogin {
         let now = clock.now()
@@ -404,7 +418,7 @@ public struct PasskeyService: Sendable {
                 .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
         }
         attempt.challenge = challenge
-        let parsed = try AuthenticationResponseJSON(json: response)
+        let parsed = try AuthenticationResponseJSON(response)
         // The passkey and its owner in one read (the owner always exists: deleting a user deletes
         // their passkeys in the same transaction).
         guard let (passkey, user) = try accounts.passkeyWithOwner(credentialID: parsed.rawID) else {

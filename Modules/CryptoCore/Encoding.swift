@@ -63,39 +63,65 @@ public enum Base64URL {
         let remainder = input.count % 4
         // One leftover character carries 6 bits, not a whole byte: no byte string encodes that way.
         guard remainder != 1 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(input.count / 4 * 3 + max(remainder - 1, 0))
-        var index = 0
+        let length = input.count / 4 * 3 + max(remainder - 1, 0)
+        // Written straight into a buffer, with the table borrowed once, then copied into the
+        // result: appending byte by byte checked uniqueness and capacity three times per group of
+        // four characters, and every table lookup went through the lazy global's once-check
+        // (WebAuthn responses decode five members on every login). Not
+        // `init(unsafeUninitializedCapacity:)` or `init(repeating:count:)`: their allocation is
+        // not specialized and looks the array's type metadata up at run time, which costs more
+        // than copying a few hundred bytes.
+        return values.withUnsafeBufferPointer { table in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+                decode(input, table: table, into: buffer) ? Array(buffer) : nil
+            }
+        }
+    }
+
+    /// Fills `out` (exactly the decoded length) from `input` (of a length that is not 1 mod 4);
+    /// false if any byte is outside the alphabet or the last character has stray low bits.
+    private static func decode(
+        _ input: UnsafeBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>,
+        into out: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        let remainder = input.count % 4
         let fullEnd = input.count - remainder
+        // 0xff in any lookup sets bit 7 of the OR; alphabet values stay below 64. The bytes written
+        // before a refusal are thrown away with the buffer, so one test at the end is enough.
+        var seen: UInt8 = 0
+        var index = 0
+        var output = 0
         while index < fullEnd {
-            let a = values[Int(input[index])]
-            let b = values[Int(input[index + 1])]
-            let c = values[Int(input[index + 2])]
-            let d = values[Int(input[index + 3])]
-            // 0xff in any lane sets bit 7 of the OR; alphabet values stay below 64.
-            guard (a | b | c | d) & 0x80 == 0 else { return nil }
+            let a = table[Int(input[index])]
+            let b = table[Int(input[index + 1])]
+            let c = table[Int(input[index + 2])]
+            let d = table[Int(input[index + 3])]
+            seen |= a | b | c | d
             let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-            out.append(UInt8(truncatingIfNeeded: chunk >> 16))
-            out.append(UInt8(truncatingIfNeeded: chunk >> 8))
-            out.append(UInt8(truncatingIfNeeded: chunk))
+            out[output] = UInt8(truncatingIfNeeded: chunk >> 16)
+            out[output + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+            out[output + 2] = UInt8(truncatingIfNeeded: chunk)
             index += 4
+            output += 3
         }
         if remainder == 2 {
-            let a = values[Int(input[index])]
-            let b = values[Int(input[index + 1])]
+            let a = table[Int(input[index])]
+            let b = table[Int(input[index + 1])]
             // The last character's low 4 bits are unused and must be zero.
-            guard (a | b) & 0x80 == 0, b & 0x0f == 0 else { return nil }
-            out.append(a << 2 | b >> 4)
+            guard (seen | a | b) & 0x80 == 0, b & 0x0f == 0 else { return false }
+            out[output] = a << 2 | b >> 4
         } else if remainder == 3 {
-            let a = values[Int(input[index])]
-            let b = values[Int(input[index + 1])]
-            let c = values[Int(input[index + 2])]
+            let a = table[Int(input[index])]
+            let b = table[Int(input[index + 1])]
+            let c = table[Int(input[index + 2])]
             // The last character's low 2 bits are unused and must be zero.
-            guard (a | b | c) & 0x80 == 0, c & 0x03 == 0 else { return nil }
-            out.append(a << 2 | b >> 4)
-            out.append((b & 0x0f) << 4 | c >> 2)
+            guard (seen | a | b | c) & 0x80 == 0, c & 0x03 == 0 else { return false }
+            out[output] = a << 2 | b >> 4
+            out[output + 1] = (b & 0x0f) << 4 | c >> 2
+        } else {
+            guard seen & 0x80 == 0 else { return false }
         }
-        return out
+        return true
     }
 }
 

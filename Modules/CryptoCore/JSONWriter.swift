@@ -92,7 +92,7 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
         // Ids, names and addresses rarely need escaping: one scan, then one copy.
         let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard !utf8.contains(where: needsEscape) else { return false }
+            guard !anyNeedsEscape(utf8) else { return false }
             bytes.append(contentsOf: utf8)
             return true
         }
@@ -119,5 +119,35 @@ public struct JSONWriter: Sendable {
 
     private static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == 0x7f || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Whether any byte of `utf8` `needsEscape`: eight bytes at a time, then the rest one by one
+    /// (every member name and value of a response and every access-log field passes here).
+    static func anyNeedsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        let raw = UnsafeRawPointer(base)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var position = 0
+        while utf8.count - position >= 8 {
+            let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            // `(x - ones) & ~x` has a byte's high bit set for some byte exactly when some byte of x
+            // is zero, so x = word ^ 0x22… finds a quote, ^ 0x5c… a backslash and ^ 0x7f… DEL;
+            // `(word - 0x20…) & ~word` finds a byte below 0x20 (exact for any subtrahend up to
+            // 0x80). Bytes of 0x80 and up (UTF-8 sequences) flag none of the four by themselves.
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5c)
+            let delete = word ^ (ones &* 0x7f)
+            let flagged =
+                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                | ((delete &- ones) & ~delete) | ((word &- ones &* 0x20) & ~word)
+            if flagged & highs != 0 { return true }
+            position += 8
+        }
+        while position < utf8.count {
+            if needsEscape(utf8[position]) { return true }
+            position += 1
+        }
+        return false
     }
 }

@@ -46,7 +46,8 @@ public final class PublicKey: @unchecked Sendable {
     ) throws(CryptoError) {
         let size = curve.coordinateByteCount
         // The uncompressed SEC 1 encoding is what OpenSSL's "pub" parameter takes: 0x04 || x || y.
-        var point = [UInt8](repeating: 0x04, count: 1 + 2 * size)
+        // (Not `Array(repeating:count:)`: see `zeroBytes`.)
+        var point = Array(repeatElement(UInt8(0x04), count: 1 + 2 * size))
         // nil: wrong lengths; else whether the point is on the curve (nil inside: allocation failed).
         let onCurve: Bool?? = x.withUnsafeBytes { xs in
             y.withUnsafeBytes { ys in

@@ -60,20 +60,9 @@ final class RateLimiter: Sendable {
         let shard = shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
         let now = clock.nanoseconds()
         return shard.buckets.withLock { buckets in
-            if var bucket = buckets[key] {
-                bucket.tokens = Self.refilled(bucket, at: now)
-                bucket.lastSeen = now
-                let decision: Decision
-                if bucket.tokens >= 1 {
-                    bucket.tokens -= 1
-                    decision = .allowed
-                } else {
-                    // Whole seconds until one token is back, at least 1 (Retry-After has no fractions).
-                    let wait = ((1 - bucket.tokens) / limit.perSecond).rounded(.up)
-                    decision = .limited(retryAfterSeconds: max(1, Int(min(wait, 86_400))))
-                }
-                buckets[key] = bucket
-                return decision
+            // Found once and changed where it is: a lookup and a store hashed the key twice more.
+            if let index = buckets.index(forKey: key) {
+                return Self.take(&buckets.values[index], at: now, limit: limit)
             }
             if buckets.count >= capacityPerShard {
                 Self.evict(&buckets, now: now, target: capacityPerShard)
@@ -81,6 +70,19 @@ final class RateLimiter: Sendable {
             buckets[key] = Bucket(tokens: Double(limit.burst) - 1, lastSeen: now, limit: limit)
             return .allowed
         }
+    }
+
+    /// Refills `bucket` up to `now` and takes a token from it, or says how long to wait.
+    private static func take(_ bucket: inout Bucket, at now: UInt64, limit: RateLimit) -> Decision {
+        bucket.tokens = refilled(bucket, at: now)
+        bucket.lastSeen = now
+        guard bucket.tokens >= 1 else {
+            // Whole seconds until one token is back, at least 1 (Retry-After has no fractions).
+            let wait = ((1 - bucket.tokens) / limit.perSecond).rounded(.up)
+            return .limited(retryAfterSeconds: max(1, Int(min(wait, 86_400))))
+        }
+        bucket.tokens -= 1
+        return .allowed
     }
 
     private static func refilled(_ bucket: Bucket, at now: UInt64) -> Double {

@@ -1,4 +1,5 @@
 import CryptoCore
+import FoundationEssentials
 import Kernel
 import TestSupport
 import Testing
@@ -99,6 +100,104 @@ struct CryptoCoreTests {
         #expect(Base64URL.decode("a+b/") == nil)
         #expect(Base64URL.decode("abcde") == nil)
         #expect(Base64URL.decode("ab cd") == nil)
+    }
+
+    @Test("base64url decoding accepts exactly the canonical texts: every short text over a mixed alphabet")
+    func base64urlStrictness() {
+        // A bit-at-a-time reference: canonical unpadded base64url, nil for anything else.
+        func reference(_ text: [UInt8]) -> [UInt8]? {
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+            guard text.count % 4 != 1 else { return nil }
+            var bits: [Bool] = []
+            for byte in text {
+                guard let value = alphabet.firstIndex(of: byte) else { return nil }
+                for shift in (0..<6).reversed() { bits.append(value >> shift & 1 == 1) }
+            }
+            let whole = bits.count / 8 * 8
+            guard !bits[whole...].contains(true) else { return nil }
+            return stride(from: 0, to: whole, by: 8).map { start in
+                bits[start..<start + 8].reduce(UInt8(0)) { $0 << 1 | ($1 ? 1 : 0) }
+            }
+        }
+        // Characters with zero and non-zero low bits, the two URL-safe ones, their standard
+        // counterparts, padding, a space, NUL, DEL and a non-ASCII byte.
+        let pool = Array("AQgB-_+/= ".utf8) + [0x00, 0x7f, 0xc3]
+        var texts: [[UInt8]] = [[]]
+        var frontier: [[UInt8]] = [[]]
+        for _ in 1...4 {
+            frontier = frontier.flatMap { text in pool.map { text + [$0] } }
+            texts += frontier
+        }
+        // Longer texts: a valid body of 8 or 12 characters, then every short tail from above.
+        let bodies = [Array("AAECAwQF".utf8), Array("-_-_AQIDBAUG".utf8)]
+        texts += bodies.flatMap { body in texts.filter { $0.count <= 3 }.map { body + $0 } }
+        for text in texts {
+            let decoded = text.withUnsafeBufferPointer { Base64URL.decode(utf8: $0) }
+            #expect(decoded == reference(text), "\(text)")
+        }
+        // Every byte value in every position of a group, and every length from 0 to 70 round-trips.
+        for position in 0..<4 {
+            for byte in 0...255 {
+                var text = Array("AAAAAAAA".utf8)
+                text[4 + position] = UInt8(byte)
+                let decoded = text.withUnsafeBufferPointer { Base64URL.decode(utf8: $0) }
+                #expect(decoded == reference(text))
+            }
+        }
+    }
+
+    @Test("JSON strings escape quote, backslash, control characters and DEL wherever they stand")
+    func jsonQuoting() {
+        // The rule byte by byte, as the writer had it before scanning a word at a time.
+        func reference(_ text: String) -> [UInt8] {
+            var out: [UInt8] = [UInt8(ascii: "\"")]
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): out += Array(#"\""#.utf8)
+                case UInt8(ascii: "\\"): out += Array(#"\\"#.utf8)
+                case 0x0a: out += Array(#"\n"#.utf8)
+                case 0x0d: out += Array(#"\r"#.utf8)
+                case 0x09: out += Array(#"\t"#.utf8)
+                case 0..<0x20, 0x7f:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out += Array(#"\u00"#.utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0f)]]
+                default: out.append(byte)
+                }
+            }
+            return out + [UInt8(ascii: "\"")]
+        }
+        // Bytes next to the special ones too: 0x1f/0x20, 0x21/0x23 around the quote, 0x5b/0x5d
+        // around the backslash, 0x7e and 0x80+ (as UTF-8 of é) around DEL.
+        let specials: [Unicode.Scalar] = [
+            "\"", "\\", "\u{00}", "\u{01}", "\n", "\r", "\t", "\u{1f}", "\u{7f}", " ", "!", "#", "[", "]",
+            "~",
+            "é", "\u{80}", "\u{ff}", "€",
+        ]
+        for length in 0...19 {
+            for fill in ["a", "é"] {
+                let base = String(repeating: fill, count: length)
+                for special in specials {
+                    for position in 0...length {
+                        var scalars = Array(base.unicodeScalars)
+                        scalars.insert(special, at: position)
+                        var text = ""
+                        text.unicodeScalars.append(contentsOf: scalars)
+                        var bytes: [UInt8] = []
+                        JSONWriter.appendQuoted(text, to: &bytes)
+                        #expect(bytes == reference(text), "\(Array(text.utf8))")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("UTCTimestamp.append writes after what the buffer already holds")
+    func timestampAppend() {
+        var bytes = Array("{\"ts\":\"".utf8)
+        UTCTimestamp.append(seconds: 951_782_400, milliseconds: 5, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"ts":"2000-02-29T00:00:00.005Z""#)
+        #expect(UTCTimestamp.dateString(Date(timeIntervalSince1970: 951_782_400)) == "2000-02-29")
     }
 
     @Test("hex decodes either case and rejects odd lengths and non-digits")

@@ -72,6 +72,25 @@ struct ResponseBodyTests {
         }
     }
 
+    @Test("the {} shortcut of an optional body takes exactly {} with JSON whitespace around or inside")
+    func emptyObjectShortcut() {
+        // Braces, the four JSON whitespace bytes, and bytes that are not: VT, FF, NUL, a letter, [.
+        let pool: [UInt8] =
+            Array("{} \t\n\r".utf8) + [0x0b, 0x0c, 0x00, UInt8(ascii: "a"), UInt8(ascii: "[")]
+        var bodies: [[UInt8]] = [[]]
+        var frontier: [[UInt8]] = [[]]
+        for _ in 1...5 {
+            frontier = frontier.flatMap { body in pool.map { body + [$0] } }
+            bodies += frontier
+        }
+        for body in bodies {
+            // The rule as it was written before: the body without JSON whitespace is `{}`.
+            let expected =
+                body.filter { $0 != 0x20 && $0 != 0x09 && $0 != 0x0a && $0 != 0x0d } == Array("{}".utf8)
+            #expect(HTTPRequest.isEmptyObject(body) == expected, "\(body)")
+        }
+    }
+
     @Test("optional whitespace is spaces and tabs only")
     func optionalWhitespace() {
         #expect(" \t token \t ".trimmingOWS() == "token")

@@ -12,6 +12,28 @@ public struct ClientExtensionResults: Sendable, Hashable {
     }
 }
 
+/// A credential response as a request carried it, before its members are read: its JSON bytes, or
+/// the value an envelope's strict parse already built from them (`CredentialEnvelope(json:
+/// buildingCredential: true)`), so that a login's credential is parsed once, not checked in the
+/// envelope and parsed again from its bytes. Either way the response types read it by the same
+/// rules, with the same length limit, in the same order.
+public struct CredentialJSON: Sendable {
+    enum Form: Sendable {
+        /// Bytes still to be parsed.
+        case bytes([UInt8])
+        /// What the strict parser built from `length` bytes.
+        case parsed(JSONValue, length: Int)
+    }
+
+    let form: Form
+
+    /// A response's JSON bytes.
+    public init(json: [UInt8]) { form = .bytes(json) }
+
+    /// A value the strict parser built from `length` bytes of JSON.
+    init(parsed value: JSONValue, length: Int) { form = .parsed(value, length: length) }
+}
+
 /// `RegistrationResponseJSON` (WebAuthn L3 §5.1): what `PublicKeyCredential.toJSON()` gives after
 /// `navigator.credentials.create`, parsed strictly.
 ///
@@ -49,7 +71,7 @@ public struct RegistrationResponseJSON: Sendable, Hashable {
     /// - Throws: `response.*` codes: `too_large`, `malformed_json`, `missing_field`, `wrong_type`,
     ///   `invalid_base64url`, `id_mismatch`, `unsupported_type`.
     public init(json: [UInt8]) throws(PasskeyError) {
-        let envelope = try ResponseEnvelope(json: json, maximumLength: Self.maximumLength)
+        let envelope = try ResponseEnvelope(CredentialJSON(json: json), maximumLength: Self.maximumLength)
         let response = envelope.response
         self.id = envelope.id
         self.rawID = envelope.rawID
@@ -114,7 +136,16 @@ public struct AuthenticationResponseJSON: Sendable, Hashable {
     /// - Parameter json: The UTF-8 request body.
     /// - Throws: the same `response.*` codes as `RegistrationResponseJSON.init(json:)`.
     public init(json: [UInt8]) throws(PasskeyError) {
-        let envelope = try ResponseEnvelope(json: json, maximumLength: Self.maximumLength)
+        try self.init(CredentialJSON(json: json))
+    }
+
+    /// Reads an authentication response from its bytes or from the value an envelope's parse built,
+    /// by exactly the rules of `init(json:)`.
+    ///
+    /// - Parameter credential: The response's bytes, or its parsed value.
+    /// - Throws: the same `response.*` codes as `init(json:)`.
+    public init(_ credential: CredentialJSON) throws(PasskeyError) {
+        let envelope = try ResponseEnvelope(credential, maximumLength: Self.maximumLength)
         let response = envelope.response
         self.id = envelope.id
         self.rawID = envelope.rawID
@@ -152,12 +183,23 @@ private struct ResponseEnvelope {
     let authenticatorAttachment: AuthenticatorAttachment?
     let clientExtensionResults: ClientExtensionResults
 
-    init(json: [UInt8], maximumLength: Int) throws(PasskeyError) {
-        guard json.count <= maximumLength else {
-            throw PasskeyError(
-                .responseTooLarge, "the response is \(json.count) bytes, at most \(maximumLength)")
+    init(_ credential: CredentialJSON, maximumLength: Int) throws(PasskeyError) {
+        let value: JSONValue
+        switch credential.form {
+        case .bytes(let json):
+            guard json.count <= maximumLength else {
+                throw PasskeyError(
+                    .responseTooLarge, "the response is \(json.count) bytes, at most \(maximumLength)")
+            }
+            value = try JSONReader.parse(json, code: .responseMalformedJSON, what: "the response")
+        case .parsed(let parsed, let length):
+            // The same limit on the same bytes; the envelope's parse applied the syntax rules.
+            guard length <= maximumLength else {
+                throw PasskeyError(
+                    .responseTooLarge, "the response is \(length) bytes, at most \(maximumLength)")
+            }
+            value = parsed
         }
-        let value = try JSONReader.parse(json, code: .responseMalformedJSON, what: "the response")
         guard case .object(let top) = value else {
             throw PasskeyError(.responseWrongType, "the response must be an object, found \(value.typeName)")
         }

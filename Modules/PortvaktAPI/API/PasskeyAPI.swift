@@ -137,9 +137,10 @@ public struct PasskeyAPI: Sendable {
                     + Problems.auth(.passkeyDisabled, .challengeInvalid, .loginFailed, .accountDisabled),
                 security: .optionalSession)
         ) { request in
-            let body = try FinalizeBody(request)
+            // The credential is built by the envelope's parse and read from that value: parsed once.
+            let body = try FinalizeBody(request, buildingCredential: true)
             let completed = try passkeys.finishLogin(
-                challengeID: body.challengeID, response: body.credential, clientKind: body.client,
+                challengeID: body.challengeID, credential: body.credentialJSON, clientKind: body.client,
                 replacingSessionID: transport.optionallySignedIn(request, access: access).signedIn?.current
                     .id,
                 context: request.clientContext)
@@ -248,9 +249,18 @@ public struct PasskeyAPI: Sendable {
     /// `{"challengeId": …, "publicKey": <options JSON>}`: the options are PasskeyCore's bytes,
     /// passed through unchanged.
     private static func optionsResponse(_ issued: IssuedChallenge) -> HTTPResponse {
-        let body =
-            Array(#"{"challengeId":""#.utf8) + Array(issued.challengeID.utf8) + Array(#"","publicKey":"#.utf8)
-            + issued.optionsJSON + [UInt8(ascii: "}")]
+        let head = #"{"challengeId":""#
+        let middle = #"","publicKey":"#
+        // One buffer of the final size: concatenating five arrays reallocated it on the way.
+        var body: [UInt8] = []
+        body.reserveCapacity(
+            head.utf8.count + issued.challengeID.utf8.count + middle.utf8.count + issued.optionsJSON.count + 1
+        )
+        body.append(contentsOf: head.utf8)
+        body.append(contentsOf: issued.challengeID.utf8)
+        body.append(contentsOf: middle.utf8)
+        body.append(contentsOf: issued.optionsJSON)
+        body.append(UInt8(ascii: "}"))
         return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
     }
 }
@@ -271,21 +281,25 @@ struct RenameBody: Decodable {
     let name: String
 }
 
-/// A finalize body: the challenge id, the credential as raw JSON for PasskeyCore's strict parser,
-/// an optional passkey name and the client kind ("web" by default).
+/// A finalize body: the challenge id, the credential as raw JSON for PasskeyCore's strict parser
+/// (or, for the login, as the value the envelope's parse built), an optional passkey name and the
+/// client kind ("web" by default).
 struct FinalizeBody {
     let challengeID: String
     let credential: [UInt8]
+    let credentialJSON: CredentialJSON
     let name: String?
     let client: ClientKind
 
-    init(_ request: HTTPRequest) throws(HTTPError) {
+    /// - Parameter buildingCredential: build the credential's value in the envelope's parse (for
+    ///   `AuthenticationResponseJSON(_:)`) instead of only checking it; the same bodies are refused.
+    init(_ request: HTTPRequest, buildingCredential: Bool = false) throws(HTTPError) {
         try request.requireJSONBody()
         // The envelope is read by the same strict parser as decodeJSON's (Kernel's StrictJSON, via
         // PasskeyCore), so a repeated member, in the envelope or in the credential, is refused here too.
         let envelope: CredentialEnvelope
         do {
-            envelope = try CredentialEnvelope(json: request.body)
+            envelope = try CredentialEnvelope(json: request.body, buildingCredential: buildingCredential)
         } catch {
             throw HTTPError.malformedJSON(
                 detail: "Expected {\"challengeId\": string, \"credential\": object, \"name\"?, \"client\"?}.")
@@ -298,6 +312,7 @@ struct FinalizeBody {
         }
         self.challengeID = challengeID
         self.credential = envelope.credential
+        self.credentialJSON = envelope.credentialJSON
         self.name = envelope.strings["name"]
         self.client = kind
     }
@@ -315,12 +330,26 @@ extension HTTPRequest {
     /// on the sign-in path.
     func decodeOptionalJSON<T: OptionalJSONBody>(_ type: T.Type) throws(HTTPError) -> T {
         if body.isEmpty { return T() }
-        if body.count <= 16, Self.isJSONMediaType(headers["Content-Type"]),
-            body.filter({ $0 != 0x20 && $0 != 0x09 && $0 != 0x0a && $0 != 0x0d }) == Array("{}".utf8)
-        {
+        if body.count <= 16, Self.isJSONMediaType(headers["Content-Type"]), Self.isEmptyObject(body) {
             return T()
         }
         return try decodeJSON(type)
+    }
+
+    /// Whether `body` is `{}` with JSON whitespace (space, tab, LF, CR) anywhere around or inside;
+    /// read in place, where filtering it built two arrays per login.
+    static func isEmptyObject(_ body: [UInt8]) -> Bool {
+        // 0: nothing yet, 1: the `{`, 2: the `}` too.
+        var seen = 0
+        for byte in body {
+            switch byte {
+            case 0x20, 0x09, 0x0a, 0x0d: continue
+            case UInt8(ascii: "{") where seen == 0: seen = 1
+            case UInt8(ascii: "}") where seen == 1: seen = 2
+            default: return false
+            }
+        }
+        return seen == 2
     }
 }
 

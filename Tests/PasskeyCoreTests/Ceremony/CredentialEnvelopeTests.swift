@@ -1,3 +1,4 @@
+import Foundation
 import Kernel
 import PasskeyCore
 import TestSupport
@@ -78,6 +79,87 @@ struct CredentialEnvelopeTests {
         default:
             Issue.record("built \(built), checked \(checked): \(Self.checkedBodies[index].prefix(120))")
         }
+    }
+
+    /// Envelopes around an assertion and around variants that break one response rule each
+    /// (absent, mistyped, non-canonical or mismatched members, the size limit, deep nesting).
+    static let responseBodies: [String] = {
+        let valid = String(
+            decoding: Fixture.authenticator.authenticate(
+                Fixture.es256, challenge: Fixture.challenge, origin: Fixture.origin
+            ).json(), as: UTF8.self)
+        let nested = String(repeating: "[", count: 9) + String(repeating: "]", count: 9)
+        let credentials = [
+            valid, valid.replacingOccurrences(of: "\"signature\":", with: "\"signatur\":"),
+            valid.replacingOccurrences(of: "\"response\":", with: "\"respons\":"),
+            valid.replacingOccurrences(of: "\"type\":\"public-key\"", with: "\"type\":1"),
+            valid.replacingOccurrences(of: "\"type\":\"public-key\"", with: "\"type\":\"public-keys\""),
+            valid.replacingOccurrences(of: "\"id\":\"", with: "\"id\":\"A"),
+            valid.replacingOccurrences(of: "\"rawId\":\"", with: "\"rawId\":\"+"),
+            valid.replacingOccurrences(
+                of: "\"authenticatorAttachment\":\"platform\"", with: "\"authenticatorAttachment\":2"),
+            valid.replacingOccurrences(of: "\"userHandle\":\"", with: "\"userHandle\":null,\"x\":\""),
+            valid.replacingOccurrences(
+                of: "\"clientExtensionResults\":{}", with: "\"clientExtensionResults\":[]"),
+            valid.replacingOccurrences(
+                of: "\"clientExtensionResults\":{}",
+                with: "\"clientExtensionResults\":{\"credProps\":{\"rk\":1}}"),
+            valid.replacingOccurrences(of: "\"type\":", with: "\"deep\":" + nested + ",\"type\":"),
+            valid.replacingOccurrences(of: "\"type\":", with: "\"deep\":[" + nested + "],\"type\":"),
+            valid.replacingOccurrences(
+                of: "\"type\":",
+                with: "\"pad\":\"" + String(repeating: "a", count: 16 * 1024) + "\",\"type\":"),
+            "{}", #"{"response":{}}"#, #"{"type":"public-key","id":"AQ","rawId":"AQ","response":[]}"#,
+        ]
+        return credentials.map { #"{"challengeId":"abc","credential":"# + $0 + #","client":"native"}"# }
+    }()
+
+    @Test(
+        "a credential built by the envelope reads as the one parsed again from its bytes: the same envelopes, responses and refusals",
+        arguments: 0..<(checkedBodies.count + responseBodies.count))
+    func builtLikeParsedAgain(_ index: Int) throws {
+        let text =
+            index < Self.checkedBodies.count
+            ? Self.checkedBodies[index] : Self.responseBodies[index - Self.checkedBodies.count]
+        let body = Array(text.utf8)
+        let checked = Swift.Result { () throws(PasskeyError) in try CredentialEnvelope(json: body) }
+        let built = Swift.Result { () throws(PasskeyError) in
+            try CredentialEnvelope(json: body, buildingCredential: true)
+        }
+        switch (checked, built) {
+        case (.success(let checked), .success(let built)):
+            #expect(built.strings == checked.strings && built.credential == checked.credential)
+            let again = Swift.Result { () throws(PasskeyError) in
+                try AuthenticationResponseJSON(json: checked.credential)
+            }
+            let once = Swift.Result { () throws(PasskeyError) in
+                try AuthenticationResponseJSON(built.credentialJSON)
+            }
+            switch (again, once) {
+            case (.success(let again), .success(let once)): #expect(once == again)
+            case (.failure(let expected), .failure(let error)):
+                #expect(
+                    error.code == expected.code && error.message == expected.message, "\(text.prefix(120))")
+            default: Issue.record("parsed again \(again), built \(once): \(text.prefix(120))")
+            }
+        case (.failure(let expected), .failure(let error)):
+            #expect(error.code == expected.code && error.message == expected.message, "\(text.prefix(120))")
+        default:
+            Issue.record("checked \(checked), built \(built): \(text.prefix(120))")
+        }
+    }
+
+    @Test("a valid assertion built by the envelope reads as its parts")
+    func builtAssertion() throws {
+        let parts = Fixture.authenticator.authenticate(
+            Fixture.es256, challenge: Fixture.challenge, origin: Fixture.origin)
+        let body =
+            #"{"challengeId":"abc","credential":"# + String(decoding: parts.json(), as: UTF8.self) + "}"
+        let envelope = try CredentialEnvelope(json: Array(body.utf8), buildingCredential: true)
+        let response = try AuthenticationResponseJSON(envelope.credentialJSON)
+        #expect(response.rawID == parts.rawID && response.signature == parts.signature)
+        #expect(response.clientDataJSON == parts.clientDataJSON && response.userHandle == parts.userHandle)
+        #expect(envelope.credential == parts.json() && envelope.strings == ["challengeId": "abc"])
     }
 
     @Test("an envelope without a credential is a missing field")
