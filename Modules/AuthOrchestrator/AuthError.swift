@@ -113,6 +113,8 @@ public struct AuthError: CodedError {
         case bankIDNotLinked = "admin.bankid_not_linked"
         /// No BankID phone verification has this id (unknown, or purged).
         case verificationNotFound = "admin.verification_not_found"
+        /// No webhook delivery has this id (unknown, or purged after the retention).
+        case deliveryNotFound = "admin.delivery_not_found"
     }
 
     /// What went wrong.

@@ -2,96 +2,6 @@ public import FoundationEssentials
 public import Kernel
 public import WebhookCore
 
-/// Where a webhook delivery stands.
-public enum WebhookDeliveryState: String, Sendable, CaseIterable {
-    /// Waiting for its next attempt (or being sent right now, under a lease).
-    case pending
-    /// A receiver answered 2xx.
-    case delivered
-    /// Given up: past its give-up time, or the receiver answered 410.
-    case failed
-}
-
-/// One delivery as the admin API shows it.
-public struct WebhookDelivery: Sendable, Equatable {
-    /// The delivery's id (`whd_…`).
-    public var id: String
-    /// The event's id, the `webhook-id` every attempt carries.
-    public var eventID: String
-    /// The event's type.
-    public var type: ChangeEventType
-    /// The endpoint's name.
-    public var endpoint: String
-    /// Where it stands.
-    public var state: WebhookDeliveryState
-    /// Attempts made.
-    public var attempts: Int
-    /// The last attempt's HTTP status, when one came.
-    public var lastStatus: Int?
-    /// The last failure's class (`status_5xx`, `timed_out`, …), never a body.
-    public var lastError: String?
-    /// When the last attempt ended.
-    public var lastAttemptAt: Date?
-    /// When the next attempt is due; nil once delivered or failed.
-    public var nextAttemptAt: Date?
-    /// When a receiver took it.
-    public var deliveredAt: Date?
-    /// When it was written (with its change).
-    public var createdAt: Date
-    /// When retrying stops.
-    public var giveUpAt: Date
-    /// The exact body sent (ids only).
-    public var payload: [UInt8]
-
-    /// Creates a record.
-    public init(
-        id: String, eventID: String, type: ChangeEventType, endpoint: String, state: WebhookDeliveryState,
-        attempts: Int, lastStatus: Int?, lastError: String?, lastAttemptAt: Date?, nextAttemptAt: Date?,
-        deliveredAt: Date?, createdAt: Date, giveUpAt: Date, payload: [UInt8]
-    ) {
-        self.id = id
-        self.eventID = eventID
-        self.type = type
-        self.endpoint = endpoint
-        self.state = state
-        self.attempts = attempts
-        self.lastStatus = lastStatus
-        self.lastError = lastError
-        self.lastAttemptAt = lastAttemptAt
-        self.nextAttemptAt = nextAttemptAt
-        self.deliveredAt = deliveredAt
-        self.createdAt = createdAt
-        self.giveUpAt = giveUpAt
-        self.payload = payload
-    }
-}
-
-/// Which deliveries a listing shows; nil fields do not filter.
-public struct WebhookDeliveryFilter: Sendable, Equatable {
-    public var state: WebhookDeliveryState?
-    public var endpoint: String?
-    public var type: ChangeEventType?
-
-    /// Creates a filter.
-    public init(state: WebhookDeliveryState? = nil, endpoint: String? = nil, type: ChangeEventType? = nil) {
-        self.state = state
-        self.endpoint = endpoint
-        self.type = type
-    }
-}
-
-/// The key a delivery listing is ordered by, newest first: its creation time, then its id.
-public struct WebhookDeliveryKey: Sendable, Equatable {
-    public var createdAt: Date
-    public var id: String
-
-    /// Creates a key.
-    public init(createdAt: Date, id: String) {
-        self.createdAt = createdAt
-        self.id = id
-    }
-}
-
 /// The outbox as administrators and the server's upkeep see it. Each method is atomic on its own.
 public protocol WebhookDeliveryStore: Sendable {
     /// Deliveries matching `filter`, newest first, after `after` (exclusive); at most `limit`.
@@ -101,8 +11,9 @@ public protocol WebhookDeliveryStore: Sendable {
     func webhookDelivery(id: String) throws -> WebhookDelivery?
     /// Makes the delivery pending and due at `now`, retried until `giveUpAt`, keeping its attempts
     /// and its event id; a lease held right now stays, so no second attempt overlaps it.
+    /// `audit`, when given, is appended in the same transaction if the delivery exists.
     /// - Returns: false when no such delivery exists.
-    func redeliverWebhook(id: String, at now: Date, giveUpAt: Date) throws -> Bool
+    func redeliverWebhook(id: String, at now: Date, giveUpAt: Date, audit: AuditEvent?) throws -> Bool
     /// Fails pending deliveries past their give-up time whose lease is free (their endpoint may be
     /// gone from every instance's configuration); returns how many.
     func failExpiredWebhookDeliveries(at now: Date) throws -> Int
@@ -180,14 +91,19 @@ extension SQLStore: WebhookDeliveryStore {
         }
     }
 
-    public func redeliverWebhook(id: String, at now: Date, giveUpAt: Date) throws -> Bool {
-        try engine.write { connection in
-            try connection.execute(
-                """
-                UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?2,
-                    give_up_at = CASE WHEN give_up_at > ?3 THEN give_up_at ELSE ?3 END, delivered_at = NULL
-                WHERE id = ?1
-                """, [id, now, giveUpAt]) > 0
+    public func redeliverWebhook(id: String, at now: Date, giveUpAt: Date, audit: AuditEvent?) throws -> Bool
+    {
+        let details = audit.map { AuditDetails.encode($0.details) }
+        return try engine.write { connection in
+            let found =
+                try connection.execute(
+                    """
+                    UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?2,
+                        give_up_at = CASE WHEN give_up_at > ?3 THEN give_up_at ELSE ?3 END, delivered_at = NULL
+                    WHERE id = ?1
+                    """, [id, now, giveUpAt]) > 0
+            if found, let audit, let details { _ = try Self.insert(audit, details: details, on: connection) }
+            return found
         }
     }
 

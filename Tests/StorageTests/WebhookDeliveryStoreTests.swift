@@ -179,8 +179,9 @@ struct WebhookDeliveryStoreTests {
             ])
         let later = now.addingTimeInterval(100)
         #expect(
-            try store.redeliverWebhook(id: "whd_1_sink", at: later, giveUpAt: later.addingTimeInterval(7200)))
-        #expect(try !store.redeliverWebhook(id: "whd_nope", at: later, giveUpAt: later))
+            try store.redeliverWebhook(
+                id: "whd_1_sink", at: later, giveUpAt: later.addingTimeInterval(7200), audit: nil))
+        #expect(try !store.redeliverWebhook(id: "whd_nope", at: later, giveUpAt: later, audit: nil))
         let redelivered = try #require(try store.webhookDelivery(id: "whd_1_sink"))
         #expect(redelivered.state == .pending && redelivered.attempts == 1 && redelivered.deliveredAt == nil)
         #expect(redelivered.nextAttemptAt == later && redelivered.giveUpAt == later.addingTimeInterval(7200))
