@@ -30,6 +30,8 @@ if [ "$level" = test ] || [ "$level" = bench ]; then
   # The contract test (Tests/Contract/run.sh): schemathesis and openapi-spec-validator in a venv
   # under .build/contract-venv (python3-venv above), curl to sign in and fetch the documents.
   need_tool curl curl
+  # The backend tests (Tests/Backends/run.sh): PyJWT and cryptography (a prebuilt wheel) in a venv
+  # under .build/backends-venv (python3-venv above); nothing more from Debian.
   # The PostgreSQL tests (and the login benchmark) run against a throwaway cluster
   # (Tools/postgres-test-cluster.sh): Debian's server binaries, and openssl for its certificates.
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need postgresql

@@ -15,13 +15,15 @@ enum AdminCommand {
             return try AdminAPICommand.enrollmentLink(rest, environment: environment)
         case "bankid":
             return try AdminBankIDCommand.run(rest, environment: environment)
+        case "keys":
+            return try AdminKeysCommand.run(rest, environment: environment)
         case let other?:
             throw UsageError(
-                "unknown admin command '\(other)' (expected token, users, passkeys, sessions, enrollment-link or bankid)"
+                "unknown admin command '\(other)' (expected token, users, passkeys, sessions, enrollment-link, bankid or keys)"
             )
         case nil:
             throw UsageError(
-                "admin needs a command: token, users, passkeys, sessions, enrollment-link or bankid")
+                "admin needs a command: token, users, passkeys, sessions, enrollment-link, bankid or keys")
         }
     }
 }

@@ -40,6 +40,12 @@ public enum PortvaktCLI {
                                          list admin tokens (never their secrets)
           admin token revoke NAME-or-ID [--config FILE]
                                          revoke an admin token
+          admin keys rotate [--immediately] [--retire-current] [--config FILE]
+                                         a new access-token signing key (signs in 10 s; at once
+                                         with --immediately; --retire-current stops the old
+                                         keys' tokens verifying now)
+          admin keys list [--config FILE]
+                                         list the signing keys (never their private halves)
           admin users list [--search TEXT] [--limit N] [--cursor C]
           admin users show|disable|enable ID
           admin users delete ID --yes

@@ -104,7 +104,7 @@ public final class PortvaktServer: Sendable {
         let store = store
         administration = AccountAdministration(
             store: store, clock: clock, random: random,
-            identities: bankID.map { IdentityDirectory(store: store, hasher: $0.hasher) })
+            identities: bankID.map { IdentityDirectory(store: store, hasher: $0.hasher) }, feed: changeFeed)
 
         let engine = engine
         let certificate = bankID?.certificate
@@ -128,13 +128,14 @@ public final class PortvaktServer: Sendable {
             sessions: sessions,
             policy: try Self.passkeyPolicy(configuration), clock: clock, random: random,
             // Shared through the database, so any instance can finish a login another began.
-            challengeKey: try PasskeyService.sharedChallengeKey(settings: store, random: random))
+            challengeKey: try PasskeyService.sharedChallengeKey(settings: store, random: random),
+            feed: changeFeed)
         let enrollmentService = EnrollmentService(
             store: store, passkeys: passkeys, sessions: sessions,
             recoveryPolicy: RecoveryPolicy(
                 revokeOtherSessions: configuration.recovery.revokeOtherSessions,
                 revokeOldPasskeys: configuration.recovery.revokeOldPasskeys),
-            clock: clock, random: random)
+            clock: clock, random: random, feed: changeFeed)
         enrollment = enrollmentService
         reviewLogin = ReviewLoginService(
             store: store, sessions: sessions, clock: clock, random: random,
@@ -156,7 +157,7 @@ public final class PortvaktServer: Sendable {
             coordinator: bankID?.coordinator, identities: store, accounts: store, audit: store,
             sessions: sessions, policy: Self.bankIDPolicy(configuration), clock: clock, random: random,
             recoveryTokens: enrollmentService, sandbox: reviewLogin,
-            content: Self.bankIDOrderContent(configuration, hasher: bankID?.hasher))
+            content: Self.bankIDOrderContent(configuration, hasher: bankID?.hasher), feed: changeFeed)
         if let summary = configuration.idSwitchingSummary {
             // Which features exchange a BankID identification for a passkey, and why they may.
             let features = bankIDFlows.policy.idSwitchingFeatures.map(\.rawValue)
@@ -184,9 +185,14 @@ public final class PortvaktServer: Sendable {
             cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
             trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins))
         let access = AccountSessionService(
-            sessions: sessions, users: store, audit: store, bankID: bankID == nil ? nil : store, clock: clock)
+            sessions: sessions, users: store, bankID: bankID == nil ? nil : store, clock: clock,
+            feed: changeFeed)
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
         ForwardAuthAPI(access: access, transport: transport).register(on: &publicRouter)
+        let accessTokens = try AccessTokenParts(
+            configuration: configuration, store: store, access: access, transport: transport, clock: clock,
+            random: random, logger: logger)
+        accessTokens.register(on: &publicRouter)
         let bankIDResults = Tally<BankIDOutcome>()
         PasskeyAPI(
             registration: PasskeyRegistration(
@@ -298,6 +304,9 @@ public final class PortvaktServer: Sendable {
                 if purged > 0 { logger.log(.info, "purged ended sessions", ["count": String(purged)]) }
             }
             certificate?.check()
+            purge("rotate-signing-keys", failure: "signing key upkeep failed") {
+                try accessTokens.maintain(logger: logger)
+            }
             purge("purge-challenges", failure: "challenge purge failed") {
                 let purged = try passkeys.purgeExpiredChallenges()
                 if purged > 0 { logger.log(.info, "purged expired challenges", ["count": String(purged)]) }

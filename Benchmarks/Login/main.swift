@@ -16,6 +16,9 @@
 //   slow BankID: 1,000 users, 8 clients, measured idle and then while the BankID simulator answers
 //            every call after 10 s and 200 pending orders are polled every 2 s (target: p99
 //            within 1.5x: BankID never holds the threads that serve passkey logins)
+//   slow webhook: 1,000 users, 8 clients, about 20 webhook events a second (logins that replace
+//            the session they came with), measured with a receiver that answers at once and then
+//            with one that never answers (target: p99 within 1.2x: delivery never holds a request)
 //
 // Usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N[,N…]]
 //                    [--postgres-pid PID] [--no-postgresql | --postgresql-only]
@@ -232,10 +235,21 @@ struct ServerDatabase {
 /// Starts `portvakt serve` on `port` over `directory`, on SQLite there or on `postgreSQL` (with
 /// the pool at its default size); returns the process.
 func startServer(
-    port: Int, directory: String, threads: Int?, postgreSQL: ServerDatabase? = nil, startTimeout: Double = 20
+    port: Int, directory: String, threads: Int?, postgreSQL: ServerDatabase? = nil, startTimeout: Double = 20,
+    webhook: WebhookReceiver? = nil
 ) throws -> PortvaktProcess {
     var storage = ""
     var environment = ["PORTVAKT_DATA": directory]
+    var webhooks = ""
+    if let webhook {
+        // Every event to one receiver; each attempt may take 10 s, on two sender threads.
+        webhooks = """
+            "webhooks": {"endpoints": [{"name": "bench", "url": "http://127.0.0.1:\(webhook.port)/events",
+              "events": ["*"], "secretVariable": "PORTVAKT_WEBHOOK_BENCH"}],
+              "timeoutSeconds": 10, "threads": 2},
+            """
+        environment["PORTVAKT_WEBHOOK_BENCH"] = "whsec_" + Data(repeating: 42, count: 32).base64EncodedString()
+    }
     if let postgreSQL {
         var section = postgreSQL.database.storageJSON
         var server = section["postgresql"] as? [String: Any] ?? [:]
@@ -249,7 +263,7 @@ func startServer(
     // Every client is on 127.0.0.1: the per-address cap must not be what the run measures.
     let config = """
         {"publicURL": "http://localhost:\(port)", "listen": {"public": {"port": \(port)}, "admin": {"port": 0}},
-         "http": {\(threads.map { #""threads": \#($0), "# } ?? "")"perAddressConnectionLimit": 1024}, \(storage)
+         "http": {\(threads.map { #""threads": \#($0), "# } ?? "")"perAddressConnectionLimit": 1024}, \(storage) \(webhooks)
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
                         "bankid": {"burst": 100000, "perSecond": 100000},
                         "default": {"burst": 100000, "perSecond": 100000}},
@@ -540,6 +554,166 @@ func slowBankIDRun(seconds: Double, threads: Int?) throws -> ([Double], [Double]
     return (unloaded, loaded)
 }
 
+/// Where the slow-webhook run's server sends its events: an HTTP server that answers 200 at
+/// once, or a socket that listens and never accepts (curl connects, sends, and waits until its
+/// 10 s timeout), as a receiver that hangs.
+final class WebhookReceiver: @unchecked Sendable {
+    let port: Int
+    private let server: HTTPServer?
+    private let socket: Int32
+    /// Deliveries the healthy receiver answered.
+    let received = Count()
+
+    /// A counter the receiver's handler and the run share.
+    final class Count: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    init(hanging: Bool) throws {
+        if hanging {
+            let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0, listen(fd, 64) == 0 else {
+                throw BenchConnection.Failure(description: "the hanging receiver could not listen")
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            socket = fd
+            server = nil
+            port = Int(UInt16(bigEndian: address.sin_port))
+        } else {
+            var router = Router()
+            let received = received
+            router.add(.POST, "/events", rateClass: .unlimited, summary: "webhook events") { _ in
+                received.value.add(1, ordering: .relaxed)
+                return HTTPResponse(status: 204)
+            }
+            var configuration = HTTPServerConfiguration()
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            let server = try HTTPServer(configuration: configuration, router: router, accessLog: { _ in })
+            port = try server.start()
+            self.server = server
+            socket = -1
+        }
+    }
+
+    deinit {
+        server?.shutdown(grace: 1)
+        if socket >= 0 { close(socket) }
+    }
+}
+
+/// Passkey login latency beside webhook deliveries: on one server (1,000 users, 8 clients), a
+/// side loop makes about 20 events a second (a login that replaces the session it came with ends
+/// that session: `session.revoked`), first with a receiver that answers at once, then with one
+/// that hangs. Returns (healthy, hanging) sorted latencies and the events still pending at the
+/// end of the hanging run (proof it hung).
+func slowWebhookRun(seconds: Double, threads: Int?) throws -> ([Double], [Double], pendingWhileHanging: Int) {
+    func one(hanging: Bool) throws -> (latencies: [Double], pending: Int) {
+        let receiver = try WebhookReceiver(hanging: hanging)
+        let directory = try TemporaryDirectory(prefix: "portvakt-bench-webhooks")
+        let credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path).credentials
+        let port = freePort()
+        let server = try startServer(port: port, directory: directory.path, threads: threads, webhook: receiver)
+        defer { stop(server) }
+        let stop = Atomic<Bool>(false)
+        let made = Atomic<Int>(0)
+        let side = DispatchGroup()
+        side.enter()
+        Thread {
+            defer { side.leave() }
+            let connection = BenchConnection(port: port)
+            let authenticator = SoftwareAuthenticator()
+            var token: String?
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                let began = DispatchTime.now().uptimeNanoseconds
+                let credential = credentials[(credentials.count - 1) - index % 100]
+                index += 1
+                if let issued = try? signIn(
+                    connection, origin: "http://localhost:\(port)", credential: credential,
+                    authenticator: authenticator, replacing: token)
+                {
+                    if token != nil { made.add(1, ordering: .relaxed) }
+                    token = issued
+                }
+                let spent = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+                if spent < 0.05 { usleep(UInt32((0.05 - spent) * 1e6)) }
+            }
+        }.start()
+        usleep(1_000_000)
+        _ = measure(ports: [port], credentials: Array(credentials.prefix(900)), clients: 8, seconds: 1)
+        let latencies = measure(
+            ports: [port], credentials: Array(credentials.prefix(900)), clients: 8, seconds: seconds
+        ).1
+        stop.store(true, ordering: .relaxed)
+        side.wait()
+        let pending = try pendingDeliveries(in: directory.path + "/portvakt.sqlite")
+        guard made.load(ordering: .relaxed) > Int(seconds * 10) else {
+            throw BenchConnection.Failure(description: "the side loop made too few events")
+        }
+        if !hanging, receiver.received.value.load(ordering: .relaxed) == 0 {
+            throw BenchConnection.Failure(description: "the healthy receiver got no delivery")
+        }
+        return (latencies, pending)
+    }
+    let healthy = try one(hanging: false)
+    let hanging = try one(hanging: true)
+    return (healthy.latencies, hanging.latencies, hanging.pending)
+}
+
+/// How many webhook deliveries are still pending in the SQLite file at `path` (read by its own
+/// connection while the server runs: WAL lets it).
+func pendingDeliveries(in path: String) throws -> Int {
+    var handle: OpaquePointer?
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else {
+        throw BenchConnection.Failure(description: "could not open \(path)")
+    }
+    defer { sqlite3_close(handle) }
+    sqlite3_busy_timeout(handle, 5000)
+    var statement: OpaquePointer?
+    guard
+        sqlite3_prepare_v2(
+            handle, "SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'", -1, &statement, nil)
+            == SQLITE_OK
+    else { throw BenchConnection.Failure(description: String(cString: sqlite3_errmsg(handle))) }
+    defer { sqlite3_finalize(statement) }
+    guard sqlite3_step(statement) == SQLITE_ROW else {
+        throw BenchConnection.Failure(description: String(cString: sqlite3_errmsg(handle)))
+    }
+    return Int(sqlite3_column_int64(statement, 0))
+}
+
+/// A complete login that presents `replacing` (a session token) as the client's current one;
+/// returns the new session's token.
+func signIn(
+    _ connection: BenchConnection, origin: String, credential: SoftwareCredential,
+    authenticator: SoftwareAuthenticator, replacing: String?
+) throws -> String? {
+    let headers = replacing.map { [("Authorization", "Bearer \($0)")] } ?? []
+    let options = try connection.post("/v1/passkeys/login/initialize", body: Array("{}".utf8))
+    guard options.status == 200, let challengeID = options.body.jsonString(named: "challengeId"),
+        let challenge = options.body.jsonString(named: "challenge").flatMap(Base64URL.decode)
+    else { return nil }
+    let assertion = authenticator.authenticate(credential, challenge: challenge, origin: origin)
+    let body =
+        Array(#"{"challengeId":"\#(challengeID)","client":"native","credential":"#.utf8) + assertion.json()
+        + [UInt8(ascii: "}")]
+    let result = try connection.post("/v1/passkeys/login/finalize", body: body, headers: headers)
+    guard result.status == 200 else { return nil }
+    return result.body.jsonString(named: "token")
+}
+
 /// Exactly `count` complete logins from `clients` threads against the server on `port`, the users
 /// taken in turn from `firstUser` on; returns how many failed (the first failure is printed).
 func logins(
@@ -690,6 +864,7 @@ if sqliteRuns, !mainOnly {
     let large = try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds, threads: threads)
         .latencies
     let (quiet, busy) = try slowBankIDRun(seconds: seconds, threads: threads)
+    let (healthy, hanging, pending) = try slowWebhookRun(seconds: seconds, threads: threads)
     figures += [
         "login.p50_1k_passkeys=\(milliseconds(percentile(small, 0.5))):ms",
         "login.p50_1m_passkeys=\(milliseconds(percentile(large, 0.5))):ms",
@@ -698,6 +873,10 @@ if sqliteRuns, !mainOnly {
         "login.p99_bankid_idle=\(milliseconds(percentile(quiet, 0.99))):ms",
         "login.p99_bankid_slow_200_orders=\(milliseconds(percentile(busy, 0.99))):ms",
         "login.p99_growth_slow_bankid=\(String(format: "%.2f", percentile(busy, 0.99) / max(percentile(quiet, 0.99), 1))):x",
+        "login.p99_webhook_healthy=\(milliseconds(percentile(healthy, 0.99))):ms",
+        "login.p99_webhook_hanging=\(milliseconds(percentile(hanging, 0.99))):ms",
+        "login.p99_growth_hanging_webhook=\(String(format: "%.2f", percentile(hanging, 0.99) / max(percentile(healthy, 0.99), 1))):x",
+        "login.webhook_pending_while_hanging=\(pending):deliveries",
         "login.p50_growth_1k_to_1m=\(String(format: "%.2f", percentile(large, 0.5) / max(percentile(small, 0.5), 1))):x",
     ]
 }

@@ -65,7 +65,7 @@ public struct UserChanges: Sendable {
 /// change is an audit event whose actor names the admin token (`admin:<name>`).
 public struct AccountAdministration: Sendable {
     /// The stores administration runs over: one SQLite store serves them all.
-    public typealias Stores = AccountStore & AdministrationStore & AuditStore & SessionRepository
+    public typealias Stores = AccountStore & AdministrationStore & AuditStore & SessionAccessStore
         & ReviewAccountStore
 
     let store: any Stores
@@ -74,6 +74,8 @@ public struct AccountAdministration: Sendable {
     /// Linked BankID identities; nil when BankID is not configured (a personal-number search
     /// then finds nobody and details show no identity).
     let identities: IdentityDirectory?
+    /// Where the webhook events about each change go.
+    let feed: ChangeFeed
 
     /// The page size when none is asked for.
     public static let defaultLimit = 50
@@ -85,12 +87,13 @@ public struct AccountAdministration: Sendable {
     /// Creates the service with injected time and randomness.
     public init(
         store: any Stores, clock: any WallClock, random: any RandomSource,
-        identities: IdentityDirectory? = nil
+        identities: IdentityDirectory? = nil, feed: ChangeFeed = .off
     ) {
         self.store = store
         self.clock = clock
         self.random = random
         self.identities = identities
+        self.feed = feed
     }
 
     // MARK: Users
@@ -162,12 +165,15 @@ public struct AccountAdministration: Sendable {
             id: try random.secureToken(16), username: username, displayName: displayName,
             createdAt: clock.now(),
             userHandle: try random.secureBytes(User.handleByteCount))
+        let record = record(
+            .adminUserCreated, userID: user.id, by: admin, context: context,
+            changes: [.userCreated(userID: user.id, method: .admin, at: user.createdAt)])
         do {
-            try store.insertUser(user)
+            try store.insertUser(user, record: record)
         } catch let error as StorageError where error.code == .conflict {
             throw AuthError(.usernameTaken, "the username is taken", underlying: error)
         }
-        try record(.adminUserCreated, userID: user.id, by: admin, context: context)
+        feed.committed(record.outbox)
         return user
     }
 
@@ -205,27 +211,39 @@ public struct AccountAdministration: Sendable {
                 details["displayName"] = "changed"
             }
             do {
-                try store.updateUser(user)
+                try store.updateUser(
+                    user,
+                    record: record(
+                        .adminUserRenamed, userID: id, by: admin, context: context, details: details))
             } catch let error as StorageError where error.code == .conflict {
                 throw AuthError(.usernameTaken, "the username is taken", underlying: error)
             } catch let error as StorageError where error.code == .notFound {
                 throw AuthError(.userNotFound, "no user has this id", underlying: error)
             }
-            try record(.adminUserRenamed, userID: id, by: admin, context: context, details: details)
         }
         if let disabled = changes.disabled, disabled != user.isDisabled {
             let now = clock.now()
-            let revoked: Int
             do {
-                revoked = try store.setUserDisabled(id: id, at: disabled ? now : nil, now: now)
+                // The record is made inside the write, from the sessions it did revoke.
+                _ = try feed.recording({
+                    try store.setUserDisabled(id: id, at: disabled ? now : nil, now: now, record: $0)
+                }) { revoked in
+                    disabled
+                        ? record(
+                            .adminUserDisabled, userID: id, by: admin, context: context,
+                            details: ["sessionsRevoked": String(revoked.count)],
+                            changes: [.userDisabled(userID: id, sessionsRevoked: revoked.count, at: now)]
+                                + revoked.map {
+                                    .sessionRevoked(userID: id, sessionID: $0, reason: .userDisabled, at: now)
+                                })
+                        : record(
+                            .adminUserEnabled, userID: id, by: admin, context: context,
+                            changes: [.userEnabled(userID: id, at: now)])
+                }
             } catch let error as StorageError where error.code == .notFound {
                 throw AuthError(.userNotFound, "no user has this id", underlying: error)
             }
             user.disabledAt = disabled ? now.storagePrecisionForAdmin : nil
-            try record(
-                disabled ? .adminUserDisabled : .adminUserEnabled, userID: id, by: admin,
-                context: context,
-                details: disabled ? ["sessionsRevoked": String(revoked)] : [:])
         }
         return user
     }
@@ -233,8 +251,13 @@ public struct AccountAdministration: Sendable {
     /// Deletes the user with every passkey and session (the audit trail stays).
     /// - Throws: `admin.user_not_found`.
     public func deleteUser(id: String, by admin: AdminPrincipal, context: ClientContext) throws {
-        guard try store.deleteUser(id: id) else { throw AuthError(.userNotFound, "no user has this id") }
-        try record(.adminUserDeleted, userID: id, by: admin, context: context)
+        let record = record(
+            .adminUserDeleted, userID: id, by: admin, context: context,
+            changes: [.userDeleted(userID: id, at: clock.now())])
+        guard try store.deleteUser(id: id, record: record) else {
+            throw AuthError(.userNotFound, "no user has this id")
+        }
+        feed.committed(record.outbox)
     }
 
     // MARK: Passkeys
@@ -265,12 +288,17 @@ public struct AccountAdministration: Sendable {
         throws
     {
         _ = try requireUser(userID)
-        guard let id = Base64URL.decode(credentialID),
-            try store.deletePasskey(credentialID: id, userID: userID)
-        else { throw AuthError(.adminPasskeyNotFound, "no such passkey for this user") }
-        try record(
+        guard let id = Base64URL.decode(credentialID) else {
+            throw AuthError(.adminPasskeyNotFound, "no such passkey for this user")
+        }
+        let record = record(
             .adminPasskeyDeleted, userID: userID, by: admin, context: context,
-            details: ["credentialId": credentialID])
+            details: ["credentialId": credentialID],
+            changes: [.passkeyRemoved(userID: userID, credentialID: id, by: .admin, at: clock.now())])
+        guard try store.deletePasskey(credentialID: id, userID: userID, record: record) else {
+            throw AuthError(.adminPasskeyNotFound, "no such passkey for this user")
+        }
+        feed.committed(record.outbox)
     }
 
     // MARK: Sessions
@@ -288,11 +316,19 @@ public struct AccountAdministration: Sendable {
     public func revokeSessions(userID: String, by admin: AdminPrincipal, context: ClientContext) throws -> Int
     {
         _ = try requireUser(userID)
-        let revoked = try store.revokeSessions(userID: userID, exceptID: nil, at: clock.now())
-        try record(
-            .adminSessionsRevoked, userID: userID, by: admin, context: context,
-            details: ["count": String(revoked)])
-        return revoked
+        let now = clock.now()
+        let revoked = try feed.recording({
+            try store.revokeSessions(ofUser: userID, ids: nil, except: nil, at: now, record: $0)
+        }) {
+            revoked in
+            record(
+                .adminSessionsRevoked, userID: userID, by: admin, context: context,
+                details: ["count": String(revoked.count)],
+                changes: revoked.map {
+                    .sessionRevoked(userID: userID, sessionID: $0, reason: .admin, at: now)
+                })
+        }
+        return revoked.count
     }
 
     /// Ends one live session of the user.
@@ -304,12 +340,19 @@ public struct AccountAdministration: Sendable {
         throws
     {
         _ = try requireUser(userID)
-        guard let session = try store.session(id: sessionID), session.userID == userID,
-            try store.revokeSession(id: sessionID, at: clock.now())
-        else { throw AuthError(.sessionNotFound, "no live session with this id for this user") }
-        try record(
+        let now = clock.now()
+        let record = record(
             .adminSessionRevoked, userID: userID, by: admin, context: context,
-            details: ["sessionId": sessionID])
+            details: ["sessionId": sessionID],
+            changes: [.sessionRevoked(userID: userID, sessionID: sessionID, reason: .admin, at: now)])
+        // Another user's session, or one already ended, is not revoked and records nothing.
+        let ended = try store.revokeSessions(ofUser: userID, ids: [sessionID], except: nil, at: now) {
+            $0.isEmpty ? .none : record
+        }
+        guard !ended.isEmpty else {
+            throw AuthError(.sessionNotFound, "no live session with this id for this user")
+        }
+        feed.committed(record.outbox)
     }
 
     // MARK: Enrollment links
@@ -370,9 +413,10 @@ public struct AccountAdministration: Sendable {
         guard let evidence = try identities?.store.bankIDSignature(id: id) else {
             throw AuthError(.signatureNotFound, "no BankID signature has this id")
         }
-        try record(
-            .adminBankIDSignatureViewed, userID: evidence.userID, by: admin, context: context,
-            details: ["evidenceId": id])
+        _ = try store.appendAudit(
+            auditEvent(
+                .adminBankIDSignatureViewed, userID: evidence.userID, by: admin, context: context,
+                details: ["evidenceId": id]))
         return evidence
     }
 
@@ -391,15 +435,26 @@ public struct AccountAdministration: Sendable {
         return limit
     }
 
-    private func record(
+    /// The audit event of an administrator's act, naming the admin token.
+    private func auditEvent(
         _ action: AuditAction, userID: String?, by admin: AdminPrincipal, context: ClientContext,
         details: [String: String] = [:]
-    ) throws {
+    ) -> AuditEvent {
         var details = details
         details["adminTokenId"] = admin.tokenID
-        _ = try store.appendAudit(
-            AuditEvent(
-                action, by: admin.actor, userID: userID, context: context, details: details, at: clock.now()))
+        return AuditEvent(
+            action, by: admin.actor, userID: userID, context: context, details: details, at: clock.now())
+    }
+
+    /// What an administrator's change writes beside itself: its audit event and the webhook events
+    /// about it.
+    private func record(
+        _ action: AuditAction, userID: String?, by admin: AdminPrincipal, context: ClientContext,
+        details: [String: String] = [:], changes: [ChangeEvent] = []
+    ) -> ChangeRecord {
+        ChangeRecord(
+            auditEvent(action, userID: userID, by: admin, context: context, details: details),
+            outbox: feed.entries(changes))
     }
 
 }

@@ -69,7 +69,8 @@ public struct AccountSessionService: Sendable {
     let sessions: SessionService
     /// The sessions (SessionService's repository) with their accounts, read together.
     let users: any SessionAccessStore
-    let audit: any AuditStore
+    /// Where the webhook events about ended sessions go.
+    let feed: ChangeFeed
     /// Step-ups and linked identities; nil when BankID is off.
     let bankID: (any BankIDIdentityStore)?
     let clock: any WallClock
@@ -77,12 +78,12 @@ public struct AccountSessionService: Sendable {
     /// Creates the service.
     /// - Parameter bankID: BankID's step-ups and linked identities; nil when BankID is switched off.
     public init(
-        sessions: SessionService, users: any SessionAccessStore, audit: any AuditStore,
-        bankID: (any BankIDIdentityStore)?, clock: any WallClock
+        sessions: SessionService, users: any SessionAccessStore, bankID: (any BankIDIdentityStore)?,
+        clock: any WallClock, feed: ChangeFeed = .off
     ) {
         self.sessions = sessions
         self.users = users
-        self.audit = audit
+        self.feed = feed
         self.bankID = bankID
         self.clock = clock
     }
@@ -144,34 +145,47 @@ public struct AccountSessionService: Sendable {
         try sessions.list(userID: signedIn.user.id)
     }
 
-    /// Ends the request's session (and the presented one, when this request rotated it) and
-    /// audits `session.logout`.
+    /// Ends the request's session (and the presented one, when this request rotated it: the
+    /// rotated-out token would otherwise keep working for its grace) and audits `session.logout`,
+    /// in one write. A logout that finds its sessions already ended (a concurrent one) changes
+    /// and records nothing.
     public func logout(_ signedIn: SignedIn, context: ClientContext) throws {
-        try sessions.revoke(sessionID: signedIn.current.id, ofUser: signedIn.user.id)
-        if signedIn.rotated != nil {
-            // The rotated-out token would otherwise keep working for its grace.
-            try sessions.revoke(sessionID: signedIn.session.id, ofUser: signedIn.user.id)
-        }
-        try record(.sessionLogout, signedIn, sessionID: signedIn.current.id, context: context)
+        let ids =
+            signedIn.rotated == nil ? [signedIn.session.id] : [signedIn.current.id, signedIn.session.id]
+        try end(ids, of: signedIn, action: .sessionLogout, reason: .logout, context: context)
     }
 
-    /// Ends one of the account's own sessions and audits `session.revoked_by_user`.
-    /// - Throws: `SessionError(.notFound)` for an id that is not one of its live sessions.
+    /// Ends one of the account's own sessions and audits `session.revoked_by_user`, in one write.
+    /// - Throws: `SessionError(.notFound)` for an id that is not one of its live sessions (another
+    ///   user's gets the same answer as a missing one: ids are not an oracle).
     public func revoke(sessionID: String, of signedIn: SignedIn, context: ClientContext) throws {
-        try sessions.revoke(sessionID: sessionID, ofUser: signedIn.user.id)
-        try record(.sessionRevokedByUser, signedIn, sessionID: sessionID, context: context)
+        guard
+            try end([sessionID], of: signedIn, action: .sessionRevokedByUser, reason: .user, context: context)
+        else { throw SessionError(.notFound, "no such session") }
     }
 
-    /// A user's own act on their sessions: it must leave a trail, so a failed write fails the
-    /// request.
-    private func record(
-        _ action: AuditAction, _ signedIn: SignedIn, sessionID: String, context: ClientContext
-    )
-        throws
-    {
-        _ = try audit.appendAudit(
-            AuditEvent(
-                action, userID: signedIn.user.id, context: context, details: ["sessionId": sessionID],
-                at: clock.now()))
+    /// Revokes those of `ids` that are the user's and not yet revoked, with the audit event (a
+    /// user's own act on their sessions must leave a trail: a failed write fails the request) and
+    /// a `session.revoked` webhook event for each one ended; false when none was.
+    private func end(
+        _ ids: [String], of signedIn: SignedIn, action: AuditAction, reason: ChangeEvent.RevocationReason,
+        context: ClientContext
+    ) throws -> Bool {
+        let userID = signedIn.user.id
+        let now = clock.now()
+        let ended = try feed.recording({
+            try users.revokeSessions(ofUser: userID, ids: ids, except: nil, at: now, record: $0)
+        }) {
+            ended in
+            ended.isEmpty
+                ? .none
+                : ChangeRecord(
+                    AuditEvent(
+                        action, userID: userID, context: context, details: ["sessionId": ids[0]], at: now),
+                    outbox: feed.entries(
+                        ended.map { .sessionRevoked(userID: userID, sessionID: $0, reason: reason, at: now) })
+                )
+        }
+        return !ended.isEmpty
     }
 }

@@ -83,9 +83,12 @@ struct BankIDCompletedOrder: Sendable {
 }
 
 /// The completion commit every journey ends with: one transaction consumes the flow (at most
-/// once, whatever races it) and applies what the journey decided, its audit events included.
+/// once, whatever races it) and applies what the journey decided, its audit events and the
+/// webhook events about it (a new account, a linked identity, a replaced session) included.
 struct BankIDLedger: Sendable {
     let identities: any BankIDIdentityStore
+    /// Where the webhook events go.
+    let feed: ChangeFeed
 
     /// Consumes `order`'s completion as `result`, applying the changes given.
     /// - Returns: `result` when this poll consumed it; `result_delivered` when another poll had.
@@ -95,13 +98,21 @@ struct BankIDLedger: Sendable {
         link: LinkedIdentity? = nil, session: Session? = nil, replacing replacedSessionID: String? = nil,
         stepUp: SessionStepUp? = nil, evidence: BankIDSignatureEvidence? = nil
     ) throws -> BankIDFlowResult {
-        let record = BankIDCompletionRecord(
+        var record = BankIDCompletionRecord(
             flowIDHash: order.flow.idHash, outcome: result.code.rawValue, at: order.now, newUser: newUser,
             link: link, session: session, replacedSessionID: replacedSessionID, stepUp: stepUp,
             evidence: evidence, events: order.events)
+        var changes: [ChangeEvent] = []
+        if let newUser { changes.append(.userCreated(userID: newUser.id, method: .bankid, at: order.now)) }
+        if let link { changes.append(.bankIDLinked(userID: link.userID, at: order.now)) }
+        record.outbox = feed.entries(changes)
+        record.replacedSessionOutbox = feed.replacedSessionOutbox(replacedSessionID, at: order.now)
         guard try identities.commitBankIDCompletion(record) else {
             return .delivered(clientKind: order.flow.clientKind)
         }
+        // The replaced session's events were made inside the commit; the dispatcher's next poll
+        // (within a second) finds them.
+        feed.committed(record.outbox)
         return result
     }
 }

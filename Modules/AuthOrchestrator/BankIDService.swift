@@ -49,7 +49,7 @@ public struct BankIDService: Sendable {
         coordinator: BankIDCollectCoordinator?, identities: any BankIDIdentityStore, accounts: any UserStore,
         audit: any AuditStore, sessions: SessionService, policy: BankIDPolicy, clock: any WallClock,
         random: any RandomSource, recoveryTokens: (any BankIDRecoveryTokenIssuer)?,
-        sandbox: (any BankIDSandbox)?, content: BankIDOrderContent
+        sandbox: (any BankIDSandbox)?, content: BankIDOrderContent, feed: ChangeFeed = .off
     ) {
         self.coordinator = coordinator
         self.identities = identities
@@ -58,7 +58,7 @@ public struct BankIDService: Sendable {
         self.content = content
         self.clock = clock
         self.random = random
-        let ledger = BankIDLedger(identities: identities)
+        let ledger = BankIDLedger(identities: identities, feed: feed)
         self.ledger = ledger
         let login = BankIDLoginJourney(
             accounts: accounts, sessions: sessions, ledger: ledger, signupAvailable: policy.signup,

@@ -51,6 +51,8 @@ public struct EnrollmentService: Sendable {
     let sessions: SessionService
     let clock: any WallClock
     let random: any RandomSource
+    /// Where the webhook events about enrolled passkeys and recoveries go.
+    let feed: ChangeFeed
     /// What a recovery enrollment revokes.
     public let recoveryPolicy: RecoveryPolicy
 
@@ -67,8 +69,10 @@ public struct EnrollmentService: Sendable {
     /// Creates the service over its stores and the passkey use cases it shares verification with.
     public init(
         store: any Stores, passkeys: PasskeyService, sessions: SessionService,
-        recoveryPolicy: RecoveryPolicy = RecoveryPolicy(), clock: any WallClock, random: any RandomSource
+        recoveryPolicy: RecoveryPolicy = RecoveryPolicy(), clock: any WallClock, random: any RandomSource,
+        feed: ChangeFeed = .off
     ) {
+        self.feed = feed
         self.store = store
         self.passkeys = passkeys
         self.sessions = sessions
@@ -142,7 +146,8 @@ public struct EnrollmentService: Sendable {
     }
 
     /// Finishes a registration whose challenge was issued for an enrollment token: verifies it,
-    /// spends the token and stores the passkey in one transaction, and opens a session.
+    /// then in one transaction spends the token, stores the passkey, opens a session and, for a
+    /// recovery, applies the recovery policy, with the audit and webhook events of all of it.
     /// - Returns: nil when the challenge was not issued for an enrollment token (the ordinary
     ///   registration handles it).
     /// - Throws: `enrollment.invalid` (used meanwhile or expired), `passkey.challenge_invalid`,
@@ -170,60 +175,83 @@ public struct EnrollmentService: Sendable {
         try AccountAccess.admit(user)
         let passkey = try passkeys.verifiedPasskey(
             response: response, challenge: challenge, userID: userID, name: chosenName, at: now)
-        let redeemed: Bool
+        // The purpose never changes, so it is read before the one write that spends the token.
+        let isRecovery = try store.enrollmentToken(id: tokenID)?.purpose == Self.recoveryPurpose
+        let session = try sessions.prepare(
+            userID: userID, clientKind: clientKind, authMethod: .enrollment, userAgent: context.userAgent,
+            ipAddress: context.ipAddress)
+        let recovery =
+            isRecovery
+            ? RecoveryChanges(
+                revokeOtherSessions: recoveryPolicy.revokeOtherSessions,
+                deleteOtherPasskeys: recoveryPolicy.revokeOldPasskeys) : .none
+        let redemption: EnrollmentRedemption?
         do {
-            redeemed = try store.redeemEnrollmentToken(id: tokenID, passkey: passkey, at: now)
+            redemption = try feed.recording({
+                try store.redeemEnrollmentToken(
+                    id: tokenID, passkey: passkey, session: session.session, at: now, recovery: recovery,
+                    record: $0)
+            }) { redemption in
+                record(
+                    redemption, tokenID: tokenID, passkey: passkey, sessionID: session.session.id,
+                    isRecovery: isRecovery, context: context, at: now)
+            }
         } catch let error as StorageError where error.code == .conflict {
             throw AuthError(.credentialExists, "this passkey is already registered", underlying: error)
         }
-        guard redeemed else {
+        guard let redemption else {
             throw AuthError(.enrollmentInvalid, "the enrollment token is unknown, used or expired")
         }
-        let session = try sessions.issue(
-            userID: userID, clientKind: clientKind, authMethod: .enrollment, userAgent: context.userAgent,
-            ipAddress: context.ipAddress)
-        var recovery: RecoveryOutcome?
-        if try store.enrollmentToken(id: tokenID)?.purpose == Self.recoveryPurpose {
-            recovery = try recover(
-                userID: userID, keeping: session.session.id, passkey: passkey, context: context)
-        }
-        _ = try store.appendAudit(
-            AuditEvent(
-                .passkeyEnrolled, userID: userID, context: context,
-                details: [
-                    "tokenId": tokenID, "credentialId": Base64URL.encode(passkey.credentialID),
-                    "sessionId": session.session.id,
-                ], at: now))
         var completed = CompletedRegistration(user: user, passkey: passkey, session: session)
-        completed.recovery = recovery
+        if isRecovery {
+            completed.recovery = RecoveryOutcome(
+                sessionsRevoked: redemption.revokedSessionIDs.count,
+                passkeysRevoked: redemption.deletedCredentialIDs.count)
+        }
         return completed
     }
 
-    /// Applies the recovery policy once the new passkey and its session exist, and audits it.
-    private func recover(
-        userID: String, keeping sessionID: String, passkey: StoredPasskey, context: ClientContext
-    )
-        throws -> RecoveryOutcome
-    {
-        let sessionsRevoked =
-            recoveryPolicy.revokeOtherSessions
-            ? try sessions.revokeAll(ofUser: userID, keeping: sessionID) : 0
-        var passkeysRevoked = 0
-        if recoveryPolicy.revokeOldPasskeys {
-            for old in try store.passkeys(userID: userID) where old.credentialID != passkey.credentialID {
-                if try store.deletePasskey(credentialID: old.credentialID, userID: userID) {
-                    passkeysRevoked += 1
-                }
-            }
-        }
-        _ = try store.appendAudit(
+    /// What a redemption writes beside itself: `passkey.enrolled` and, for a recovery,
+    /// `account.recovered` with what the policy revoked; the webhook events of each.
+    private func record(
+        _ redemption: EnrollmentRedemption, tokenID: String, passkey: StoredPasskey, sessionID: String,
+        isRecovery: Bool, context: ClientContext, at now: Date
+    ) -> ChangeRecord {
+        let userID = passkey.userID
+        let credentialID = Base64URL.encode(passkey.credentialID)
+        var audit = [
             AuditEvent(
-                .accountRecovered, userID: userID, context: context,
-                details: [
-                    "sessionsRevoked": String(sessionsRevoked), "passkeysRevoked": String(passkeysRevoked),
-                    "credentialId": Base64URL.encode(passkey.credentialID),
-                ], at: clock.now()))
-        return RecoveryOutcome(sessionsRevoked: sessionsRevoked, passkeysRevoked: passkeysRevoked)
+                .passkeyEnrolled, userID: userID, context: context,
+                details: ["tokenId": tokenID, "credentialId": credentialID, "sessionId": sessionID], at: now)
+        ]
+        var changes: [ChangeEvent] = [
+            .passkeyAdded(
+                userID: userID, credentialID: passkey.credentialID, via: isRecovery ? .recovery : .enrollment,
+                at: now)
+        ]
+        if isRecovery {
+            let sessionsRevoked = redemption.revokedSessionIDs.count
+            let passkeysRevoked = redemption.deletedCredentialIDs.count
+            audit.append(
+                AuditEvent(
+                    .accountRecovered, userID: userID, context: context,
+                    details: [
+                        "sessionsRevoked": String(sessionsRevoked),
+                        "passkeysRevoked": String(passkeysRevoked),
+                        "credentialId": credentialID,
+                    ], at: now))
+            changes += redemption.revokedSessionIDs.map {
+                .sessionRevoked(userID: userID, sessionID: $0, reason: .recovery, at: now)
+            }
+            changes += redemption.deletedCredentialIDs.map {
+                .passkeyRemoved(userID: userID, credentialID: $0, by: .recovery, at: now)
+            }
+            changes.append(
+                .recoveryCompleted(
+                    userID: userID, credentialID: passkey.credentialID, sessionsRevoked: sessionsRevoked,
+                    passkeysRevoked: passkeysRevoked, at: now))
+        }
+        return ChangeRecord(audit: audit, outbox: feed.entries(changes))
     }
 
     /// The token's record and account when it can still be used.

@@ -105,6 +105,9 @@ public struct PasskeyService: Sendable {
     public let policy: PasskeyPolicy
     let clock: any WallClock
     let random: any RandomSource
+    /// Where the webhook events about sign-ups, added and removed passkeys, and the sessions a
+    /// login replaces go.
+    let feed: ChangeFeed
     /// Linked BankID identities, a way in besides passkeys while `policy.bankIDLogin` is on.
     let identities: any BankIDIdentityStore
     /// Seals login challenges into their ids, so issuing one writes nothing.
@@ -121,7 +124,8 @@ public struct PasskeyService: Sendable {
     public init(
         accounts: any AccountStore, challenges: any ChallengeStore, audit: any AuditStore,
         logins: any PasskeyLoginStore, identities: any BankIDIdentityStore, sessions: SessionService,
-        policy: PasskeyPolicy, clock: any WallClock, random: any RandomSource, challengeKey: [UInt8]? = nil
+        policy: PasskeyPolicy, clock: any WallClock, random: any RandomSource, challengeKey: [UInt8]? = nil,
+        feed: ChangeFeed = .off
     ) {
         // The system's randomness rather than `random`: the key is never seen, and drawing it from
         // a seeded test source would shift every value drawn after it.
@@ -136,6 +140,7 @@ public struct PasskeyService: Sendable {
         self.policy = policy
         self.clock = clock
         self.random = random
+        self.feed = feed
     }
 
     // MARK: Registration
@@ -225,15 +230,26 @@ public struct PasskeyService: Sendable {
         let userID = passkey.userID
         let provider = passkey.providerName
 
-        let user: User
-        var session: IssuedSession?
+        var details = [
+            "credentialId": Base64URL.encode(passkey.credentialID), "aaguid": passkey.aaguid,
+            "attestationFormat": passkey.attestationFormat,
+        ]
+        if let provider { details["provider"] = provider }
+
         if let signedInUser, challenge.userID != nil {
+            details["newAccount"] = "false"
+            let record = ChangeRecord(
+                auditEvent(.passkeyRegistered, userID: userID, context: context, details: details),
+                outbox: feed.entries([
+                    .passkeyAdded(userID: userID, credentialID: passkey.credentialID, via: .added, at: now)
+                ]))
             do {
-                try accounts.insertPasskey(passkey)
+                try accounts.insertPasskey(passkey, record: record)
             } catch let error as StorageError where error.code == .conflict {
                 throw AuthError(.credentialExists, "this passkey is already registered", underlying: error)
             }
-            user = signedInUser
+            feed.committed(record.outbox)
+            return CompletedRegistration(user: signedInUser, passkey: passkey, session: nil)
         } else {
             guard let username = challenge.username, let handle = challenge.userHandle else {
                 throw AuthError(.challengeInvalid, "the challenge does not describe a new account")
@@ -242,9 +258,22 @@ public struct PasskeyService: Sendable {
                 id: userID, username: username, displayName: challenge.displayName ?? username,
                 createdAt: now,
                 userHandle: handle)
+            // Prepared, not stored: the account, its passkey, its session and their record are one
+            // transaction, so a failed insert leaves no account without a way in.
+            let session = try sessions.prepare(
+                userID: userID, clientKind: clientKind, authMethod: .passkey, userAgent: context.userAgent,
+                ipAddress: context.ipAddress)
+            details["newAccount"] = "true"
+            details["sessionId"] = session.session.id
+            let record = ChangeRecord(
+                auditEvent(.passkeyRegistered, userID: userID, context: context, details: details),
+                outbox: feed.entries([
+                    .userCreated(userID: userID, method: .passkey, at: now),
+                    .passkeyAdded(userID: userID, credentialID: passkey.credentialID, via: .signup, at: now),
+                ]))
             do {
-                // One transaction: a failed passkey insert leaves no account without a way in.
-                try accounts.createUser(newUser, firstPasskey: passkey)
+                try accounts.createUser(
+                    newUser, firstPasskey: passkey, session: session.session, record: record)
             } catch let error as StorageError where error.code == .conflict {
                 // Someone took the name between initialize and finalize, or the credential exists.
                 if try accounts.user(username: username) != nil {
@@ -252,19 +281,9 @@ public struct PasskeyService: Sendable {
                 }
                 throw AuthError(.credentialExists, "this passkey is already registered", underlying: error)
             }
-            user = newUser
-            session = try sessions.issue(
-                userID: user.id, clientKind: clientKind, authMethod: .passkey, userAgent: context.userAgent,
-                ipAddress: context.ipAddress)
+            feed.committed(record.outbox)
+            return CompletedRegistration(user: newUser, passkey: passkey, session: session)
         }
-        var details = [
-            "credentialId": Base64URL.encode(passkey.credentialID), "aaguid": passkey.aaguid,
-            "attestationFormat": passkey.attestationFormat, "newAccount": String(session != nil),
-        ]
-        if let provider { details["provider"] = provider }
-        if let session { details["sessionId"] = session.session.id }
-        try record(.passkeyRegistered, userID: user.id, context: context, details: details)
-        return CompletedRegistration(user: user, passkey: passkey, session: session)
     }
 
     /// §7.1 over a consumed registration challenge: verifies the response and returns the passkey
@@ -421,14 +440,15 @@ public struct PasskeyService: Sendable {
         if verified.backupEligibilityChanged { details["backupEligibilityChanged"] = "true" }
         // One transaction: consume the challenge, record the passkey's use, open the session, end
         // the one the request came with (signing in is a change of privilege), audit.
-        let committed = try logins.commitPasskeyLogin(
-            PasskeyLoginRecord(
-                challenge: .sealed(challenge: challenge.challenge, expiresAt: challenge.expiresAt),
-                credentialID: passkey.credentialID, signCount: verified.signCount,
-                backupState: verified.backupState, session: session.session,
-                replacedSessionID: replacingSessionID,
-                event: auditEvent(.passkeyLogin, userID: user.id, context: context, details: details),
-                at: now))
+        var record = PasskeyLoginRecord(
+            challenge: .sealed(challenge: challenge.challenge, expiresAt: challenge.expiresAt),
+            credentialID: passkey.credentialID, signCount: verified.signCount,
+            backupState: verified.backupState, session: session.session,
+            replacedSessionID: replacingSessionID,
+            event: auditEvent(.passkeyLogin, userID: user.id, context: context, details: details),
+            at: now)
+        record.replacedSessionOutbox = feed.replacedSessionOutbox(replacingSessionID, at: now)
+        let committed = try logins.commitPasskeyLogin(record)
         // Used up by the commit, whatever its answer.
         attempt.challenge = nil
         guard committed else {
@@ -521,26 +541,34 @@ public struct PasskeyService: Sendable {
         guard let id = Base64URL.decode(credentialID) else {
             throw AuthError(.passkeyNotFound, "no such passkey")
         }
+        let outbox = feed.entries([
+            .passkeyRemoved(userID: userID, credentialID: id, by: .user, at: clock.now())
+        ])
         // While BankID login is on, a linked identity is a way in too: then even the last
         // passkey may go. With it off the account would be locked out.
         if policy.bankIDLogin, try identities.linkedIdentity(userID: userID) != nil {
-            guard try accounts.deletePasskey(credentialID: id, userID: userID) else {
+            let record = ChangeRecord(
+                auditEvent(
+                    .passkeyDeleted, userID: userID, context: context,
+                    details: ["credentialId": credentialID, "bankidLinked": "true"]),
+                outbox: outbox)
+            guard try accounts.deletePasskey(credentialID: id, userID: userID, record: record) else {
                 throw AuthError(.passkeyNotFound, "no such passkey")
             }
-            try record(
-                .passkeyDeleted, userID: userID, context: context,
-                details: ["credentialId": credentialID, "bankidLinked": "true"])
+            feed.committed(outbox)
             return
         }
-        switch try accounts.deletePasskeyUnlessLast(credentialID: id, userID: userID) {
-        case .deleted: break
+        let record = ChangeRecord(
+            auditEvent(
+                .passkeyDeleted, userID: userID, context: context, details: ["credentialId": credentialID]),
+            outbox: outbox)
+        switch try accounts.deletePasskeyUnlessLast(credentialID: id, userID: userID, record: record) {
+        case .deleted: feed.committed(outbox)
         case .notFound: throw AuthError(.passkeyNotFound, "no such passkey")
         case .lastPasskey:
             throw AuthError(
                 .lastPasskey, "this is the account's last passkey; add another before removing it")
         }
-        try record(
-            .passkeyDeleted, userID: userID, context: context, details: ["credentialId": credentialID])
     }
 
     /// Deletes expired challenges; the server's hourly maintenance calls this.

@@ -26,6 +26,9 @@ public struct CryptoError: CodedError {
         case unsupportedKeySize = "crypto.unsupported_key_size"
         /// OpenSSL could not allocate what building a key needs.
         case keyFailure = "crypto.key_failure"
+        /// A sealed box (`SealedBox`) did not open: another key, other associated data, or bytes
+        /// changed since sealing. Which of these is deliberately not told.
+        case sealedBoxUnopenable = "crypto.sealed_box_unopenable"
 
         // DER (DERReader): each way an encoding can break has its own code, so tests and callers can
         // tell a truncated extension from a merely unexpected one.

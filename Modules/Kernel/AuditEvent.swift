@@ -214,6 +214,9 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     public static let adminTokenCreated = Self(rawValue: "admin.token.created")
     /// An admin token was revoked.
     public static let adminTokenRevoked = Self(rawValue: "admin.token.revoked")
+    /// The access-token signing key was rotated (`details.kid`, `activatesAt`, `trigger`:
+    /// `schedule` or `manual`, and `retiredCurrent` when the old keys stopped verifying at once).
+    public static let signingKeyRotated = Self(rawValue: "signing_key.rotated")
     /// An administrator read a BankID signature's evidence (which may hold the signature).
     public static let adminBankIDSignatureViewed = Self(rawValue: "admin.bankid_signature.viewed")
 

@@ -54,9 +54,10 @@ public protocol AdministrationStore: Sendable {
     /// display name.
     func searchUsers(_ search: String?, afterID: String?, limit: Int) throws -> [User]
     /// Sets or clears the user's disabled time and, when disabling, revokes every live session
-    /// of theirs in the same transaction; returns how many sessions were revoked.
-    /// - Throws: `StorageError(.notFound)` when there is no such user.
-    func setUserDisabled(id: String, at: Date?, now: Date) throws -> Int
+    /// of theirs in the same transaction, with the record `recording` makes of the revoked
+    /// sessions' ids (none when enabling); returns how many sessions were revoked.
+    /// - Throws: `StorageError(.notFound)` when there is no such user; nothing is written then.
+    func setUserDisabled(id: String, at: Date?, now: Date, record: ChangeRecording<[String]>) throws -> Int
     /// Up to `limit` events matching `query` with ids below `beforeID` (when given), newest first.
     func searchAudit(_ query: AuditQuery, beforeID: Int64?, limit: Int) throws -> [AuditEvent]
     /// How many sessions are live at `now` (not revoked, not past their absolute expiry).
@@ -133,17 +134,15 @@ extension SQLStore: AdministrationStore {
         }
     }
 
-    public func setUserDisabled(id: String, at: Date?, now: Date) throws -> Int {
-        try engine.write { connection in
+    public func setUserDisabled(id: String, at: Date?, now: Date, record: ChangeRecording<[String]>) throws
+        -> Int
+    {
+        try write(recording: record) { connection in
             let changed = try connection.execute("UPDATE users SET disabled_at = ?2 WHERE id = ?1", [id, at])
             guard changed > 0 else { throw StorageError(.notFound, "no such user") }
-            guard at != nil else { return 0 }
-            return try connection.execute(
-                """
-                UPDATE sessions SET revoked_at = ?2
-                WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2
-                """, [id, now])
-        }
+            guard at != nil else { return [] }
+            return try Self.revokeSessions(ofUser: id, ids: nil, except: nil, at: now, on: connection)
+        }.count
     }
 
     public func searchAudit(_ query: AuditQuery, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {

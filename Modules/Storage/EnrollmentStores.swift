@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import Kernel
+public import SessionCore
 
 /// A one-time passkey enrollment token as stored: never the secret, only its SHA-256.
 public struct EnrollmentTokenRecord: Sendable, Equatable {
@@ -54,12 +55,49 @@ public protocol EnrollmentTokenStore: Sendable {
     func linkEnrollmentChallenge(challengeID: String, tokenID: String) throws
     /// The token a registration challenge was issued for; nil for an ordinary challenge.
     func enrollmentTokenID(challengeID: String) throws -> String?
-    /// In one transaction: marks the token used when it is unused and unexpired at `now`, and
-    /// stores `passkey` for the token's user. Of any number of concurrent redemptions of one token
-    /// exactly one returns true; the others return false and write nothing.
-    /// - Throws: `StorageError(.conflict)` when the credential id is already registered; nothing
-    ///   is written then and the token stays unused.
-    func redeemEnrollmentToken(id: String, passkey: StoredPasskey, at now: Date) throws -> Bool
+    /// In one transaction: marks the token used when it is unused and unexpired at `now`, stores
+    /// `passkey` and `session` for the token's user, applies `recovery` (a recovery's policy); and
+    /// writes the record `recording` makes of what the redemption did. Of any number of
+    /// concurrent redemptions of one token exactly one returns the redemption; the others return
+    /// nil and write nothing.
+    /// - Throws: `StorageError(.conflict)` when the credential id is already registered or the
+    ///   session collides; nothing is written then and the token stays unused.
+    func redeemEnrollmentToken(
+        id: String, passkey: StoredPasskey, session: Session, at now: Date, recovery: RecoveryChanges,
+        record: ChangeRecording<EnrollmentRedemption>
+    ) throws -> EnrollmentRedemption?
+}
+
+/// What a recovery's redemption (an enrollment token whose purpose is recovery) does beside
+/// storing the new passkey and session, as its policy says.
+public struct RecoveryChanges: Sendable, Equatable {
+    /// End the account's other sessions.
+    public var revokeOtherSessions: Bool
+    /// Delete the account's other passkeys.
+    public var deleteOtherPasskeys: Bool
+
+    /// Nothing beside the new passkey and session (an ordinary enrollment).
+    public static let none = RecoveryChanges(revokeOtherSessions: false, deleteOtherPasskeys: false)
+
+    /// Creates the changes.
+    public init(revokeOtherSessions: Bool, deleteOtherPasskeys: Bool) {
+        self.revokeOtherSessions = revokeOtherSessions
+        self.deleteOtherPasskeys = deleteOtherPasskeys
+    }
+}
+
+/// What one redemption of an enrollment token did beside storing the passkey and the session.
+public struct EnrollmentRedemption: Sendable, Equatable {
+    /// The sessions a recovery revoked.
+    public var revokedSessionIDs: [String]
+    /// The credential ids of the passkeys a recovery deleted.
+    public var deletedCredentialIDs: [[UInt8]]
+
+    /// Creates the value.
+    public init(revokedSessionIDs: [String] = [], deletedCredentialIDs: [[UInt8]] = []) {
+        self.revokedSessionIDs = revokedSessionIDs
+        self.deletedCredentialIDs = deletedCredentialIDs
+    }
 }
 
 extension SQLStore: EnrollmentTokenStore {
@@ -116,8 +154,14 @@ extension SQLStore: EnrollmentTokenStore {
         }
     }
 
-    public func redeemEnrollmentToken(id: String, passkey: StoredPasskey, at now: Date) throws -> Bool {
-        try engine.write { connection in
+    public func redeemEnrollmentToken(
+        id: String, passkey: StoredPasskey, session: Session, at now: Date, recovery: RecoveryChanges,
+        record: ChangeRecording<EnrollmentRedemption>
+    ) throws -> EnrollmentRedemption? {
+        guard session.userID == passkey.userID else {
+            throw StorageError(.invalidArgument, "the session must belong to the passkey's user")
+        }
+        return try write(recording: { $0.map(record) ?? .none }) { connection -> EnrollmentRedemption? in
             // The conditional UPDATE is the single-use guarantee: under the one writer, only the
             // first redemption finds used_at still NULL.
             let changed = try connection.execute(
@@ -125,11 +169,23 @@ extension SQLStore: EnrollmentTokenStore {
                 UPDATE enrollment_tokens SET used_at = ?2
                 WHERE id = ?1 AND used_at IS NULL AND expires_at > ?2 AND user_id = ?3
                 """, [id, now, passkey.userID])
-            guard changed > 0 else { return false }
+            guard changed > 0 else { return nil }
             try Self.insert(passkey, on: connection)
+            try Self.insert(session, on: connection)
+            var redemption = EnrollmentRedemption()
+            if recovery.revokeOtherSessions {
+                redemption.revokedSessionIDs = try Self.revokeSessions(
+                    ofUser: passkey.userID, ids: nil, except: session.id, at: now, on: connection)
+            }
+            if recovery.deleteOtherPasskeys {
+                redemption.deletedCredentialIDs = try connection.query(
+                    "DELETE FROM passkeys WHERE user_id = ?1 AND credential_id <> ?2 RETURNING credential_id",
+                    [passkey.userID, passkey.credentialID]
+                ) { try $0.blob(0) }
+            }
             // The token's challenge links stay (they go with the token), so a concurrent finalize
             // still recognises its challenge as an enrollment and is told the token is spent.
-            return true
+            return redemption
         }
     }
 }

@@ -121,6 +121,12 @@ public struct BankIDCompletionRecord: Sendable {
     public var evidence: BankIDSignatureEvidence?
     /// The audit events.
     public var events: [AuditEvent]
+    /// The webhook events about the new account and the link.
+    public var outbox: [OutboxEntry] = []
+    /// The webhook events about the replaced session's end, made from its owner's id (it may be
+    /// another account's session than the one signing in) and enqueued only when this commit did
+    /// end it; nil when nobody subscribes. Called inside the write, so it must only build values.
+    public var replacedSessionOutbox: (@Sendable (_ ownerID: String) -> [OutboxEntry])?
 
     /// Creates a record.
     public init(
@@ -288,9 +294,8 @@ extension SQLStore: BankIDIdentityStore {
                     ])
             }
             if let replaced = record.replacedSessionID {
-                try connection.execute(
-                    "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-                    [replaced, record.at])
+                try Self.endReplacedSession(
+                    replaced, at: record.at, outbox: record.replacedSessionOutbox, on: connection)
             }
             if let stepUp = record.stepUp {
                 // A newer signature replaces the session's previous one.
@@ -315,6 +320,7 @@ extension SQLStore: BankIDIdentityStore {
             for (event, encoded) in zip(record.events, details) {
                 try Self.insert(event, details: encoded, on: connection)
             }
+            if !record.outbox.isEmpty { try Self.enqueue(record.outbox, on: connection) }
             return true
         }
     }

@@ -14,10 +14,10 @@ public enum PasskeyDeletion: Sendable, Equatable {
 
 /// The passkeys of every user. Every method is atomic on its own; dates are kept to the millisecond.
 public protocol PasskeyStore: Sendable {
-    /// Stores a newly registered passkey.
+    /// Stores a newly registered passkey, and `record` with it.
     /// - Throws: `StorageError(.conflict)` when the credential id is already registered (to anyone),
-    ///   `.constraint` when the user does not exist.
-    func insertPasskey(_ passkey: StoredPasskey) throws
+    ///   `.constraint` when the user does not exist; nothing is written then.
+    func insertPasskey(_ passkey: StoredPasskey, record: ChangeRecord) throws
     /// The passkey with this credential id, whoever owns it; nil when none. The login hot path.
     func passkey(credentialID: [UInt8]) throws -> StoredPasskey?
     /// The user's passkeys, oldest first (ties by credential id bytes).
@@ -27,14 +27,18 @@ public protocol PasskeyStore: Sendable {
     /// Renames the passkey when it belongs to `userID`.
     /// - Returns: false when there is no such passkey or it belongs to someone else.
     func renamePasskey(credentialID: [UInt8], userID: String, name: String) throws -> Bool
-    /// Deletes the passkey when it belongs to `userID`, even when it is their last.
-    /// - Returns: false when there is no such passkey or it belongs to someone else.
-    func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool
-    /// Deletes unless it is the user's last one, in one transaction; returns .deleted, .notFound or .lastPasskey
+    /// Deletes the passkey when it belongs to `userID`, even when it is their last, and writes
+    /// `record` with it.
+    /// - Returns: false when there is no such passkey or it belongs to someone else (and nothing
+    ///   is written).
+    func deletePasskey(credentialID: [UInt8], userID: String, record: ChangeRecord) throws -> Bool
+    /// Deletes unless it is the user's last one, in one transaction with `record`; returns
+    /// .deleted, .notFound or .lastPasskey (`record` is written only for .deleted).
     ///
     /// Checking and deleting in one transaction means two concurrent deletions of a user's last
     /// two passkeys cannot both succeed.
-    func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String) throws -> PasskeyDeletion
+    func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String, record: ChangeRecord) throws
+        -> PasskeyDeletion
     /// Records a successful sign-in: the counter, the BS flag and the time of use.
     ///
     /// Neither the counter nor the last-used time moves backwards (as `touchSession`): two logins
@@ -54,11 +58,36 @@ public protocol AccountStore: UserStore, PasskeyStore {
     /// lookup (one snapshot): the login hot path. Nil when there is no such passkey.
     func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)?
 
-    /// Creates a user and their first passkey in one transaction (sign-up), so a failed insert leaves no account behind.
-    /// - Throws: `StorageError(.invalidArgument)` when `firstPasskey.userID` is not `user.id`,
-    ///   `.conflict` when the user id, username, user handle or credential id is taken; nothing
-    ///   is stored then.
-    func createUser(_ user: User, firstPasskey: StoredPasskey) throws
+    /// Creates a user, their first passkey and (sign-up) their first session in one transaction
+    /// with `record`, so a failed insert leaves no account behind and a new account is never
+    /// without its audit event.
+    /// - Throws: `StorageError(.invalidArgument)` when the passkey or the session belongs to
+    ///   another user, `.conflict` when the user id, username, user handle, credential id or
+    ///   session collides; nothing is stored then.
+    func createUser(_ user: User, firstPasskey: StoredPasskey, session: Session?, record: ChangeRecord)
+        throws
+}
+
+extension PasskeyStore {
+    /// Stores a passkey, recording nothing (the tests' and the bench's seeded accounts).
+    public func insertPasskey(_ passkey: StoredPasskey) throws { try insertPasskey(passkey, record: .none) }
+
+    /// Deletes a user's passkey, recording nothing.
+    public func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool {
+        try deletePasskey(credentialID: credentialID, userID: userID, record: .none)
+    }
+
+    /// Deletes a user's passkey unless it is their last, recording nothing.
+    public func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String) throws -> PasskeyDeletion {
+        try deletePasskeyUnlessLast(credentialID: credentialID, userID: userID, record: .none)
+    }
+}
+
+extension AccountStore {
+    /// Creates a user with a first passkey, recording nothing.
+    public func createUser(_ user: User, firstPasskey: StoredPasskey) throws {
+        try createUser(user, firstPasskey: firstPasskey, session: nil, record: .none)
+    }
 }
 
 /// What a challenge was issued for; a challenge is only accepted for the ceremony it was made for.
@@ -166,6 +195,10 @@ public struct PasskeyLoginRecord: Sendable {
     public var replacedSessionID: String?
     /// The audit event recording the login.
     public var event: AuditEvent
+    /// The webhook events about the replaced session's end, made from its owner's id (it may be
+    /// another account's session than the one signing in) and enqueued only when this commit did
+    /// end it; nil when nobody subscribes. Called inside the write, so it must only build values.
+    public var replacedSessionOutbox: (@Sendable (_ ownerID: String) -> [OutboxEntry])?
     /// When the login happened.
     public var at: Date
 

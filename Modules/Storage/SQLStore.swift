@@ -59,7 +59,7 @@ public final class SQLStore: Sendable {
             ipAddress: try row.optionalString(10))
     }
 
-    fileprivate static func insert(_ session: Session, on connection: any SQLConnection) throws {
+    static func insert(_ session: Session, on connection: any SQLConnection) throws {
         try connection.execute(
             "INSERT INTO sessions (\(StoreSQL.sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             [
@@ -90,8 +90,8 @@ public final class SQLStore: Sendable {
 }
 
 extension SQLStore: UserStore {
-    public func insertUser(_ user: User) throws {
-        try engine.write { try Self.insert(user, on: $0) }
+    public func insertUser(_ user: User, record: ChangeRecord) throws {
+        try write(record) { try Self.insert(user, on: $0) }
     }
 
     public func user(id: String) throws -> User? {
@@ -115,8 +115,8 @@ extension SQLStore: UserStore {
         }
     }
 
-    public func updateUser(_ user: User) throws {
-        try engine.write { connection in
+    public func updateUser(_ user: User, record: ChangeRecord) throws {
+        try write(record) { connection in
             let changed = try connection.execute(
                 "UPDATE users SET username = ?2, display_name = ?3, disabled_at = ?4 WHERE id = ?1",
                 [user.id, user.username, user.displayName, user.disabledAt])
@@ -124,9 +124,9 @@ extension SQLStore: UserStore {
         }
     }
 
-    public func deleteUser(id: String) throws -> Bool {
+    public func deleteUser(id: String, record: ChangeRecord) throws -> Bool {
         // Sessions and passkeys go with the user through ON DELETE CASCADE, in the same transaction.
-        try engine.write { connection in
+        try write(recording: { $0 ? record : .none }) { connection in
             let changed = try connection.execute("DELETE FROM users WHERE id = ?1", [id])
             return changed > 0
         }
@@ -167,6 +167,45 @@ extension SQLStore: SessionAccessStore {
                 )
             }
         }
+    }
+
+    public func revokeSessions(
+        ofUser userID: String, ids: [String]?, except exceptID: String?, at: Date,
+        record: ChangeRecording<[String]>
+    ) throws -> [String] {
+        try write(recording: record) { connection in
+            try Self.revokeSessions(ofUser: userID, ids: ids, except: exceptID, at: at, on: connection)
+        }
+    }
+
+    /// `revokeSessions(ofUser:ids:except:at:record:)`'s statement on `connection`: the ids it
+    /// revoked.
+    static func revokeSessions(
+        ofUser userID: String, ids: [String]?, except exceptID: String?, at: Date,
+        on connection: any SQLConnection
+    ) throws -> [String] {
+        guard let ids else {
+            // Live means not revoked and not past its absolute expiry at `at`, as in `sessions`. IS
+            // DISTINCT FROM spares the kept one and, with none kept, none: NULL is distinct from
+            // every id.
+            return try connection.query(
+                """
+                UPDATE sessions SET revoked_at = ?3
+                WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?3
+                  AND id IS DISTINCT FROM ?2
+                RETURNING id
+                """, [userID, exceptID, at]
+            ) { try $0.string(0) }
+        }
+        if ids.isEmpty { return [] }
+        let placeholders = ids.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
+        return try connection.query(
+            """
+            UPDATE sessions SET revoked_at = ?2
+            WHERE user_id = ?1 AND revoked_at IS NULL AND id IN (\(placeholders))
+            RETURNING id
+            """, [userID, at] + ids
+        ) { try $0.string(0) }
     }
 }
 
@@ -210,18 +249,29 @@ extension SQLStore: SessionRepository {
         return changed > 0
     }
 
-    public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
-        // Live means not revoked and not past its absolute expiry at `at`, as in `sessions`. IS
-        // DISTINCT FROM spares the kept one and, with none kept, none: NULL is distinct from every id.
-        try engine.write { connection in
-            let changed = try connection.execute(
-                """
-                UPDATE sessions SET revoked_at = ?3
-                WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?3
-                  AND id IS DISTINCT FROM ?2
-                """, [userID, exceptID, at])
-            return changed
+    /// Ends the session a sign-in replaced (the one its request came with) and, when it did end it
+    /// and someone subscribes, enqueues `outbox`'s events about it, made from the session's owner.
+    static func endReplacedSession(
+        _ id: String, at: Date, outbox: (@Sendable (String) -> [OutboxEntry])?,
+        on connection: any SQLConnection
+    ) throws {
+        guard let outbox else {
+            // Nobody subscribes: the sign-in's statement stays the plain one.
+            _ = try revokeSession(id: id, at: at, on: connection)
+            return
         }
+        if let owner = try connection.queryFirst(
+            "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL RETURNING user_id",
+            [id, at],
+            { try $0.string(0) })
+        {
+            let entries = outbox(owner)
+            if !entries.isEmpty { try enqueue(entries, on: connection) }
+        }
+    }
+
+    public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
+        try revokeSessions(ofUser: userID, ids: nil, except: exceptID, at: at) { _ in .none }.count
     }
 
     public func sessions(userID: String, liveAt now: Date) throws -> [Session] {
@@ -421,8 +471,8 @@ extension SQLStore: AccountStore {
             ])
     }
 
-    public func insertPasskey(_ passkey: StoredPasskey) throws {
-        try engine.write { try Self.insert(passkey, on: $0) }
+    public func insertPasskey(_ passkey: StoredPasskey, record: ChangeRecord) throws {
+        try write(record) { try Self.insert(passkey, on: $0) }
     }
 
     public func passkey(credentialID: [UInt8]) throws -> StoredPasskey? {
@@ -477,8 +527,8 @@ extension SQLStore: AccountStore {
         }
     }
 
-    public func deletePasskey(credentialID: [UInt8], userID: String) throws -> Bool {
-        try engine.write { connection in
+    public func deletePasskey(credentialID: [UInt8], userID: String, record: ChangeRecord) throws -> Bool {
+        try write(recording: { $0 ? record : .none }) { connection in
             let changed = try connection.execute(
                 "DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2",
                 [credentialID, userID])
@@ -486,12 +536,12 @@ extension SQLStore: AccountStore {
         }
     }
 
-    public func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String) throws
+    public func deletePasskeyUnlessLast(credentialID: [UInt8], userID: String, record: ChangeRecord) throws
         -> PasskeyDeletion
     {
         // One statement decides and deletes; the write lock makes the count and the delete one
         // step, so racing deletions of a user's last two passkeys cannot both succeed.
-        try engine.write { connection in
+        try write(recording: { $0 == .deleted ? record : .none }) { connection in
             let changed = try connection.execute(
                 """
                 DELETE FROM passkeys WHERE credential_id = ?1 AND user_id = ?2
@@ -535,14 +585,17 @@ extension SQLStore: AccountStore {
         guard changed > 0 else { throw StorageError(.notFound, "no such passkey") }
     }
 
-    public func createUser(_ user: User, firstPasskey: StoredPasskey) throws {
-        guard firstPasskey.userID == user.id else {
-            throw StorageError(.invalidArgument, "the first passkey must belong to the new user")
+    public func createUser(
+        _ user: User, firstPasskey: StoredPasskey, session: Session?, record: ChangeRecord
+    ) throws {
+        guard firstPasskey.userID == user.id, session.map({ $0.userID == user.id }) ?? true else {
+            throw StorageError(.invalidArgument, "the first passkey and session must belong to the new user")
         }
         // One transaction: when the passkey is refused, the user is rolled back with it.
-        try engine.write { connection in
+        try write(record) { connection in
             try Self.insert(user, on: connection)
             try Self.insert(firstPasskey, on: connection)
+            if let session { try Self.insert(session, on: connection) }
         }
     }
 }
@@ -714,7 +767,8 @@ extension SQLStore: PasskeyLoginStore {
                 backupState: record.backupState, at: record.at, on: connection)
             try Self.insert(record.session, on: connection)
             if let replaced = record.replacedSessionID {
-                _ = try Self.revokeSession(id: replaced, at: record.at, on: connection)
+                try Self.endReplacedSession(
+                    replaced, at: record.at, outbox: record.replacedSessionOutbox, on: connection)
             }
             _ = try Self.insert(record.event, details: details, on: connection)
             return true

@@ -1,3 +1,4 @@
+public import FoundationEssentials
 public import Kernel
 public import SessionCore
 
@@ -11,4 +12,16 @@ public protocol SessionAccessStore: UserStore, SessionRepository {
     /// belongs to, read in one statement (one snapshot): the signed-in hot path. Nil when there is
     /// no such session. A session always has its user: deleting a user deletes their sessions.
     func sessionWithOwner(tokenHash: [UInt8]) throws -> (session: Session, owner: User)?
+
+    /// Revokes sessions of `userID` and writes the record `recording` makes of the ids it
+    /// revoked, in one transaction: the sessions in `ids` when given (whatever their expiry),
+    /// otherwise every live one (not revoked, not past its absolute expiry at `at`) except
+    /// `exceptID`. A session of another user is never touched, and one already revoked is not
+    /// revoked again, so the record names only what this call ended (`recording` sees an empty
+    /// list when it ended none, and may record nothing then).
+    /// - Returns: the ids of the sessions this call revoked.
+    func revokeSessions(
+        ofUser userID: String, ids: [String]?, except exceptID: String?, at: Date,
+        record: ChangeRecording<[String]>
+    ) throws -> [String]
 }

@@ -48,7 +48,7 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 13 and PostgreSQL's version 6, parents before
+    /// Every data table of SQLite's schema version 14 and PostgreSQL's version 7, parents before
     /// the tables whose foreign keys point at them (users first).
     static let tables: [Table] = [
         Table(
@@ -153,11 +153,18 @@ public enum StorageCopy {
                 "expires_at": .time, "revoked_at": .time,
             ]),
         Table("used_challenges", ["expires_at": .time, "challenge": .bytes]),
+        Table(
+            "signing_keys",
+            [
+                "kid": .text, "algorithm": .text, "public_key": .bytes, "sealed_private_key": .bytes,
+                "kek_id": .text, "created_at": .time, "activates_at": .time, "retired_at": .time,
+                "publish_until": .time,
+            ]),
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 13
-    static let postgreSQLSchemaVersion = 6
+    static let sqliteSchemaVersion = 14
+    static let postgreSQLSchemaVersion = 7
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

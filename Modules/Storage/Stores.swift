@@ -3,9 +3,10 @@ public import Kernel
 
 /// Accounts. Every method is atomic on its own; dates are kept to the millisecond.
 public protocol UserStore: Sendable {
-    /// Stores a new user.
-    /// - Throws: `StorageError(.conflict)` when the id, the username or the user handle is taken.
-    func insertUser(_ user: User) throws
+    /// Stores a new user, and `record` with it.
+    /// - Throws: `StorageError(.conflict)` when the id, the username or the user handle is taken;
+    ///   nothing is written then.
+    func insertUser(_ user: User, record: ChangeRecord) throws
     /// The user with this id; nil when none.
     func user(id: String) throws -> User?
     /// The user with exactly this username; nil when none.
@@ -13,18 +14,29 @@ public protocol UserStore: Sendable {
     /// The user with this WebAuthn user handle (from a discoverable login's assertion); nil when none.
     func user(handle: [UInt8]) throws -> User?
     /// Replaces the username, display name and disabled time of an existing user (never the
-    /// creation time or the user handle).
+    /// creation time or the user handle), and writes `record` with it.
     /// - Throws: `StorageError(.notFound)` when no user has the id, `.conflict` when the username
-    ///   belongs to someone else.
-    func updateUser(_ user: User) throws
-    /// Deletes the user and, with it, every session and passkey of theirs; false when there was no
-    /// such user.
-    func deleteUser(id: String) throws -> Bool
+    ///   belongs to someone else; nothing is written then.
+    func updateUser(_ user: User, record: ChangeRecord) throws
+    /// Deletes the user and, with it, every session and passkey of theirs, and writes `record`
+    /// with it; false when there was no such user (and nothing is written).
+    func deleteUser(id: String, record: ChangeRecord) throws -> Bool
     /// Up to `limit` users with ids after `afterID` (from the start when nil), ordered by id's
     /// bytes: pass the last id of one page to get the next.
     func users(afterID: String?, limit: Int) throws -> [User]
     /// How many users there are.
     func userCount() throws -> Int
+}
+
+extension UserStore {
+    /// Stores a new user, recording nothing (the command line's and the tests' accounts).
+    public func insertUser(_ user: User) throws { try insertUser(user, record: .none) }
+
+    /// Replaces a user's names and disabled time, recording nothing.
+    public func updateUser(_ user: User) throws { try updateUser(user, record: .none) }
+
+    /// Deletes a user, recording nothing.
+    public func deleteUser(id: String) throws -> Bool { try deleteUser(id: id, record: .none) }
 }
 
 /// The append-only audit trail.

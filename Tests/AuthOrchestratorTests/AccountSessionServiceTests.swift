@@ -13,13 +13,9 @@ import Testing
 @Suite("AccountSessionService: signed-in rules, overview, logout")
 struct AccountSessionServiceTests {
     /// The service over a fixture's store; BankID's store when `bankID` is on.
-    private func access(_ f: ServiceFixture, bankID: Bool = true, audit: (any AuditStore)? = nil)
-        -> AccountSessionService
-    {
+    private func access(_ f: ServiceFixture, bankID: Bool = true) -> AccountSessionService {
         AccountSessionService(
-            sessions: f.sessions, users: f.store, audit: audit ?? f.store,
-            bankID: bankID ? f.store : nil,
-            clock: f.clock)
+            sessions: f.sessions, users: f.store, bankID: bankID ? f.store : nil, clock: f.clock)
     }
 
     @Test("no token is session.missing, an unknown one session.unknown")
@@ -123,16 +119,6 @@ struct AccountSessionServiceTests {
         #expect(events.prefix(2).map(\.action) == [.sessionLogout, .sessionRevokedByUser])
         #expect(events.first?.actor == .user(ada.user.id) && events.first?.requestID == "r-7")
         #expect(events.first?.details["sessionId"] == adaSession.session.id)
-    }
-
-    @Test("a logout whose audit event cannot be written fails, so no user act goes unrecorded")
-    func auditFailureFails() throws {
-        let f = try ServiceFixture()
-        let (ada, _) = try f.signUp("ada")
-        let token = try #require(ada.session?.token)
-        let failing = access(f, audit: FailingAuditStore())
-        let signedIn = try failing.signedIn(token: token, rotating: false)
-        #expect(throws: StorageError(.io, "")) { try failing.logout(signedIn, context: ClientContext()) }
     }
 }
 

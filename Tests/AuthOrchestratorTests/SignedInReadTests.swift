@@ -29,9 +29,9 @@ private final class RecordingAccessStore: SessionAccessStore {
         return try base.sessionWithOwner(tokenHash: tokenHash)
     }
 
-    func insertUser(_ user: User) throws {
+    func insertUser(_ user: User, record change: ChangeRecord) throws {
         record("insertUser")
-        try base.insertUser(user)
+        try base.insertUser(user, record: change)
     }
     func user(id: String) throws -> User? {
         record("user(id:)")
@@ -45,13 +45,13 @@ private final class RecordingAccessStore: SessionAccessStore {
         record("user(handle:)")
         return try base.user(handle: handle)
     }
-    func updateUser(_ user: User) throws {
+    func updateUser(_ user: User, record change: ChangeRecord) throws {
         record("updateUser")
-        try base.updateUser(user)
+        try base.updateUser(user, record: change)
     }
-    func deleteUser(id: String) throws -> Bool {
+    func deleteUser(id: String, record change: ChangeRecord) throws -> Bool {
         record("deleteUser")
-        return try base.deleteUser(id: id)
+        return try base.deleteUser(id: id, record: change)
     }
     func users(afterID: String?, limit: Int) throws -> [User] {
         record("users")
@@ -85,6 +85,13 @@ private final class RecordingAccessStore: SessionAccessStore {
         record("revokeSessions")
         return try base.revokeSessions(userID: userID, exceptID: exceptID, at: at)
     }
+    func revokeSessions(
+        ofUser userID: String, ids: [String]?, except exceptID: String?, at: Date,
+        record recording: ChangeRecording<[String]>
+    ) throws -> [String] {
+        record("revokeSessions(ofUser:)")
+        return try base.revokeSessions(ofUser: userID, ids: ids, except: exceptID, at: at, record: recording)
+    }
     func sessions(userID: String, liveAt now: Date) throws -> [Session] {
         record("sessions")
         return try base.sessions(userID: userID, liveAt: now)
@@ -111,7 +118,7 @@ struct SignedInReadTests {
     private func access(_ f: ServiceFixture, _ recorder: RecordingAccessStore) -> AccountSessionService {
         AccountSessionService(
             sessions: SessionService(repository: recorder, policy: f.sessions.policy, clock: f.clock),
-            users: recorder, audit: f.store, bankID: nil, clock: f.clock)
+            users: recorder, bankID: nil, clock: f.clock)
     }
 
     @Test("a live session costs one read, and a write only when the idle touch is due")

@@ -10,7 +10,8 @@
 #
 # The server runs on free loopback ports with a throwaway data directory, the embedded BankID
 # simulator, the review account on (its code in PORTVAKT_REVIEW_CODE, which gives the native
-# session token) and a stored write admin token minted with `portvakt admin token create` before
+# session token), access tokens on (PORTVAKT_ACCESS_TOKEN_KEY, so the token and JWKS routes are
+# fuzzed too) and a stored write admin token minted with `portvakt admin token create` before
 # the start (so no bootstrap token is made). Rate limits are raised so the fuzzer reaches the
 # handlers instead of collecting 429s.
 #
@@ -147,6 +148,7 @@ cat >"$dir/config.json" <<EOF
   "logging": {"level": "info", "accessLog": true},
   "rateLimits": {"default": $unlimited, "auth": $unlimited, "admin": $unlimited, "bankid": $unlimited, "backend": $unlimited},
   "reviewAccount": {"enabled": true, "username": "$review_user"},
+  "accessTokens": {"enabled": true, "audience": "https://api.contract.example.se"},
   "wellKnown": {
     "appleAppIDs": ["ABCDE12345.se.portvakt.contract"],
     "androidApps": [{"package": "se.portvakt.contract",
@@ -155,10 +157,15 @@ cat >"$dir/config.json" <<EOF
   }
 }
 EOF
-# The server refuses unknown PORTVAKT_ variables; give it only the one it needs.
+# The access tokens' key-encryption key: base64 of 32 random bytes.
+access_token_key=$("$py" -c 'import base64, secrets; print(base64.b64encode(secrets.token_bytes(32)).decode())')
+# The server refuses unknown PORTVAKT_ variables; give it only the ones it needs.
 clean_env=()
 for name in $(compgen -e); do [[ $name == PORTVAKT_* ]] && clean_env+=(-u "$name"); done
-portvakt() { env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" "$binary" "$@"; }
+portvakt() {
+  env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" PORTVAKT_ACCESS_TOKEN_KEY="$access_token_key" \
+    "$binary" "$@"
+}
 
 # A write token in the database (the admin API's usual path), printed once on its own line.
 admin_token=$(portvakt admin token create --name contract --scope write --config "$dir/config.json" \
@@ -166,7 +173,7 @@ admin_token=$(portvakt admin token create --name contract --scope write --config
 [ -n "$admin_token" ] || { fail "portvakt admin token create printed no token"; exit 1; }
 
 # Not through the function: $! must be the server itself, for the trap to stop it.
-env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" \
+env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" PORTVAKT_ACCESS_TOKEN_KEY="$access_token_key" \
   "$binary" serve --config "$dir/config.json" >"$dir/server.log" 2>&1 &
 server_pid=$!
 

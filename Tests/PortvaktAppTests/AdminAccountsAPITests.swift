@@ -83,6 +83,30 @@ struct PasskeyUser {
         return (credential, try #require(user["id"] as? String), try #require(session["token"] as? String))
     }
 
+    /// Adds a passkey to the signed-in account of `token`; returns the new credential.
+    func addPasskey(token: String) throws -> SoftwareCredential {
+        let bearer = [("Authorization", "Bearer \(token)")]
+        let started = try http.sendJSON(
+            url: server.publicURL + "/v1/passkeys/registration/initialize", json: "{}", headers: bearer
+        ).jsonObject()
+        let options = try #require(started["publicKey"] as? [String: Any])
+        let handleText = try #require((options["user"] as? [String: Any])?["id"] as? String)
+        let handle = try #require(Base64URL.decode(handleText))
+        let challengeText = try #require(options["challenge"] as? String)
+        let challenge = try #require(Base64URL.decode(challengeText))
+        let credential = authenticator.makeCredential(
+            algorithm: .es256, rpID: "localhost", userHandle: handle)
+        let registration = String(
+            decoding: authenticator.register(credential, challenge: challenge, origin: origin).json(),
+            as: UTF8.self)
+        let challengeID = try #require(started["challengeId"] as? String)
+        let response = try http.sendJSON(
+            url: server.publicURL + "/v1/passkeys/registration/finalize",
+            json: #"{"challengeId":"\#(challengeID)","credential":\#(registration)}"#, headers: bearer)
+        #expect(response.status == 201, "\(response.text)")
+        return credential
+    }
+
     /// A complete discoverable login; returns the finalize response.
     func login(_ credential: SoftwareCredential) throws -> TestResponse {
         try loginWith(authenticator, credential)

@@ -53,7 +53,7 @@ func pollUntil(
 
 /// Drives /v1/bankid/orders on a test server as a native client would, and plays the user's
 /// BankID app through the embedded simulator's user API on the public listener.
-private struct BankIDClient {
+struct BankIDClient {
     let server: TestServer
     /// The binding value the first start handed out (native clients send it back in a header).
     var binding: String?
@@ -144,7 +144,7 @@ private struct BankIDClient {
     }
 }
 
-private func result(_ status: [String: Any]) -> [String: Any] { status["result"] as? [String: Any] ?? [:] }
+func result(_ status: [String: Any]) -> [String: Any] { status["result"] as? [String: Any] ?? [:] }
 
 /// The BankID journeys through the public and admin pipelines in process, against the embedded
 /// simulator over mutual TLS (its RP API is a real socket). Two tests use a listening server:
@@ -233,7 +233,7 @@ struct BankIDAPITests {
 
     /// Signs up with a passkey, links BankID, then recovers on a new device with BankID and a new
     /// passkey; returns the old and new credentials, the old token and the recovery's answer.
-    private func recoverAccount(_ server: TestServer) async throws -> (
+    func recoverAccount(_ server: TestServer) async throws -> (
         old: SoftwareCredential, new: SoftwareCredential, oldToken: String, enrolled: [String: Any],
         userID: String
     ) {

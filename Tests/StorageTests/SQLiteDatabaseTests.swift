@@ -635,7 +635,9 @@ struct SQLiteDatabaseTests {
         reader.close()
         for index in 0..<3000 { try store.insertUser(makeUser("b\(index)", username: "b\(index)")) }
         // Without a restart the file would grow by every one of the 3,000 commits (about 50 MB).
-        #expect(walSize() <= 2 * heldBack + (4 << 20), "held back \(heldBack), then \(walSize())")
+        // With it, twice what was held back (the back-off) plus what commits add while a pass
+        // runs: up to about 8 MB on a busy 2-core machine, as above.
+        #expect(walSize() <= 2 * heldBack + (8 << 20), "held back \(heldBack), then \(walSize())")
         #expect(try store.userCount() == 4000)
         #expect(try database.integrityCheck() == "ok")
     }

@@ -117,6 +117,7 @@ extension PortvaktConfiguration {
             ("reviewAccount", reviewAccount.effectiveJSON),
             ("introspection", introspection.effectiveJSON),
             ("webhooks", webhooks.effectiveJSON),
+            ("accessTokens", accessTokens.effectiveJSON),
             (
                 "wellKnown",
                 .object([

@@ -12,6 +12,7 @@ extension PortvaktConfiguration {
 
         static let all = [
             dataDirectory, adminToken, bankIDPassphrase, reviewCode, databasePassword, databaseURL,
+            accessTokenKey,
         ]
     }
 
@@ -176,6 +177,9 @@ extension PortvaktConfiguration {
         }
         introspection = r.section("introspection") { IntrospectionSettings(reading: $0) }
         webhooks = r.section("webhooks") { WebhookSettings(reading: $0, environment: environment) }
+        accessTokens = r.section("accessTokens") {
+            AccessTokenSettings(reading: $0, environment: environment)
+        }
         // Judged on the values in force: a switch, environment or statement reported while reading
         // was replaced by its default and is not judged again (decided before the cross-section
         // rules below add their own issues under `methods`, so every problem shows in one pass).

@@ -45,6 +45,8 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var introspection = IntrospectionSettings()
     /// Webhooks to the app's servers (none by default).
     public var webhooks = WebhookSettings()
+    /// Signed access tokens for the app's servers (off by default).
+    public var accessTokens = AccessTokenSettings()
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()

@@ -52,7 +52,7 @@ extension AuthError: HTTPResponseError {
         case .orderExpired: 410
         case .randomFailure: 500
         case .intentNotSupported: 501
-        case .bankIDUnavailable: 503
+        case .bankIDUnavailable, .accessTokenKeyUnavailable: 503
         }
     }
 
@@ -135,6 +135,10 @@ extension AuthError: HTTPResponseError {
         .bankIDNotLinked: ("No BankID identity linked", nil),
         .verificationNotFound: ("Admin request refused", nil),
         .deliveryNotFound: ("Admin request refused", nil),
+        .accessTokenKeyUnavailable: (
+            "Access tokens unavailable",
+            "No signing key can be used right now; the operator must check PORTVAKT_ACCESS_TOKEN_KEY."
+        ),
     ]
 }
 

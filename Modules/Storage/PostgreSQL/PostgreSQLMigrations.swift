@@ -308,5 +308,21 @@ extension Migration {
                     WHERE state = 'pending';
                 CREATE INDEX webhook_deliveries_created_at ON webhook_deliveries(created_at, id);
                 """),
+        Migration(
+            version: 7, name: "signing keys for access tokens",
+            sql: """
+                -- As SQLite's version 14.
+                CREATE TABLE signing_keys (
+                    kid text COLLATE "C" PRIMARY KEY,
+                    algorithm text COLLATE "C" NOT NULL CHECK (algorithm IN ('ES256')),
+                    public_key bytea NOT NULL,
+                    sealed_private_key bytea NOT NULL,
+                    kek_id text COLLATE "C" NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    activates_at timestamptz NOT NULL,
+                    retired_at timestamptz,
+                    publish_until timestamptz
+                );
+                """),
     ]
 }

@@ -50,13 +50,16 @@ final class Checkpointer: @unchecked Sendable {
     ///   - writer: this process's writer, held during a pass once the WAL reaches `limit` frames.
     ///   - threshold: uncopied frames that start a pass.
     ///   - limit: WAL frames from which a pass holds the writer (at least `threshold`).
-    init(path: String, writer: ConnectionPool, threshold: Int, limit: Int) throws {
-        // Only the restart waits (for readers, whose statements take microseconds); briefly, since
-        // commits wait meanwhile. A passive checkpoint never calls the busy handler.
-        connection = try Connection(path: path, flags: [.readWrite], busyTimeoutMilliseconds: 50)
+    ///   - openingTimeout: how long the first read may wait for a lock (the database's busy
+    ///     timeout): another process opening a new file holds it while it sets the file up.
+    init(path: String, writer: ConnectionPool, threshold: Int, limit: Int, openingTimeout: Int32) throws {
+        connection = try Connection(path: path, flags: [.readWrite], busyTimeoutMilliseconds: openingTimeout)
         // A connection learns that the file is in WAL mode when it first reads it; until then
         // a checkpoint on it does nothing.
         _ = try connection.queryFirst("SELECT count(*) FROM sqlite_schema") { try $0.int64(0) }
+        // From here only the restart waits (for readers, whose statements take microseconds);
+        // briefly, since commits wait meanwhile. A passive checkpoint never calls the busy handler.
+        connection.setBusyTimeout(milliseconds: 50)
         self.writer = writer
         self.threshold = max(1, threshold)
         self.limit = max(self.threshold, limit)

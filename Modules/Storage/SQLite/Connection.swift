@@ -51,6 +51,11 @@ final class Connection: SQLConnection, @unchecked Sendable {
 
     deinit { close() }
 
+    /// How long a statement waits for a lock another connection holds before it fails as busy.
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(rawHandle, milliseconds)
+    }
+
     /// The raw handle; only the wrapper types in this folder touch it.
     var rawHandle: OpaquePointer {
         guard let handle else { preconditionFailure("use of a closed SQLite connection") }

@@ -129,7 +129,8 @@ public final class SQLiteDatabase: Sendable {
         // Last, so that nothing above can fail with its thread running (from here on a failure
         // reaches deinit, which stops it). The hook replaces SQLite's automatic checkpoint.
         let checkpointer = try Checkpointer(
-            path: path, writer: writer, threshold: checkpointFrames, limit: 4 * checkpointFrames)
+            path: path, writer: writer, threshold: checkpointFrames, limit: 4 * checkpointFrames,
+            openingTimeout: timeout)
         self.checkpointer = checkpointer
         writerConnection.onWALCommit { checkpointer.committed(walFrames: $0) }
 

@@ -423,5 +423,24 @@ extension Migration {
                 -- The admin list, newest first.
                 CREATE INDEX webhook_deliveries_created_at ON webhook_deliveries(created_at, id);
                 """),
+        Migration(
+            version: 14, name: "signing keys for access tokens",
+            sql: """
+                -- The ES256 keys that sign access tokens, shared by every instance. The private
+                -- half is sealed (AES-256-GCM, nonce || ciphertext || tag, the kid as associated
+                -- data) under PORTVAKT_ACCESS_TOKEN_KEY, which never reaches the database; kek_id
+                -- names that key. A few rows at most, so no index beyond the key.
+                CREATE TABLE signing_keys (
+                    kid TEXT PRIMARY KEY NOT NULL,
+                    algorithm TEXT NOT NULL CHECK (algorithm IN ('ES256')),
+                    public_key BLOB NOT NULL,
+                    sealed_private_key BLOB NOT NULL,
+                    kek_id TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    activates_at INTEGER NOT NULL,
+                    retired_at INTEGER,
+                    publish_until INTEGER
+                ) STRICT, WITHOUT ROWID;
+                """),
     ]
 }
