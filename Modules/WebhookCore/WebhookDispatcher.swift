@@ -86,6 +86,8 @@ public final class WebhookDispatcher: Sendable {
         var stopped = false
         var pollerRunning = false
         var inFlight: [String: Int] = [:]
+        /// A wake-up is signalled and not yet taken: more nudges add nothing.
+        var wakePending = false
         var lastFailureLogged: Double = -.infinity
     }
 
@@ -126,7 +128,14 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// Wakes the poller now: something may be due.
-    public func nudge() { wakeups.signal() }
+    public func nudge() {
+        // A burst of commits wakes the poller once, not once per commit.
+        let signal = state.withLock { state in
+            defer { state.wakePending = true }
+            return !state.wakePending
+        }
+        if signal { wakeups.signal() }
+    }
 
     /// Deliveries in flight on this instance (for tests and shutdown).
     public var inFlight: Int { state.withLock { $0.inFlight.values.reduce(0, +) } }
@@ -156,6 +165,7 @@ public final class WebhookDispatcher: Sendable {
         while !isStopped {
             pollOnce()
             _ = wakeups.wait(timeout: .now() + .milliseconds(Int(settings.pollInterval * 1000)))
+            state.withLock { $0.wakePending = false }
         }
     }
 
