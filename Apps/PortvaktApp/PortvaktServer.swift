@@ -75,7 +75,8 @@ public final class PortvaktServer: Sendable {
         engine = try StorageEngine.open(configuration, clock: clock)
         logger.log(.info, "storage opened", ["engine": engine.name, "location": engine.location])
         store = SQLStore(engine: engine, clock: clock)
-        webhooks = WebhookRuntime(configuration: configuration, clock: clock, random: random)
+        webhooks = try WebhookRuntime(
+            configuration: configuration, outbox: store, clock: clock, random: random, logger: logger)
         changeFeed = webhooks.feed
         sessions = SessionService(
             repository: store,
@@ -219,7 +220,8 @@ public final class PortvaktServer: Sendable {
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         let metrics = ServerMetrics(
             publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), engine: engine,
-            store: store, clock: clock, bankIDCalls: bankID?.calls ?? Tally(), bankIDResults: bankIDResults)
+            store: store, clock: clock, bankIDCalls: bankID?.calls ?? Tally(), bankIDResults: bankIDResults,
+            webhooks: webhooks, outbox: store)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
             router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)
@@ -244,6 +246,10 @@ public final class PortvaktServer: Sendable {
                 introspection: SessionIntrospection(
                     access: access, touchesSession: configuration.introspection.touchesSession)
             ).register(on: &adminRouter)
+            AdminWebhooksAPI(
+                authenticator: authenticator, webhooks: webhooks.administration(store: store, clock: clock)
+            )
+            .register(on: &adminRouter)
             adminRouter.addAdmin(
                 .GET, "/metrics", authenticator: authenticator,
                 summary: "Prometheus metrics (text format 0.0.4)",
@@ -275,6 +281,7 @@ public final class PortvaktServer: Sendable {
         let passkeys = passkeys
         let bankIDFlows = bankIDFlows
         let coordinator = bankID?.coordinator
+        let webhooks = webhooks
         timer.setEventHandler { [logger] in
             /// Runs one purge unless another instance is running it; logs a failure by its type only.
             func purge(_ job: String, failure: String, _ body: () throws -> Void) {
@@ -303,6 +310,14 @@ public final class PortvaktServer: Sendable {
             purge("purge-challenges", failure: "challenge purge failed") {
                 let purged = try passkeys.purgeExpiredChallenges()
                 if purged > 0 { logger.log(.info, "purged expired challenges", ["count": String(purged)]) }
+            }
+            purge("purge-webhooks", failure: "webhook purge failed") {
+                let done = try webhooks.maintain(store: store, now: clock.now())
+                if done.failed + done.purged > 0 {
+                    logger.log(
+                        .info, "webhook upkeep",
+                        ["gaveUp": String(done.failed), "purgedEvents": String(done.purged)])
+                }
             }
         }
         maintenance = Mutex(MaintenanceTimer(source: timer))
@@ -347,6 +362,7 @@ public final class PortvaktServer: Sendable {
                 ["listener": "admin", "address": "\(configuration.listen.admin.host):\(port)"])
         }
         maintenance.withLock { $0.resume() }
+        webhooks.start()
         return (publicPort, adminPort)
     }
 
@@ -357,6 +373,8 @@ public final class PortvaktServer: Sendable {
         publicServer.shutdown(grace: grace)
         adminServer?.shutdown(grace: grace)
         bankID?.stop()
+        // Before the database closes: in-flight attempts are recorded and leases released.
+        webhooks.stop()
         engine.close()
         logger.log(.info, "stopped")
         logger.flush()

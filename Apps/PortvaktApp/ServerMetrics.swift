@@ -19,11 +19,17 @@ final class ServerMetrics: Sendable {
     let bankIDCalls: Tally<BankIDCall>
     /// BankID journeys' results by code, as they are delivered.
     let bankIDResults: Tally<BankIDOutcome>
+    /// Webhook attempts, outcomes and the outbox gauges (nothing without endpoints).
+    let webhooks: WebhookRuntime?
+    let outbox: SQLStore?
 
     init(
         publicRequests: HTTPMetrics, engine: StorageEngine, store: any AdministrationStore,
-        clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<BankIDOutcome>
+        clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<BankIDOutcome>,
+        webhooks: WebhookRuntime? = nil, outbox: SQLStore? = nil
     ) {
+        self.webhooks = webhooks
+        self.outbox = outbox
         self.bankIDResults = bankIDResults
         self.publicRequests = publicRequests
         self.bankIDCalls = bankIDCalls
@@ -116,6 +122,7 @@ final class ServerMetrics: Sendable {
             text +=
                 "portvakt_bankid_upstream_calls_total{endpoint=\"\(call.endpoint)\",outcome=\"\(call.outcome)\"} \(count)\n"
         }
+        if let webhooks, let outbox { try webhooks.render(store: outbox, now: clock.now(), into: &text) }
         return text
     }
 }

@@ -248,7 +248,8 @@ func startServer(
               "events": ["*"], "secretVariable": "PORTVAKT_WEBHOOK_BENCH"}],
               "timeoutSeconds": 10, "threads": 2},
             """
-        environment["PORTVAKT_WEBHOOK_BENCH"] = "whsec_" + Data(repeating: 42, count: 32).base64EncodedString()
+        environment["PORTVAKT_WEBHOOK_BENCH"] =
+            "whsec_" + Data(repeating: 42, count: 32).base64EncodedString()
     }
     if let postgreSQL {
         var section = postgreSQL.database.storageJSON
@@ -624,7 +625,8 @@ func slowWebhookRun(seconds: Double, threads: Int?) throws -> ([Double], [Double
         let directory = try TemporaryDirectory(prefix: "portvakt-bench-webhooks")
         let credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path).credentials
         let port = freePort()
-        let server = try startServer(port: port, directory: directory.path, threads: threads, webhook: receiver)
+        let server = try startServer(
+            port: port, directory: directory.path, threads: threads, webhook: receiver)
         defer { stop(server) }
         let stop = Atomic<Bool>(false)
         let made = Atomic<Int>(0)

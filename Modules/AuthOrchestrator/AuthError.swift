@@ -113,6 +113,8 @@ public struct AuthError: CodedError {
         case bankIDNotLinked = "admin.bankid_not_linked"
         /// No BankID phone verification has this id (unknown, or purged).
         case verificationNotFound = "admin.verification_not_found"
+        /// No webhook delivery has this id (unknown, or purged after the retention).
+        case deliveryNotFound = "admin.delivery_not_found"
         /// No access token can be signed: no signing key is usable (a wrong
         /// `PORTVAKT_ACCESS_TOKEN_KEY`, or none active yet). The deployment must act; a 503.
         case accessTokenKeyUnavailable = "access_token.key_unavailable"

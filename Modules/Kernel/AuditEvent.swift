@@ -194,6 +194,8 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     // Administration.
     /// An administrator created a user.
     public static let adminUserCreated = Self(rawValue: "admin.user.created")
+    /// An administrator asked for a webhook delivery to be sent again (details: deliveryId, eventId).
+    public static let adminWebhookRedelivered = Self(rawValue: "admin.webhook.redelivered")
     /// An administrator renamed a user.
     public static let adminUserRenamed = Self(rawValue: "admin.user.renamed")
     /// An administrator disabled a user (`details.sessionsRevoked`).

@@ -51,4 +51,17 @@ struct LayeringTests {
             #expect(!Self.imports(text).contains("Storage"), "\(path) imports Storage")
         }
     }
+
+    @Test("WebhookCore imports neither Storage nor another core, nor anything above them")
+    func webhookCoreStandsAlone() throws {
+        let sources = try Self.sources("Modules/WebhookCore")
+        #expect(!sources.isEmpty)
+        for (path, text) in sources {
+            let forbidden = Self.imports(text).intersection([
+                "Storage", "SessionCore", "BankIDCore", "PasskeyCore", "HTTPEngine", "AuthOrchestrator",
+                "PortvaktAPI",
+            ])
+            #expect(forbidden.isEmpty, "\(path) imports \(forbidden.sorted())")
+        }
+    }
 }

@@ -44,7 +44,7 @@ extension AuthError: HTTPResponseError {
             .adminForbidden:
             403
         case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
-            .tokenNotFound, .signatureNotFound, .verificationNotFound:
+            .tokenNotFound, .signatureNotFound, .verificationNotFound, .deliveryNotFound:
             404
         case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken,
             .bankIDNotLinked:
@@ -134,6 +134,7 @@ extension AuthError: HTTPResponseError {
         .invalidParameter: ("Admin request refused", nil),
         .bankIDNotLinked: ("No BankID identity linked", nil),
         .verificationNotFound: ("Admin request refused", nil),
+        .deliveryNotFound: ("Admin request refused", nil),
         .accessTokenKeyUnavailable: (
             "Access tokens unavailable",
             "No signing key can be used right now; the operator must check PORTVAKT_ACCESS_TOKEN_KEY."
