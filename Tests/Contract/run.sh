@@ -11,7 +11,9 @@
 # The server runs on free loopback ports with a throwaway data directory, the embedded BankID
 # simulator, the review account on (its code in PORTVAKT_REVIEW_CODE, which gives the native
 # session token), access tokens on (PORTVAKT_ACCESS_TOKEN_KEY, so the token and JWKS routes are
-# fuzzed too) and a stored write admin token minted with `portvakt admin token create` before
+# fuzzed too), a webhook endpoint on a loopback port nothing listens on (PORTVAKT_WEBHOOK_CONTRACT:
+# the fuzzer's changes fill the outbox, so the deliveries routes answer with real rows) and a
+# stored write admin token minted with `portvakt admin token create` before
 # the start (so no bootstrap token is made). Rate limits are raised so the fuzzer reaches the
 # handlers instead of collecting 429s.
 #
@@ -139,6 +141,7 @@ admin_url="http://127.0.0.1:$admin_port"
 review_user=contract.reviewer
 review_code="contract-$(secret)"
 unlimited='{"burst": 100000, "perSecond": 100000}'
+dead_port=$(free_port)
 cat >"$dir/config.json" <<EOF
 {
   "publicURL": "$public_url",
@@ -149,6 +152,9 @@ cat >"$dir/config.json" <<EOF
   "rateLimits": {"default": $unlimited, "auth": $unlimited, "admin": $unlimited, "bankid": $unlimited, "backend": $unlimited},
   "reviewAccount": {"enabled": true, "username": "$review_user"},
   "accessTokens": {"enabled": true, "audience": "https://api.contract.example.se"},
+  "webhooks": {"endpoints": [{"name": "contract", "url": "http://127.0.0.1:$dead_port/events", "events": ["*"],
+                              "secretVariable": "PORTVAKT_WEBHOOK_CONTRACT"}],
+               "timeoutSeconds": 1},
   "wellKnown": {
     "appleAppIDs": ["ABCDE12345.se.portvakt.contract"],
     "androidApps": [{"package": "se.portvakt.contract",
@@ -159,11 +165,14 @@ cat >"$dir/config.json" <<EOF
 EOF
 # The access tokens' key-encryption key: base64 of 32 random bytes.
 access_token_key=$("$py" -c 'import base64, secrets; print(base64.b64encode(secrets.token_bytes(32)).decode())')
+# The webhook endpoint's signing secret, as Standard Webhooks writes one.
+webhook_secret=$("$py" -c 'import base64, secrets; print("whsec_" + base64.b64encode(secrets.token_bytes(32)).decode())')
 # The server refuses unknown PORTVAKT_ variables; give it only the ones it needs.
 clean_env=()
 for name in $(compgen -e); do [[ $name == PORTVAKT_* ]] && clean_env+=(-u "$name"); done
 portvakt() {
   env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" PORTVAKT_ACCESS_TOKEN_KEY="$access_token_key" \
+    PORTVAKT_WEBHOOK_CONTRACT="$webhook_secret" \
     "$binary" "$@"
 }
 
@@ -174,6 +183,7 @@ admin_token=$(portvakt admin token create --name contract --scope write --config
 
 # Not through the function: $! must be the server itself, for the trap to stop it.
 env "${clean_env[@]}" PORTVAKT_REVIEW_CODE="$review_code" PORTVAKT_ACCESS_TOKEN_KEY="$access_token_key" \
+  PORTVAKT_WEBHOOK_CONTRACT="$webhook_secret" \
   "$binary" serve --config "$dir/config.json" >"$dir/server.log" 2>&1 &
 server_pid=$!
 

@@ -700,16 +700,19 @@ struct ConfigurationEffectiveTests {
     }
 
     @Test(
-        "Config/production.json passes the checker given the admin token and BankID's secrets from the environment"
+        "Config/production.json passes the checker given the admin token, BankID's, the access tokens' and the webhook's secrets from the environment"
     )
     func productionExamplePasses() throws {
         let path = repositoryRoot.appendingPathComponent("Config/production.json").path
         let secrets = [
             "PORTVAKT_ADMIN_TOKEN": adminToken, "PORTVAKT_BANKID_PASSPHRASE": "correct horse",
             "PORTVAKT_BANKID_IDENTITY_KEY_2026": Base64URL.encode(Array(repeating: 7, count: 32)),
+            "PORTVAKT_ACCESS_TOKEN_KEY": Data(repeating: 9, count: 32).base64EncodedString(),
+            "PORTVAKT_WEBHOOK_APP": "whsec_" + Data(repeating: 5, count: 32).base64EncodedString(),
         ]
         let c = try PortvaktConfiguration.load(path: path, environment: secrets)
         #expect(c.bankid.environment == .production)
+        #expect(c.accessTokens.enabled && c.webhooks.endpoints.map(\.name) == ["app"])
         #expect(c.cookieSecure && c.sessionCookieName == "__Host-portvakt_session")
         #expect(c.storage.synchronous == .full)
         #expect(
