@@ -19,7 +19,7 @@ run: deps            ## release build, then serve on the embedded default (http:
 	$(SWIFT) build $(RELEASE) --product portvakt
 	$(BIN_RELEASE) serve
 
-test:                ## install, build, run every test (with a throwaway PostgreSQL), the sign-in page in headless Chromium, the app servers' view (PyJWT), then the API contract (schemathesis)
+test:                ## install, build, run every test (with a throwaway PostgreSQL), the sign-in page in headless Chromium, the app servers' view (PyJWT, the Standard Webhooks verifier), then the API contract (schemathesis)
 	@Tools/install-deps.sh test
 	$(SWIFT) build --build-tests
 	@# The cluster is started for the Swift tests and stopped and removed after them, also when they fail.
