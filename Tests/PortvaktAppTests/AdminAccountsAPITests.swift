@@ -60,23 +60,8 @@ struct PasskeyUser {
     /// Signs up `username` natively; returns the credential, the user id and the session token.
     func signUp(_ username: String) throws -> (credential: SoftwareCredential, userID: String, token: String)
     {
-        let started = try post("/v1/passkeys/registration/initialize", #"{"username":"\#(username)"}"#)
-            .jsonObject()
-        let options = try #require(started["publicKey"] as? [String: Any])
-        let handleText = try #require((options["user"] as? [String: Any])?["id"] as? String)
-        let handle = try #require(Base64URL.decode(handleText))
-        let challengeText = try #require(options["challenge"] as? String)
-        let challenge = try #require(Base64URL.decode(challengeText))
-        let credential = authenticator.makeCredential(
-            algorithm: .es256, rpID: "localhost", userHandle: handle)
-        let registration = String(
-            decoding: authenticator.register(credential, challenge: challenge, origin: origin).json(),
-            as: UTF8.self)
-        let challengeID = try #require(started["challengeId"] as? String)
-        let response = try post(
-            "/v1/passkeys/registration/finalize",
-            #"{"challengeId":"\#(challengeID)","credential":\#(registration),"client":"native"}"#)
-        #expect(response.status == 201, "\(response.text)")
+        let (credential, response) = try register(
+            #"{"username":"\#(username)"}"#, extra: #","client":"native""#)
         let object = try response.jsonObject()
         let user = try #require(object["user"] as? [String: Any])
         let session = try #require(object["session"] as? [String: Any])
@@ -85,9 +70,16 @@ struct PasskeyUser {
 
     /// Adds a passkey to the signed-in account of `token`; returns the new credential.
     func addPasskey(token: String) throws -> SoftwareCredential {
-        let bearer = [("Authorization", "Bearer \(token)")]
+        try register("{}", headers: [("Authorization", "Bearer \(token)")]).credential
+    }
+
+    /// One registration ceremony: initialize with `body`, a new ES256 credential, finalize with
+    /// `extra` members; expects 201.
+    private func register(_ body: String, extra: String = "", headers: [(String, String)] = []) throws -> (
+        credential: SoftwareCredential, response: TestResponse
+    ) {
         let started = try http.sendJSON(
-            url: server.publicURL + "/v1/passkeys/registration/initialize", json: "{}", headers: bearer
+            url: server.publicURL + "/v1/passkeys/registration/initialize", json: body, headers: headers
         ).jsonObject()
         let options = try #require(started["publicKey"] as? [String: Any])
         let handleText = try #require((options["user"] as? [String: Any])?["id"] as? String)
@@ -102,9 +94,10 @@ struct PasskeyUser {
         let challengeID = try #require(started["challengeId"] as? String)
         let response = try http.sendJSON(
             url: server.publicURL + "/v1/passkeys/registration/finalize",
-            json: #"{"challengeId":"\#(challengeID)","credential":\#(registration)}"#, headers: bearer)
+            json: #"{"challengeId":"\#(challengeID)","credential":\#(registration)\#(extra)}"#,
+            headers: headers)
         #expect(response.status == 201, "\(response.text)")
-        return credential
+        return (credential, response)
     }
 
     /// A complete discoverable login; returns the finalize response.

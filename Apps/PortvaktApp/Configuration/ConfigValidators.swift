@@ -3,6 +3,31 @@ import Glibc
 /// Checks for addresses, networks, URLs, origins and cookie names. Each returns the problem as a
 /// message, or nil when the value is acceptable.
 enum ConfigValidators {
+    // MARK: Names
+
+    /// A short identifier the configuration names things by (a BankID identity key's id, a
+    /// webhook endpoint's name): 1 to 32 letters, digits, `-` or `_`.
+    static func identifierProblem(_ text: String, what: String) -> String? {
+        let valid =
+            (1...32).contains(text.utf8.count)
+            && text.unicodeScalars.allSatisfy {
+                ("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "-"
+                    || $0 == "_"
+            }
+        return valid ? nil : "\(what) is 1 to 32 letters, digits, - or _"
+    }
+
+    /// The name of an environment variable holding a secret, which must start with `prefix`
+    /// (so `checkEnvironmentNames` knows it) and be capitals, digits and `_`.
+    static func secretVariableProblem(_ text: String, prefix: String) -> String? {
+        let valid =
+            text.hasPrefix(prefix) && text.count > prefix.count
+            && text.unicodeScalars.allSatisfy {
+                ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+            }
+        return valid ? nil : "expected a variable name starting with \(prefix), in capitals, digits and _"
+    }
+
     // MARK: Addresses
 
     /// The address family and 4 or 16 bytes of an IPv4 or IPv6 literal, parsed by inet_pton.

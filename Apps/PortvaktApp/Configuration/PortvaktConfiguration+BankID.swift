@@ -354,23 +354,12 @@ extension PortvaktConfiguration.BankIDSettings {
     }
 
     static func keyIDProblem(_ text: String) -> String? {
-        let valid =
-            (1...32).contains(text.utf8.count)
-            && text.unicodeScalars.allSatisfy {
-                ("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "-"
-                    || $0 == "_"
-            }
-        return valid ? nil : "a key id is 1 to 32 letters, digits, - or _"
+        ConfigValidators.identifierProblem(text, what: "a key id")
     }
 
     static func keyVariableProblem(_ text: String) -> String? {
-        let prefix = PortvaktConfiguration.EnvironmentVariable.bankIDKeyPrefix
-        let valid =
-            text.hasPrefix(prefix) && text.count > prefix.count
-            && text.unicodeScalars.allSatisfy {
-                ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
-            }
-        return valid ? nil : "expected a variable name starting with \(prefix), in capitals, digits and _"
+        ConfigValidators.secretVariableProblem(
+            text, prefix: PortvaktConfiguration.EnvironmentVariable.bankIDKeyPrefix)
     }
 
     /// The section as `effectiveJSON` shows it: paths and sources, never a secret.

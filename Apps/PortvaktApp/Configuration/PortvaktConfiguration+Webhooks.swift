@@ -199,23 +199,12 @@ extension PortvaktConfiguration.WebhookSettings {
     }
 
     static func nameProblem(_ text: String) -> String? {
-        let valid =
-            (1...32).contains(text.utf8.count)
-            && text.unicodeScalars.allSatisfy {
-                ("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "-"
-                    || $0 == "_"
-            }
-        return valid ? nil : "an endpoint name is 1 to 32 letters, digits, - or _"
+        ConfigValidators.identifierProblem(text, what: "an endpoint name")
     }
 
     static func variableProblem(_ text: String) -> String? {
-        let prefix = PortvaktConfiguration.EnvironmentVariable.webhookSecretPrefix
-        let valid =
-            text.hasPrefix(prefix) && text.count > prefix.count
-            && text.unicodeScalars.allSatisfy {
-                ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
-            }
-        return valid ? nil : "expected a variable name starting with \(prefix), in capitals, digits and _"
+        ConfigValidators.secretVariableProblem(
+            text, prefix: PortvaktConfiguration.EnvironmentVariable.webhookSecretPrefix)
     }
 
     /// The section as `effectiveJSON` shows it: each endpoint's variable name, never its secret.
