@@ -61,7 +61,10 @@ public struct BankIDTransportConfiguration: Sendable, Equatable {
 public final class CurlBankIDTransport: BankIDTransport, Sendable {
     /// The checked configuration.
     public let configuration: BankIDTransportConfiguration
-    private let pool: WorkerPool
+    /// Worker threads, each with its own easy handle (and so its own kept-alive connection).
+    private let pool: WorkerThreads<EasyHandle>
+    /// Connections the workers' handles opened (CURLINFO_NUM_CONNECTS summed).
+    private let connections = Atomic<Int>(0)
 
     private static let globalInit: Void = {
         // curl_global_init is not thread-safe; run it once per process before any handle exists.
@@ -94,7 +97,9 @@ public final class CurlBankIDTransport: BankIDTransport, Sendable {
                 .configuration, "timeouts must be positive (total at least connect), threads at least 1")
         }
         self.configuration = configuration
-        pool = WorkerPool(threads: configuration.threads, maximumQueued: configuration.maximumQueued)
+        pool = WorkerThreads(
+            name: "bankid-curl", threads: configuration.threads, maximumQueued: configuration.maximumQueued,
+            makeWorker: { EasyHandle() })
     }
 
     deinit { pool.stop() }
@@ -103,8 +108,10 @@ public final class CurlBankIDTransport: BankIDTransport, Sendable {
     public func send(_ request: BankIDHTTPRequest) async throws(BankIDError) -> BankIDHTTPResponse {
         let configuration = configuration
         let outcome: Result<BankIDHTTPResponse, BankIDError> = await withCheckedContinuation { continuation in
-            let accepted = pool.submit { easy in
-                continuation.resume(returning: easy.perform(request, configuration: configuration))
+            let accepted = pool.submit { [self] easy in
+                let outcome = easy.perform(request, configuration: configuration)
+                connections.add(easy.lastConnectionCount, ordering: .relaxed)
+                continuation.resume(returning: outcome)
             }
             if !accepted {
                 continuation.resume(
@@ -119,78 +126,7 @@ public final class CurlBankIDTransport: BankIDTransport, Sendable {
     public var queuedCount: Int { pool.queuedCount }
 
     /// How many TCP + TLS connections calls have opened: with reuse, about one per worker thread.
-    public var connectionsOpened: Int { pool.connectionsOpened.load(ordering: .relaxed) }
-}
-
-/// A fixed set of threads, each owning one curl easy handle, serving a bounded queue of jobs.
-private final class WorkerPool: @unchecked Sendable {
-    typealias Job = (EasyHandle) -> Void
-
-    // Guarded by `condition`.
-    private let condition = ConditionLock()
-    private var jobs: [Job] = []
-    private var head = 0
-    private var stopped = false
-    /// Connections the workers' handles opened (CURLINFO_NUM_CONNECTS summed).
-    let connectionsOpened = Atomic<Int>(0)
-    private let maximumQueued: Int
-
-    init(threads: Int, maximumQueued: Int) {
-        self.maximumQueued = maximumQueued
-        for index in 0..<threads {
-            Threads.start(name: "bankid-curl-\(index)", stackSize: 512 * 1024) { [self] in run() }
-        }
-    }
-
-    var queuedCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return jobs.count - head
-    }
-
-    /// Queues a job; false when the queue is full or the pool stopped.
-    func submit(_ job: @escaping Job) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopped, jobs.count - head < maximumQueued + idleWorkers else { return false }
-        jobs.append(job)
-        condition.signal()
-        return true
-    }
-
-    /// Workers waiting for a job: a job for one of them does not count as queued.
-    private var idleWorkers = 0
-
-    func stop() {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func run() {
-        let easy = EasyHandle()
-        while true {
-            condition.lock()
-            idleWorkers += 1
-            while head == jobs.count, !stopped { condition.wait() }
-            idleWorkers -= 1
-            if head == jobs.count {  // stopped and drained
-                condition.unlock()
-                return
-            }
-            let job = jobs[head]
-            head += 1
-            // Compact now and then so the array does not grow forever.
-            if head > 64, head * 2 > jobs.count {
-                jobs.removeFirst(head)
-                head = 0
-            }
-            condition.unlock()
-            job(easy)
-            connectionsOpened.add(easy.lastConnectionCount, ordering: .relaxed)
-        }
-    }
+    public var connectionsOpened: Int { connections.load(ordering: .relaxed) }
 }
 
 /// One curl easy handle; reused across calls so its connection stays alive, freed in deinit.

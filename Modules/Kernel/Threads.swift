@@ -79,4 +79,16 @@ public enum Threads {
         var remaining = timespec()
         while nanosleep(&request, &remaining) == -1, errno == EINTR { request = remaining }
     }
+
+    /// Checks `done` every 10 ms until it holds or `seconds` have passed (on the monotonic
+    /// clock): a shutdown waiting for threads to finish; whether it held.
+    @discardableResult
+    public static func wait(atMost seconds: Double, until done: () -> Bool) -> Bool {
+        let deadline = LatencyHistogram.now() &+ UInt64(max(0, seconds) * 1e9)
+        while !done() {
+            if LatencyHistogram.now() >= deadline { return false }
+            sleep(seconds: 0.01)
+        }
+        return true
+    }
 }

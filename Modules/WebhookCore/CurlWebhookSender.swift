@@ -104,13 +104,8 @@ public protocol WebhookSender: Sendable {
 /// or http to this machine, which `WebhookURL` alone admits), no proxy from the environment,
 /// the system's CA store, a connect timeout of min(5 s, timeout) and a total timeout. The answer's
 /// body is read and dropped as it arrives: only the status (and `Retry-After`) matters.
-public final class CurlWebhookSender: WebhookSender, @unchecked Sendable {
-    private let condition = ConditionLock()
-    // Guarded by `condition`.
-    private var jobs: [@Sendable (any WebhookPoster) -> Void] = []
-    private var stopped = false
-    private var running: Int
-    private let timeout: Double
+public final class CurlWebhookSender: WebhookSender, Sendable {
+    private let threads: WorkerThreads<WebhookEasyHandle>
 
     private static let globalInit: Void = {
         // curl_global_init is not thread-safe; run it once per process before any handle exists.
@@ -126,62 +121,21 @@ public final class CurlWebhookSender: WebhookSender, @unchecked Sendable {
                 .configuration, "a webhook sender needs at least one thread and a positive timeout")
         }
         _ = Self.globalInit
-        self.timeout = timeout
-        running = threads
-        for index in 0..<threads {
-            Threads.start(name: "webhook-\(index)", stackSize: 512 * 1024) { [self] in run() }
-        }
+        self.threads = WorkerThreads(
+            name: "webhook", threads: threads, makeWorker: { WebhookEasyHandle(timeout: timeout) })
     }
 
     public func submit(_ job: @escaping @Sendable (any WebhookPoster) -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopped else { return false }
-        jobs.append(job)
-        condition.signal()
-        return true
+        threads.submit(job)
     }
 
     /// Stops the threads once the queued jobs are done; waits at most `grace` seconds for that.
-    public func stop(grace: Double) {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
-        let deadline = Monotonic.seconds() + grace
-        while Monotonic.seconds() < deadline {
-            condition.lock()
-            let left = running
-            condition.unlock()
-            if left == 0 { return }
-            Threads.sleep(seconds: 0.01)
-        }
-    }
-
-    private func run() {
-        let easy = WebhookEasyHandle(timeout: timeout)
-        while true {
-            condition.lock()
-            while jobs.isEmpty, !stopped { condition.wait() }
-            if jobs.isEmpty {
-                running -= 1
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job(easy)
-        }
-    }
+    public func stop(grace: Double) { threads.stop(grace: grace) }
 }
 
 /// The monotonic clock, for durations and lease margins (the wall clock may jump).
 enum Monotonic {
-    static func seconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
+    static func seconds() -> Double { Double(LatencyHistogram.now()) / 1e9 }
 }
 
 /// One curl easy handle, reused across attempts so connections stay alive; freed in deinit.

@@ -145,11 +145,8 @@ public final class WebhookDispatcher: Sendable {
     public func stop(grace: TimeInterval) {
         state.withLock { $0.stopped = true }
         wakeups.signal()
-        let deadline = Monotonic.seconds() + grace
-        while Monotonic.seconds() < deadline {
-            let busy = state.withLock { $0.pollerRunning || !$0.inFlight.values.allSatisfy { $0 == 0 } }
-            if !busy { break }
-            Threads.sleep(seconds: 0.01)
+        Threads.wait(atMost: grace) {
+            state.withLock { !$0.pollerRunning && $0.inFlight.values.allSatisfy { $0 == 0 } }
         }
         do {
             try outbox.releaseDeliveries(owner: instanceID)
