@@ -264,35 +264,13 @@ extension SQLStore: BankIDIdentityStore {
                 WHERE id_hash = ?1 AND consumed_at IS NULL
                 """, [record.flowIDHash, record.at, record.outcome])
             guard changed > 0 else { return false }
-            if let user = record.newUser {
-                try connection.execute(
-                    """
-                    INSERT INTO users (id, username, display_name, created_at, disabled_at, user_handle)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                    """,
-                    [
-                        user.id, user.username, user.displayName, user.createdAt, user.disabledAt,
-                        user.userHandle,
-                    ])
-            }
+            if let user = record.newUser { try Self.insert(user, on: connection) }
             if let link = record.link {
                 try connection.execute(
                     "INSERT INTO bankid_identities (\(StoreSQL.identityColumns)) VALUES (?1, ?2, ?3, ?4, ?5)",
                     [link.userID, link.digest.keyID, link.digest.value, link.name, link.linkedAt])
             }
-            if let session = record.session {
-                try connection.execute(
-                    """
-                    INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at,
-                      last_seen_at, expires_at, revoked_at, user_agent, ip_address)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                    """,
-                    [
-                        session.id, session.userID, session.tokenHash, session.clientKind.rawValue,
-                        session.authMethod.rawValue, session.createdAt, session.lastSeenAt, session.expiresAt,
-                        session.revokedAt, session.userAgent, session.ipAddress,
-                    ])
-            }
+            if let session = record.session { try Self.insert(session, on: connection) }
             if let replaced = record.replacedSessionID {
                 try Self.endReplacedSession(
                     replaced, at: record.at, outbox: record.replacedSessionOutbox, on: connection)
