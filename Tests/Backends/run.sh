@@ -11,18 +11,13 @@
 # PORTVAKT_TEST_POSTGRES_URL. Extra arguments go to pytest (e.g. -k rotation).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. Tests/python-venv.sh
 
 venv=.build/backends-venv
 requirements=Tests/Backends/requirements.txt
-if ! cmp -s "$requirements" "$venv/requirements.txt"; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-  cp "$requirements" "$venv/requirements.txt"
-fi
+python_venv "$venv" "$requirements"
 
-binary="$(swift build --show-bin-path)/portvakt"
-[ -x "$binary" ] || { echo "no $binary: run swift build first" >&2; exit 1; }
+binary=$(debug_binary)
 
 # Every *_test.py in the folder, so a new suite needs no change here. No cache in the work tree.
 shopt -s nullglob

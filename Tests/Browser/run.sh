@@ -5,17 +5,12 @@
 # when Tests/Browser/requirements.txt changes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. Tests/python-venv.sh
 
 venv=.build/browser-venv
 requirements=Tests/Browser/requirements.txt
-if ! cmp -s "$requirements" "$venv/requirements.txt"; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-  cp "$requirements" "$venv/requirements.txt"
-fi
+python_venv "$venv" "$requirements"
 
-binary="$(swift build --show-bin-path)/portvakt"
-[ -x "$binary" ] || { echo "no $binary: run swift build first" >&2; exit 1; }
+binary=$(debug_binary)
 # SE_OFFLINE: Selenium uses the drivers we name and never downloads one.
 SE_OFFLINE=true exec "$venv/bin/python" Tests/Browser/signin_test.py --binary "$binary"

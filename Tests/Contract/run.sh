@@ -33,6 +33,7 @@
 # The last line is `contract: passed ...` or `contract: FAILED ...` (CI reads it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. Tests/python-venv.sh
 root=$PWD
 started=$SECONDS
 
@@ -62,17 +63,11 @@ workers=${CONTRACT_WORKERS:-2}
 
 venv=.build/contract-venv
 requirements=Tests/Contract/requirements.txt
-if ! cmp -s "$requirements" "$venv/requirements.txt"; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-  cp "$requirements" "$venv/requirements.txt"
-fi
+python_venv "$venv" "$requirements"
 py="$root/$venv/bin/python"
 st="$root/$venv/bin/st"
 
-binary="$(swift build --show-bin-path)/portvakt"
-[ -x "$binary" ] || { echo "no $binary: run swift build first" >&2; exit 1; }
+binary=$(debug_binary)
 
 # Reports, the fetched documents and schemathesis' example database (.hypothesis, which replays
 # earlier failures first) stay under .build/contract; the server's state is thrown away.
