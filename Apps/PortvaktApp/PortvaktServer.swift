@@ -184,10 +184,20 @@ public final class PortvaktServer: Sendable {
         let transport = SessionTransport(
             cookieName: configuration.sessionCookieName, cookieSecure: configuration.cookieSecure,
             trustedOrigins: Set([configuration.publicOrigin] + configuration.http.cors.allowedOrigins))
+        let recentAuthentication = RecentAuthentication(
+            policy: ReauthenticationPolicy(
+                window: TimeInterval(configuration.account.reauthenticationSeconds),
+                passkey: configuration.methods.passkey.enabled,
+                bankIDSign: bankID != nil && bankIDFlows.policy.sign),
+            passkeys: store, identities: store, clock: clock)
         let access = AccountSessionService(
-            sessions: sessions, users: store, bankID: bankID == nil ? nil : store, clock: clock,
-            feed: changeFeed)
+            sessions: sessions, users: store, bankID: bankID == nil ? nil : store,
+            recentAuthentication: recentAuthentication, clock: clock, feed: changeFeed)
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
+        AccountAPI(
+            account: OwnAccountService(store: store, clock: clock, feed: changeFeed), passkeys: passkeys,
+            access: access, transport: transport
+        ).register(on: &publicRouter)
         ForwardAuthAPI(access: access, transport: transport).register(on: &publicRouter)
         let accessTokens = try AccessTokenParts(
             configuration: configuration, store: store, access: access, transport: transport, clock: clock,
@@ -282,6 +292,7 @@ public final class PortvaktServer: Sendable {
         let bankIDFlows = bankIDFlows
         let coordinator = bankID?.coordinator
         let webhooks = webhooks
+        let auditRetentionDays = configuration.audit.retentionDays
         timer.setEventHandler { [logger] in
             /// Runs one purge unless another instance is running it; logs a failure by its type only.
             func purge(_ job: String, failure: String, _ body: () throws -> Void) {
@@ -306,6 +317,14 @@ public final class PortvaktServer: Sendable {
             certificate?.check()
             purge("rotate-signing-keys", failure: "signing key upkeep failed") {
                 try accessTokens.maintain(logger: logger)
+            }
+            // Audit events past `audit.retentionDays` (0 keeps them all), a deleted account's too.
+            if auditRetentionDays > 0 {
+                purge("purge-audit", failure: "audit purge failed") {
+                    let cutoff = clock.now().addingTimeInterval(-Double(auditRetentionDays) * 86_400)
+                    let purged = try store.purgeAuditEvents(before: cutoff)
+                    if purged > 0 { logger.log(.info, "purged old audit events", ["count": String(purged)]) }
+                }
             }
             purge("purge-challenges", failure: "challenge purge failed") {
                 let purged = try passkeys.purgeExpiredChallenges()

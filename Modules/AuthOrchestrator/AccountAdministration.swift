@@ -198,25 +198,14 @@ public struct AccountAdministration: Sendable {
     {
         var user = try requireUser(id)
         // Every name is checked before anything is written, so a bad one changes nothing.
-        let username = try changes.username.map { raw throws(AuthError) in try Names.normaliseUsername(raw) }
-        let displayName = try changes.displayName.map { raw throws(AuthError) in try Names.displayName(raw) }
-        if username != nil || displayName != nil {
-            var details: [String: String] = [:]
-            if let username, username != user.username {
-                user.username = username
-                details["username"] = "changed"
-            }
-            if let displayName, displayName != user.displayName {
-                user.displayName = displayName
-                details["displayName"] = "changed"
-            }
+        if changes.username != nil || changes.displayName != nil {
+            let rename = try Rename(user, username: changes.username, displayName: changes.displayName)
+            user = rename.user
             do {
-                try store.updateUser(
-                    user,
+                try rename.store(
+                    in: store,
                     record: record(
-                        .adminUserRenamed, userID: id, by: admin, context: context, details: details))
-            } catch let error as StorageError where error.code == .conflict {
-                throw AuthError(.usernameTaken, "the username is taken", underlying: error)
+                        .adminUserRenamed, userID: id, by: admin, context: context, details: rename.details))
             } catch let error as StorageError where error.code == .notFound {
                 throw AuthError(.userNotFound, "no user has this id", underlying: error)
             }

@@ -73,19 +73,32 @@ public struct AccountSessionService: Sendable {
     let feed: ChangeFeed
     /// Step-ups and linked identities; nil when BankID is off.
     let bankID: (any BankIDIdentityStore)?
+    /// The rule for the acts that cannot be undone.
+    public let recentAuthentication: RecentAuthentication
     let clock: any WallClock
 
     /// Creates the service.
-    /// - Parameter bankID: BankID's step-ups and linked identities; nil when BankID is switched off.
+    /// - Parameters:
+    ///   - bankID: BankID's step-ups and linked identities; nil when BankID is switched off.
+    ///   - recentAuthentication: the rule that asks a recent proof of presence of the acts that
+    ///     cannot be undone (`recentlyAuthenticated(_:)`).
     public init(
         sessions: SessionService, users: any SessionAccessStore, bankID: (any BankIDIdentityStore)?,
-        clock: any WallClock, feed: ChangeFeed = .off
+        recentAuthentication: RecentAuthentication, clock: any WallClock, feed: ChangeFeed = .off
     ) {
         self.sessions = sessions
         self.users = users
         self.feed = feed
         self.bankID = bankID
+        self.recentAuthentication = recentAuthentication
         self.clock = clock
+    }
+
+    /// `signedIn`, when its session proved presence recently enough for an act that cannot be
+    /// undone (`RecentAuthentication`).
+    /// - Throws: `AuthError(.reauthenticationRequired)` with the ways to re-authenticate.
+    public func recentlyAuthenticated(_ signedIn: SignedIn) throws -> RecentlyAuthenticated {
+        try recentAuthentication.require(signedIn)
     }
 
     /// The session `token` opens and its account.
@@ -162,6 +175,31 @@ public struct AccountSessionService: Sendable {
         guard
             try end([sessionID], of: signedIn, action: .sessionRevokedByUser, reason: .user, context: context)
         else { throw SessionError(.notFound, "no such session") }
+    }
+
+    /// Ends every live session of the account except the request's own (a lost or shared device),
+    /// audited `session.others_revoked_by_user`, with a `session.revoked` webhook event for each,
+    /// in one write. It signs the user out everywhere else, so it needs a recent proof of presence.
+    /// - Returns: how many ended.
+    @discardableResult
+    public func revokeOtherSessions(_ proof: RecentlyAuthenticated, context: ClientContext) throws -> Int {
+        let signedIn = proof.signedIn
+        let userID = signedIn.user.id
+        let now = clock.now()
+        // The request's session stays (the rotation's new one when this request rotated it: the
+        // token it presented was being retired anyway).
+        let kept = signedIn.current.id
+        let ended = try feed.recording({
+            try users.revokeSessions(ofUser: userID, ids: nil, except: kept, at: now, record: $0)
+        }) { ended in
+            ChangeRecord(
+                AuditEvent(
+                    .sessionOthersRevokedByUser, userID: userID, context: context,
+                    details: ["sessionId": kept, "count": String(ended.count)], at: now),
+                outbox: feed.entries(
+                    ended.map { .sessionRevoked(userID: userID, sessionID: $0, reason: .user, at: now) }))
+        }
+        return ended.count
     }
 
     /// Revokes those of `ids` that are the user's and not yet revoked, with the audit event (a

@@ -46,6 +46,18 @@ public struct AuthError: CodedError {
         /// The randomness source failed; nothing was issued.
         case randomFailure = "auth.random_failure"
 
+        // MARK: The user's own account
+
+        /// The act cannot be undone or weakens the account, and the session's last proof of
+        /// presence is older than `account.reauthenticationSeconds`: re-authenticate first
+        /// (`methods` says how).
+        case reauthenticationRequired = "reauthentication_required"
+        /// A re-authentication that failed for a reason that must not be told apart (an unknown
+        /// passkey, another user's).
+        case reauthenticationFailed = "reauthentication_failed"
+        /// The app-store review account cannot be deleted by its user (it is recreated at start).
+        case reviewAccountDeletion = "review.deletion_refused"
+
         // MARK: Enrollment tokens
 
         /// The token is unknown, already used, expired or another client's (one code: a prober
@@ -128,6 +140,9 @@ public struct AuthError: CodedError {
     public let userMessage: RecommendedMessage?
     /// The cause, when another module's error led to this one (kept for logs, never shown).
     public let underlying: (any Error)?
+    /// How the user can re-authenticate, for `reauthentication_required` (`RecentAuthentication`);
+    /// empty otherwise.
+    public internal(set) var reauthenticationMethods: [AuthMethod] = []
     /// The source file that raised the error.
     public let file: String
     /// The source line that raised the error.

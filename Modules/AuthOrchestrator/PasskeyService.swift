@@ -526,6 +526,115 @@ public struct PasskeyService: Sendable {
         }
     }
 
+    // MARK: Re-authentication
+
+    /// Issues request options for the signed-in user to prove presence again with one of their own
+    /// passkeys (`allowCredentials` lists them). The challenge is stored for that user: finalize
+    /// accepts it only in one of their sessions, once.
+    /// - Throws: `passkey.disabled`; `reauthentication_failed` when the user has no passkey.
+    public func startReauthentication(_ signedIn: SignedIn) throws -> IssuedChallenge {
+        try requireEnabled()
+        let allowed = try accounts.passkeys(userID: signedIn.user.id).map(Self.descriptor)
+        guard !allowed.isEmpty else {
+            throw AuthError(.reauthenticationFailed, "the account has no passkey to re-authenticate with")
+        }
+        let options = try AuthenticationOptions(
+            relyingParty: policy.relyingParty, allowCredentials: allowed,
+            timeoutMilliseconds: timeoutMilliseconds, random: random)
+        let now = clock.now()
+        // Stored, not sealed: a sealed id opens at login finalize, a stored one never does, so a
+        // re-authentication's assertion can never open a session.
+        let stored = StoredChallenge(
+            id: try random.secureToken(Self.challengeIDBytes), challenge: options.challenge, purpose: .login,
+            userID: signedIn.user.id, userHandle: signedIn.user.userHandle, createdAt: now,
+            expiresAt: now + policy.challengeLifetime)
+        try challenges.insertChallenge(stored)
+        return IssuedChallenge(challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
+    }
+
+    /// Verifies a re-authentication (§7.2, with the counter and replay rules of a login) by one of
+    /// the signed-in user's own passkeys, and records the proof of presence on the session. No
+    /// session is opened.
+    /// - Returns: when the proof was recorded.
+    /// - Throws: `passkey.challenge_invalid` (unknown, used, expired, or issued to another user);
+    ///   `reauthentication_failed` for an unknown passkey or another user's (one code); the failing
+    ///   step's `PasskeyError`; `session.revoked` when the session ended meanwhile.
+    public func finishReauthentication(
+        _ signedIn: SignedIn, challengeID: String, credential response: CredentialJSON, context: ClientContext
+    ) throws -> Date {
+        try requireEnabled()
+        let user = signedIn.user
+        do {
+            return try reauthenticate(
+                signedIn, challengeID: challengeID, response: response, context: context)
+        } catch let error as StorageError {
+            throw error
+        } catch let error as SessionError {
+            throw error
+        } catch {
+            // As a failed login: every refusal leaves a trail, with its code, never the assertion.
+            let code = (error as? any CodedError)?.codeName ?? "internal"
+            try record(
+                .passkeyReauthenticationFailed, userID: user.id, context: context, details: ["code": code])
+            throw error
+        }
+    }
+
+    private func reauthenticate(
+        _ signedIn: SignedIn, challengeID: String, response: CredentialJSON, context: ClientContext
+    ) throws -> Date {
+        let user = signedIn.user
+        let now = clock.now()
+        // Consumed before anything is checked: a challenge is good for one attempt, and of racing
+        // finalizes exactly one gets it, so a replayed assertion meets a used challenge.
+        guard let challenge = try challenges.consumeChallenge(id: challengeID, purpose: .login, at: now),
+            challenge.userID == user.id
+        else {
+            throw AuthError(
+                .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
+        }
+        let parsed = try AuthenticationResponseJSON(response)
+        guard let (passkey, owner) = try accounts.passkeyWithOwner(credentialID: parsed.rawID),
+            owner.id == user.id
+        else {
+            throw AuthError(.reauthenticationFailed, "the passkey is not one of this account's")
+        }
+        let credential = try StoredCredential(
+            id: passkey.credentialID, publicKeyBytes: passkey.publicKey, signCount: passkey.signCount,
+            userHandle: user.userHandle, backupEligible: passkey.backupEligible)
+        // The challenge is spent, so a counter that went backwards is no replay: under the reject
+        // policy PasskeyCore refuses it as a possible clone, under flag it is recorded.
+        let verified: VerifiedAuthentication
+        do {
+            verified = try verifyAuthentication(
+                response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty,
+                credential: credential, expectedUserHandle: user.userHandle)
+        } catch {
+            switch error.code {
+            case .ceremonyUserHandleMismatch, .ceremonyCredentialNotAllowed:
+                throw AuthError(
+                    .reauthenticationFailed, "the passkey is not one of this account's", underlying: error)
+            default:
+                throw error
+            }
+        }
+        var details = [
+            "credentialId": Base64URL.encode(passkey.credentialID), "sessionId": signedIn.current.id,
+        ]
+        if verified.counterRegressed { details["counterRegressed"] = "true" }
+        let ids =
+            signedIn.rotated == nil ? [signedIn.session.id] : [signedIn.current.id, signedIn.session.id]
+        guard
+            try logins.commitPasskeyReauthentication(
+                PasskeyReauthenticationRecord(
+                    credentialID: passkey.credentialID, signCount: verified.signCount,
+                    backupState: verified.backupState, userID: user.id, sessionIDs: ids,
+                    event: auditEvent(.passkeyReauthenticated, userID: user.id, context: context, details: details),
+                    at: now))
+        else { throw SessionError(.revoked, "the session was revoked") }
+        return now
+    }
+
     // MARK: Managing passkeys
 
     /// The user's passkeys, oldest first.
@@ -549,9 +658,17 @@ public struct PasskeyService: Sendable {
         return renamed
     }
 
-    /// Deletes one of the user's passkeys, unless it is the account's last way in.
+    /// Deletes one of the signed-in user's passkeys, unless it is the account's last way in. A way
+    /// in less cannot be undone by the user, so it needs a recent proof of presence.
     /// - Throws: `passkey.not_found`, `passkey.last_passkey`.
-    public func deletePasskey(userID: String, credentialID: String, context: ClientContext) throws {
+    public func deletePasskey(_ proof: RecentlyAuthenticated, credentialID: String, context: ClientContext)
+        throws
+    {
+        try deletePasskey(userID: proof.signedIn.user.id, credentialID: credentialID, context: context)
+    }
+
+    /// `deletePasskey(_:credentialID:context:)` by user id, for the tests of its rules.
+    func deletePasskey(userID: String, credentialID: String, context: ClientContext) throws {
         guard let id = Base64URL.decode(credentialID) else {
             throw AuthError(.passkeyNotFound, "no such passkey")
         }

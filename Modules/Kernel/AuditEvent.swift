@@ -120,6 +120,8 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     public static let sessionLogout = Self(rawValue: "session.logout")
     /// The user ended one of their sessions (DELETE /v1/me/sessions/{id}).
     public static let sessionRevokedByUser = Self(rawValue: "session.revoked_by_user")
+    /// The user ended every other session of theirs (DELETE /v1/me/sessions; `details.count`).
+    public static let sessionOthersRevokedByUser = Self(rawValue: "session.others_revoked_by_user")
 
     // Passkeys.
     /// A passkey was registered: a sign-up or an added passkey.
@@ -134,6 +136,10 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     public static let passkeyDeleted = Self(rawValue: "passkey.deleted")
     /// A passkey was enrolled with an enrollment or recovery token.
     public static let passkeyEnrolled = Self(rawValue: "passkey.enrolled")
+    /// The signed-in user proved presence with a passkey (POST /v1/me/reauthenticate/finalize).
+    public static let passkeyReauthenticated = Self(rawValue: "passkey.reauthenticated")
+    /// A re-authentication was refused (`details.code`).
+    public static let passkeyReauthenticationFailed = Self(rawValue: "passkey.reauthentication_failed")
 
     // BankID.
     /// An order was started.
@@ -188,6 +194,13 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     // The account.
     /// A recovery's new passkey revoked what the recovery policy says.
     public static let accountRecovered = Self(rawValue: "account.recovered")
+    /// The user changed their own username or display name (`details.username`, `displayName`:
+    /// `changed`; never the names).
+    public static let accountRenamed = Self(rawValue: "account.renamed")
+    /// The user downloaded everything Portvakt holds about them (GET /v1/me/export).
+    public static let accountExported = Self(rawValue: "account.exported")
+    /// The user deleted their own account; the audit trail about them stays.
+    public static let accountDeleted = Self(rawValue: "account.deleted")
     /// A one-time enrollment token was issued.
     public static let enrollmentIssued = Self(rawValue: "enrollment.issued")
 

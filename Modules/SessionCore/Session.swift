@@ -32,12 +32,17 @@ public struct Session: Sendable, Equatable {
     public let userAgent: String?
     /// The client IP that created the session, for the sessions list.
     public let ipAddress: String?
+    /// When the session's user last proved presence in it: the sign-in that opened it, then each
+    /// re-authentication (a passkey ceremony or a BankID signature). Acts that cannot be undone
+    /// ask for a recent one (AuthOrchestrator's `RecentAuthentication`); a rotation keeps it.
+    public var authenticatedAt: Date
 
     /// Creates a session value; `SessionService.issue` is the usual way to get one.
+    /// - Parameter authenticatedAt: the last proof of presence; `createdAt` when nil.
     public init(
         id: String, userID: String, tokenHash: [UInt8], clientKind: ClientKind, authMethod: AuthMethod,
         createdAt: Date, lastSeenAt: Date, expiresAt: Date, revokedAt: Date? = nil,
-        userAgent: String? = nil, ipAddress: String? = nil
+        userAgent: String? = nil, ipAddress: String? = nil, authenticatedAt: Date? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -50,6 +55,8 @@ public struct Session: Sendable, Equatable {
         self.revokedAt = revokedAt
         self.userAgent = userAgent
         self.ipAddress = ipAddress
+        // A session is opened by a sign-in: unless told otherwise, that is its proof of presence.
+        self.authenticatedAt = authenticatedAt ?? createdAt
     }
 }
 

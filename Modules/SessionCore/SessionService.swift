@@ -166,17 +166,19 @@ public struct SessionService: Sendable {
         try repository.purgeSessions(endedBefore: clock.now().addingTimeInterval(-retention))
     }
 
-    /// A new token for `session`'s user, kind and method, ending when `session` ends: rotation
-    /// never extends a session.
+    /// A new token for `session`'s user, kind and method, ending when `session` ends and proved
+    /// when `session` was: rotation never extends a session or refreshes its proof.
     private func successor(of session: Session) throws -> IssuedSession {
+        // A new token is no new proof of presence: the successor keeps the old one's.
         try makeSession(
             userID: session.userID, clientKind: session.clientKind, authMethod: session.authMethod,
-            userAgent: session.userAgent, ipAddress: session.ipAddress, expiresAt: session.expiresAt)
+            userAgent: session.userAgent, ipAddress: session.ipAddress, expiresAt: session.expiresAt,
+            authenticatedAt: session.authenticatedAt)
     }
 
     private func makeSession(
         userID: String, clientKind: ClientKind, authMethod: AuthMethod, userAgent: String?,
-        ipAddress: String?, expiresAt: Date? = nil
+        ipAddress: String?, expiresAt: Date? = nil, authenticatedAt: Date? = nil
     ) throws -> IssuedSession {
         let now = clock.now()
         let token = Self.tokenPrefix + (try random.token(byteCount: 32))
@@ -184,7 +186,8 @@ public struct SessionService: Sendable {
             id: try random.token(byteCount: 16), userID: userID, tokenHash: Self.hash(token: token),
             clientKind: clientKind, authMethod: authMethod, createdAt: now, lastSeenAt: now,
             expiresAt: expiresAt ?? now.addingTimeInterval(policy.lifetime(for: authMethod).absolute),
-            userAgent: userAgent.map { String($0.prefix(256)) }, ipAddress: ipAddress)
+            userAgent: userAgent.map { String($0.prefix(256)) }, ipAddress: ipAddress,
+            authenticatedAt: authenticatedAt)
         return IssuedSession(token: token, session: session)
     }
 }

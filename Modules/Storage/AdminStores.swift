@@ -163,19 +163,20 @@ extension SQLStore: AdministrationStore {
         arguments.append(limit)
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = """
-            SELECT id, at, action, actor, user_id, request_id, ip_address, details FROM audit_events
+            SELECT \(StoreSQL.auditColumns) FROM audit_events
             \(filter) ORDER BY id DESC LIMIT ?\(arguments.count)
             """
-        return try engine.read { connection in
-            try connection.query(sql, arguments) { row in
-                AuditEvent(
-                    id: try row.int64(0), at: try row.date(1),
-                    action: AuditAction(rawValue: try row.string(2)),
-                    actor: try AuditActor.stored(try row.string(3)),
-                    userID: try row.optionalString(4), requestID: try row.optionalString(5),
-                    ipAddress: try row.optionalString(6), details: try AuditDetails.decode(try row.string(7)))
-            }
-        }
+        return try engine.read { connection in try connection.query(sql, arguments, Self.auditEvent) }
+    }
+
+    /// An audit event from a row of `StoreSQL.auditColumns`.
+    static func auditEvent(_ row: any SQLRow) throws -> AuditEvent {
+        AuditEvent(
+            id: try row.int64(0), at: try row.date(1),
+            action: AuditAction(rawValue: try row.string(2)),
+            actor: try AuditActor.stored(try row.string(3)),
+            userID: try row.optionalString(4), requestID: try row.optionalString(5),
+            ipAddress: try row.optionalString(6), details: try AuditDetails.decode(try row.string(7)))
     }
 
     public func liveSessionCount(at now: Date) throws -> Int {
@@ -190,6 +191,9 @@ extension SQLStore: AdministrationStore {
 
 /// The column lists and statements the stores above share.
 extension StoreSQL {
+    /// An audit event's columns, in `SQLStore.auditEvent`'s order.
+    static let auditColumns = "id, at, action, actor, user_id, request_id, ip_address, details"
+
     fileprivate static let adminTokenColumns =
         "id, name, scope, token_hash, created_at, expires_at, revoked_at"
 }

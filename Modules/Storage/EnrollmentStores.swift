@@ -127,15 +127,27 @@ extension SQLStore: EnrollmentTokenStore {
     {
         try engine.read { connection in
             try connection.queryFirst(
-                "SELECT \(StoreSQL.enrollmentColumns) FROM enrollment_tokens WHERE \(column) = ?1", [value]
-            ) { row in
-                EnrollmentTokenRecord(
-                    id: try row.string(0), userID: try row.string(1), tokenHash: try row.blob(2),
-                    purpose: try row.string(3),
-                    createdBy: try row.string(4), createdAt: try row.date(5), expiresAt: try row.date(6),
-                    usedAt: try row.optionalDate(7), bindingHash: try row.optionalBlob(8))
-            }
+                "SELECT \(StoreSQL.enrollmentColumns) FROM enrollment_tokens WHERE \(column) = ?1", [value],
+                Self.enrollmentToken)
         }
+    }
+
+    public func enrollmentTokens(userID: String) throws -> [EnrollmentTokenRecord] {
+        try engine.read { connection in
+            try connection.query(
+                """
+                SELECT \(StoreSQL.enrollmentColumns) FROM enrollment_tokens WHERE user_id = ?1
+                ORDER BY created_at, id
+                """, [userID], Self.enrollmentToken)
+        }
+    }
+
+    private static func enrollmentToken(_ row: any SQLRow) throws -> EnrollmentTokenRecord {
+        EnrollmentTokenRecord(
+            id: try row.string(0), userID: try row.string(1), tokenHash: try row.blob(2),
+            purpose: try row.string(3),
+            createdBy: try row.string(4), createdAt: try row.date(5), expiresAt: try row.date(6),
+            usedAt: try row.optionalDate(7), bindingHash: try row.optionalBlob(8))
     }
 
     public func linkEnrollmentChallenge(challengeID: String, tokenID: String) throws {

@@ -285,6 +285,11 @@ extension SQLStore: BankIDIdentityStore {
                       valid_until = excluded.valid_until, user_visible_text = excluded.user_visible_text
                     """,
                     [stepUp.sessionID, stepUp.signedAt, stepUp.validUntil, stepUp.userVisibleText])
+                // A signature by the account's own BankID identity proves its user is present.
+                if let userID = record.evidence?.userID {
+                    _ = try Self.recordAuthentication(
+                        sessionIDs: [stepUp.sessionID], userID: userID, at: stepUp.signedAt, on: connection)
+                }
             }
             if let evidence = record.evidence {
                 try connection.execute(

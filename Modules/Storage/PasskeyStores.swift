@@ -229,6 +229,40 @@ public struct PasskeyLoginRecord: Sendable {
     }
 }
 
+/// Everything a verified passkey re-authentication changes, committed together by
+/// `PasskeyLoginStore.commitPasskeyReauthentication(_:)`: no session is opened, the signed-in
+/// one records the proof.
+public struct PasskeyReauthenticationRecord: Sendable {
+    /// The passkey that signed (the signed-in user's).
+    public var credentialID: [UInt8]
+    /// The authenticator's new signature counter.
+    public var signCount: UInt32
+    /// The authenticator's backup state flag in this assertion.
+    public var backupState: Bool
+    /// The signed-in user.
+    public var userID: String
+    /// The request's session (and the one it presented, when the request rotated it).
+    public var sessionIDs: [String]
+    /// The audit event recording the re-authentication.
+    public var event: AuditEvent
+    /// When it happened: the new proof of presence.
+    public var at: Date
+
+    /// Creates a record.
+    public init(
+        credentialID: [UInt8], signCount: UInt32, backupState: Bool, userID: String, sessionIDs: [String],
+        event: AuditEvent, at: Date
+    ) {
+        self.credentialID = credentialID
+        self.signCount = signCount
+        self.backupState = backupState
+        self.userID = userID
+        self.sessionIDs = sessionIDs
+        self.event = event
+        self.at = at
+    }
+}
+
 /// The one write of a passkey login: a store that holds challenges, passkeys, sessions and the
 /// audit log commits a verified login as a single transaction.
 ///
@@ -246,4 +280,11 @@ public protocol PasskeyLoginStore: Sendable {
     /// - Throws: `StorageError(.notFound)` when the passkey no longer exists, `.conflict` when
     ///   the session collides; nothing is written then (the challenge stays).
     func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool
+
+    /// Records the passkey's use (as `recordPasskeyUse`), the proof of presence on those of the
+    /// record's sessions that are the user's and not revoked, and the event, in one transaction.
+    /// - Returns: false, with nothing written, when none of the sessions is live any more (it was
+    ///   revoked meanwhile: the proof has nowhere to go).
+    /// - Throws: `StorageError(.notFound)` when the passkey no longer exists; nothing is written.
+    func commitPasskeyReauthentication(_ record: PasskeyReauthenticationRecord) throws -> Bool
 }

@@ -187,6 +187,16 @@ extension SQLStore: BankIDPhoneVerificationStore {
         }
     }
 
+    public func bankIDPhoneVerifications(userID: String) throws -> [BankIDPhoneVerification] {
+        try engine.read { connection in
+            try connection.query(
+                """
+                SELECT \(Self.phoneVerificationColumns) FROM bankid_phone_verifications WHERE user_id = ?1
+                ORDER BY created_at, id
+                """, [userID], Self.phoneVerification)
+        }
+    }
+
     public func purgeBankIDPhoneVerifications(createdBefore cutoff: Date) throws -> Int {
         try engine.write { connection in
             try connection.execute("DELETE FROM bankid_phone_verifications WHERE created_at < ?1", [cutoff])

@@ -56,16 +56,16 @@ public final class SQLStore: Sendable {
             authMethod: method, createdAt: try row.date(5), lastSeenAt: try row.date(6),
             expiresAt: try row.date(7), revokedAt: try row.optionalDate(8),
             userAgent: try row.optionalString(9),
-            ipAddress: try row.optionalString(10))
+            ipAddress: try row.optionalString(10), authenticatedAt: try row.date(11))
     }
 
     static func insert(_ session: Session, on connection: any SQLConnection) throws {
         try connection.execute(
-            "INSERT INTO sessions (\(StoreSQL.sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO sessions (\(StoreSQL.sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             [
                 session.id, session.userID, session.tokenHash, session.clientKind.rawValue,
                 session.authMethod.rawValue, session.createdAt, session.lastSeenAt, session.expiresAt,
-                session.revokedAt, session.userAgent, session.ipAddress,
+                session.revokedAt, session.userAgent, session.ipAddress, session.authenticatedAt,
             ])
     }
 
@@ -125,10 +125,16 @@ extension SQLStore: UserStore {
     }
 
     public func deleteUser(id: String, record: ChangeRecord) throws -> Bool {
-        // Sessions and passkeys go with the user through ON DELETE CASCADE, in the same transaction.
+        // Everything that names the user goes with them through ON DELETE CASCADE (sessions and
+        // their step-ups, passkeys, enrollment tokens, the BankID identity, flows, signatures and
+        // phone verifications, the review listing), in the same transaction; their challenges
+        // (an added passkey's, a re-authentication's) have no foreign key, a sign-up's precedes
+        // its user, so they go by hand. The audit trail stays (`AuditRetentionStore`).
         try write(recording: { $0 ? record : .none }) { connection in
             let changed = try connection.execute("DELETE FROM users WHERE id = ?1", [id])
-            return changed > 0
+            guard changed > 0 else { return false }
+            try connection.execute("DELETE FROM challenges WHERE user_id = ?1", [id])
+            return true
         }
     }
 
@@ -249,6 +255,22 @@ extension SQLStore: SessionRepository {
         return changed > 0
     }
 
+    /// Records that `userID` proved presence at `at` in those of `sessionIDs` that are theirs and
+    /// not revoked (a re-authentication, a BankID signature); true when any was. Only forwards:
+    /// a late commit never moves the proof back.
+    static func recordAuthentication(
+        sessionIDs: [String], userID: String, at: Date, on connection: any SQLConnection
+    ) throws -> Bool {
+        if sessionIDs.isEmpty { return false }
+        let placeholders = sessionIDs.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
+        let changed = try connection.execute(
+            """
+            UPDATE sessions SET authenticated_at = CASE WHEN authenticated_at > ?2 THEN authenticated_at ELSE ?2 END
+            WHERE user_id = ?1 AND revoked_at IS NULL AND id IN (\(placeholders))
+            """, [userID, at] + sessionIDs)
+        return changed > 0
+    }
+
     /// Ends the session a sign-in replaced (the one its request came with) and, when it did end it
     /// and someone subscribes, enqueues `outbox`'s events about it, made from the session's owner.
     static func endReplacedSession(
@@ -282,6 +304,16 @@ extension SQLStore: SessionRepository {
                 WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2
                 ORDER BY created_at DESC, id DESC
                 """, [userID, now], Self.session)
+        }
+    }
+
+    public func allSessions(userID: String) throws -> [Session] {
+        try engine.read { connection in
+            try connection.query(
+                """
+                SELECT \(StoreSQL.sessionColumns) FROM sessions WHERE user_id = ?1
+                ORDER BY created_at DESC, id DESC
+                """, [userID], Self.session)
         }
     }
 
@@ -776,6 +808,24 @@ extension SQLStore: PasskeyLoginStore {
     }
 }
 
+extension SQLStore {
+    public func commitPasskeyReauthentication(_ record: PasskeyReauthenticationRecord) throws -> Bool {
+        let details = AuditDetails.encode(record.event.details)
+        return try engine.write { connection in
+            guard
+                try Self.recordAuthentication(
+                    sessionIDs: record.sessionIDs, userID: record.userID, at: record.at, on: connection)
+            else { return false }
+            // A throw here rolls the proof back with it.
+            try Self.recordPasskeyUse(
+                credentialID: record.credentialID, signCount: record.signCount,
+                backupState: record.backupState, at: record.at, on: connection)
+            _ = try Self.insert(record.event, details: details, on: connection)
+            return true
+        }
+    }
+}
+
 /// The column lists and statements the stores above share.
 extension StoreSQL {
     static let userColumns =
@@ -783,7 +833,7 @@ extension StoreSQL {
 
     fileprivate static let sessionColumns = """
         id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at, expires_at, \
-        revoked_at, user_agent, ip_address
+        revoked_at, user_agent, ip_address, authenticated_at
         """
 
     static let passkeyColumns = """

@@ -48,7 +48,7 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 14 and PostgreSQL's version 7, parents before
+    /// Every data table of SQLite's schema version 15 and PostgreSQL's version 8, parents before
     /// the tables whose foreign keys point at them (users first).
     static let tables: [Table] = [
         Table(
@@ -62,7 +62,7 @@ public enum StorageCopy {
             [
                 "id": .text, "user_id": .text, "token_hash": .bytes, "client_kind": .text,
                 "auth_method": .text, "created_at": .time, "last_seen_at": .time, "expires_at": .time,
-                "revoked_at": .time, "user_agent": .text, "ip_address": .text,
+                "revoked_at": .time, "user_agent": .text, "ip_address": .text, "authenticated_at": .time,
             ]),
         Table(
             "session_step_ups",
@@ -163,8 +163,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 14
-    static let postgreSQLSchemaVersion = 7
+    static let sqliteSchemaVersion = 15
+    static let postgreSQLSchemaVersion = 8
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

@@ -18,8 +18,10 @@ public protocol UserStore: Sendable {
     /// - Throws: `StorageError(.notFound)` when no user has the id, `.conflict` when the username
     ///   belongs to someone else; nothing is written then.
     func updateUser(_ user: User, record: ChangeRecord) throws
-    /// Deletes the user and, with it, every session and passkey of theirs, and writes `record`
-    /// with it; false when there was no such user (and nothing is written).
+    /// Deletes the user and, with it, every row that names them (sessions, passkeys, enrollment
+    /// tokens, the BankID identity and what hangs on it, their challenges) except the audit
+    /// trail, and writes `record` with it; false when there was no such user (and nothing is
+    /// written).
     func deleteUser(id: String, record: ChangeRecord) throws -> Bool
     /// Up to `limit` users with ids after `afterID` (from the start when nil), ordered by id's
     /// bytes: pass the last id of one page to get the next.

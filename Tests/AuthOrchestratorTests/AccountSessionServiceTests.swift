@@ -15,7 +15,10 @@ struct AccountSessionServiceTests {
     /// The service over a fixture's store; BankID's store when `bankID` is on.
     private func access(_ f: ServiceFixture, bankID: Bool = true) -> AccountSessionService {
         AccountSessionService(
-            sessions: f.sessions, users: f.store, bankID: bankID ? f.store : nil, clock: f.clock)
+            sessions: f.sessions, users: f.store, bankID: bankID ? f.store : nil,
+            recentAuthentication: RecentAuthentication(
+                policy: ReauthenticationPolicy(), passkeys: f.store, identities: f.store, clock: f.clock),
+            clock: f.clock)
     }
 
     @Test("no token is session.missing, an unknown one session.unknown")

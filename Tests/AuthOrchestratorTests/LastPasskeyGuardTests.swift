@@ -37,19 +37,19 @@ struct LastPasskeyGuardTests {
         try Self.link(ada.user.id, in: identities, at: f.clock.now())
 
         try service.deletePasskey(
-            userID: ada.user.id, credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
+            f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
         #expect(try f.store.passkeyCount(userID: ada.user.id) == 0)
         let event = try f.store.auditEvents(userID: ada.user.id, beforeID: nil, limit: 5).first
         #expect(event?.action.rawValue == "passkey.deleted" && event?.details["bankidLinked"] == "true")
 
         #expect(throws: AuthError(.lastPasskey, "")) {
             try service.deletePasskey(
-                userID: bob.user.id, credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
+                f.recentlyAuthenticated(bob), credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
         }
         // Someone else's passkey is still not found, linked or not.
         #expect(throws: AuthError(.passkeyNotFound, "")) {
             try service.deletePasskey(
-                userID: ada.user.id, credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
+                f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
         }
     }
 
@@ -60,7 +60,7 @@ struct LastPasskeyGuardTests {
         try Self.link(ada.user.id, in: f.store, at: f.clock.now())
         #expect(throws: AuthError(.lastPasskey, "")) {
             try f.service.deletePasskey(
-                userID: ada.user.id, credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
+                f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
         }
         #expect(try f.store.passkeyCount(userID: ada.user.id) == 1)
     }

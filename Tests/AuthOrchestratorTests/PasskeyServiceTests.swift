@@ -97,6 +97,14 @@ final class ServiceFixture: @unchecked Sendable {
             replacingSessionID: replacing, context: ClientContext(requestID: "r-1", ipAddress: "192.0.2.9"))
     }
 
+    /// A sign-up's account, just signed in: recent enough for the acts that cannot be undone.
+    func recentlyAuthenticated(_ signedUp: CompletedRegistration) throws -> RecentlyAuthenticated {
+        let session = try #require(signedUp.session).session
+        return try RecentAuthentication(
+            policy: ReauthenticationPolicy(), passkeys: store, identities: store, clock: clock
+        ).require(SignedIn(session: session, user: signedUp.user))
+    }
+
     /// The audit actions recorded for `userID` (or for nobody), oldest first.
     func actions(userID: String?) throws -> [String] {
         try store.auditEvents(userID: userID, beforeID: nil, limit: 100).reversed().map(\.action.rawValue)
@@ -265,7 +273,7 @@ struct PasskeyServiceTests {
         let context = ClientContext()
         #expect(throws: AuthError(.lastPasskey, "")) {
             try f.service.deletePasskey(
-                userID: ada.user.id, credentialID: Base64URL.encode(first.id), context: context)
+                f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(first.id), context: context)
         }
         // A second passkey, through an add-passkey challenge bound to Ada.
         let issued = try f.service.startRegistration(.signedIn(ada.user))
@@ -302,9 +310,9 @@ struct PasskeyServiceTests {
             try f.service.renamePasskey(userID: bob.user.id, credentialID: id, name: "Mine", context: context)
         }
         #expect(throws: AuthError(.passkeyNotFound, "")) {
-            try f.service.deletePasskey(userID: bob.user.id, credentialID: id, context: context)
+            try f.service.deletePasskey(f.recentlyAuthenticated(bob), credentialID: id, context: context)
         }
-        try f.service.deletePasskey(userID: ada.user.id, credentialID: id, context: context)
+        try f.service.deletePasskey(f.recentlyAuthenticated(ada), credentialID: id, context: context)
         #expect(try f.service.listPasskeys(userID: ada.user.id).count == 1)
         #expect(
             try f.actions(userID: ada.user.id).suffix(3) == [

@@ -118,7 +118,10 @@ struct SignedInReadTests {
     private func access(_ f: ServiceFixture, _ recorder: RecordingAccessStore) -> AccountSessionService {
         AccountSessionService(
             sessions: SessionService(repository: recorder, policy: f.sessions.policy, clock: f.clock),
-            users: recorder, bankID: nil, clock: f.clock)
+            users: recorder, bankID: nil,
+            recentAuthentication: RecentAuthentication(
+                policy: ReauthenticationPolicy(), passkeys: f.store, identities: f.store, clock: f.clock),
+            clock: f.clock)
     }
 
     @Test("a live session costs one read, and a write only when the idle touch is due")

@@ -203,7 +203,7 @@ struct ConfigurationAcceptanceTests {
         #expect(PortvaktConfiguration.embeddedDefault.adminToken == nil)
         let bursts = Dictionary(
             uniqueKeysWithValues: c.rateLimits.mapValues(\.burst).map { ($0.key.name, $0.value) })
-        #expect(bursts == ["default": 100, "auth": 20, "admin": 50, "bankid": 10, "backend": 2000])
+        #expect(bursts == ["default": 100, "auth": 20, "admin": 50, "bankid": 10, "backend": 2000, "export": 3])
     }
 
     @Test("a rate limit class given alone replaces only that class")
@@ -533,6 +533,19 @@ struct ConfigurationReportingTests {
         #expect(issues("{\"a\": \"\u{01}\"}").first?.code == .invalidJSON)
     }
 
+    @Test("account.reauthenticationSeconds and audit.retentionDays: defaults, values taken, ranges refused by key")
+    func accountAndAudit() throws {
+        let defaults = try parse("{}")
+        #expect(defaults.account.reauthenticationSeconds == 300 && defaults.audit.retentionDays == 365)
+        let given = try parse(#"{"account": {"reauthenticationSeconds": 60}, "audit": {"retentionDays": 0}}"#)
+        #expect(given.account.reauthenticationSeconds == 60 && given.audit.retentionDays == 0)
+        #expect(
+            singleIssue(#"{"account": {"reauthenticationSeconds": 10}}"#)
+                .hasPrefix("account.reauthenticationSeconds: "))
+        #expect(singleIssue(#"{"audit": {"retentionDays": -1}}"#).hasPrefix("audit.retentionDays: "))
+        #expect(singleIssue(#"{"account": {"reauthSeconds": 60}}"#).hasPrefix("account.reauthSeconds: "))
+    }
+
     @Test("invalid UTF-8 is refused with its position")
     func invalidUTF8() {
         let bytes = Array("{\"publicURL\": \"".utf8) + [0xC3, 0x28] + Array("\"}".utf8)
@@ -677,7 +690,10 @@ struct ConfigurationEffectiveTests {
     func effectiveJSONShape() throws {
         let shown = PortvaktConfiguration.embeddedDefault.effectiveJSON()
         #expect(shown.hasPrefix("{\n  \"accessTokens\": {\n    \"audience\": [],\n"))
-        #expect(shown.contains("\n  \"admin\": {\n    \"enabled\": true\n  },\n  \"bankid\": {\n"))
+        #expect(
+            shown.contains(
+                "\n  \"admin\": {\n    \"enabled\": true\n  },\n  \"audit\": {\n    \"retentionDays\": 365\n  },\n  \"bankid\": {\n"))
+        #expect(shown.contains("\n  \"account\": {\n    \"reauthenticationSeconds\": 300\n  },\n"))
         #expect(shown.contains("\n  \"dataDirectory\": \"./.portvakt\",\n"))
         for key in [
             "\"path\": \"./.portvakt/portvakt.sqlite\"", "\"cookieName\": \"portvakt_session\"",

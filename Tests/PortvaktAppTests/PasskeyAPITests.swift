@@ -12,14 +12,18 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Drives a test server's passkey routes with the software authenticator, as a browser would.
-private struct PasskeyClient {
+/// Drives a test server's passkey routes with the software authenticator, as a browser would:
+/// in process, or over the socket when the server listens.
+struct PasskeyClient {
     let server: TestServer
-    let http = InProcessHTTPClient()
+    let http: any HTTPTestTransport
     let authenticator = SoftwareAuthenticator()
     var origin = "http://localhost:8080"
 
-    init(_ server: TestServer) { self.server = server }
+    init(_ server: TestServer) {
+        self.server = server
+        http = InProcessHTTPClient.reaches(server.publicURL) ? InProcessHTTPClient() : HTTPTestClient()
+    }
 
     func post(_ path: String, _ body: String, headers: [(String, String)] = []) throws -> TestResponse {
         try http.sendJSON(url: server.publicURL + path, json: body, headers: headers)

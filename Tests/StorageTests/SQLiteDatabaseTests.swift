@@ -32,6 +32,22 @@ struct SQLiteDatabaseTests {
 
     static let sealedChallenges = version(of: "used sealed login challenges")
     static let auditRebuild = version(of: "audit events without AUTOINCREMENT")
+    static let proofOfPresence = version(of: "sessions remember their last proof of presence")
+
+    /// Stores session `id` of `userID` with the columns a file before `proofOfPresence` has, as
+    /// the release before it wrote sessions.
+    static func insertSessionBeforeProof(_ id: String, userID: String, createdAt: Date, in database: SQLiteDatabase)
+        throws
+    {
+        let session = makeSession(id, userID: userID, createdAt: createdAt)
+        try database.write { connection in
+            try connection.execute(
+                """
+                INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at,
+                  expires_at) VALUES (?1, ?2, ?3, 'web', 'passkey', ?4, ?4, ?5)
+                """, [session.id, session.userID, session.tokenHash, session.createdAt, session.expiresAt])
+        }
+    }
 
     /// One migration past the binary's own, for tests of stepwise upgrades.
     static let notesMigration = Migration(
@@ -193,6 +209,22 @@ struct SQLiteDatabaseTests {
         #expect(foreignKeyProblems.isEmpty)
     }
 
+    @Test("the proof-of-presence migration gives every stored session its sign-in as its proof")
+    func proofOfPresenceMigration() throws {
+        let before = try SQLiteDatabase(
+            path: path, configuration: .init(), clock: SystemClock(),
+            migrations: Array(Migration.sqlite.prefix(Self.proofOfPresence - 1)))
+        try SQLStore(database: before).insertUser(makeUser("u1"))
+        try Self.insertSessionBeforeProof("s1", userID: "u1", createdAt: at(42.5), in: before)
+        before.close()
+
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        #expect(try database.schemaVersion == Self.latest)
+        let session = try #require(try SQLStore(database: database).session(id: "s1"))
+        #expect(session.authenticatedAt == at(42.5) && session.createdAt == at(42.5))
+    }
+
     @Test(
         "the used-challenge migration adds its set to a file from the step before and keeps everything in it")
     func usedChallengesMigration() throws {
@@ -203,7 +235,7 @@ struct SQLiteDatabaseTests {
         let old = SQLStore(database: beforeSealing)
         try old.createUser(
             makeUser("u1", username: "ada"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
-        try old.insertSession(makeSession("s1", userID: "u1"))
+        try Self.insertSessionBeforeProof("s1", userID: "u1", createdAt: epoch, in: beforeSealing)
         try old.insertChallenge(makeChallenge("c1"))
         _ = try old.appendAudit(
             AuditEvent(at: at(1), action: .passkeyRegistered, actor: .user("u1"), userID: "u1"))
@@ -248,7 +280,7 @@ struct SQLiteDatabaseTests {
             migrations: Array(Migration.sqlite.prefix(Self.auditRebuild - 1)))
         let old = SQLStore(database: beforeRebuild)
         try old.createUser(makeUser("u1", username: "ada"), firstPasskey: makePasskey([1], userID: "u1"))
-        try old.insertSession(makeSession("s1", userID: "u1"))
+        try Self.insertSessionBeforeProof("s1", userID: "u1", createdAt: epoch, in: beforeRebuild)
         var written: [AuditEvent] = []
         for index in 0..<300 {
             var event = AuditEvent(

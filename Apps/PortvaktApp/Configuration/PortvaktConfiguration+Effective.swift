@@ -118,6 +118,8 @@ extension PortvaktConfiguration {
             ("introspection", introspection.effectiveJSON),
             ("webhooks", webhooks.effectiveJSON),
             ("accessTokens", accessTokens.effectiveJSON),
+            ("account", account.effectiveJSON),
+            ("audit", audit.effectiveJSON),
             (
                 "wellKnown",
                 .object([

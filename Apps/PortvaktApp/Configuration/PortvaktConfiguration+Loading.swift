@@ -176,6 +176,8 @@ extension PortvaktConfiguration {
             ReviewAccountSettings(reading: $0, environment: environment)
         }
         introspection = r.section("introspection") { IntrospectionSettings(reading: $0) }
+        account = r.section("account") { AccountSettings(reading: $0) }
+        audit = r.section("audit") { AuditSettings(reading: $0) }
         webhooks = r.section("webhooks") { WebhookSettings(reading: $0, environment: environment) }
         accessTokens = r.section("accessTokens") {
             AccessTokenSettings(reading: $0, environment: environment)

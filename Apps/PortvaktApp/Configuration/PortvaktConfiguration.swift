@@ -47,6 +47,10 @@ public struct PortvaktConfiguration: Sendable, Equatable {
     public var webhooks = WebhookSettings()
     /// Signed access tokens for the app's servers (off by default).
     public var accessTokens = AccessTokenSettings()
+    /// The user's own account: how recent a sign-in deleting it needs.
+    public var account = AccountSettings()
+    /// The audit trail's retention.
+    public var audit = AuditSettings()
 
     /// The embedded defaults: what `{}` and a missing file mean.
     public static let embeddedDefault = PortvaktConfiguration()
@@ -231,6 +235,8 @@ extension PortvaktConfiguration {
         public var admin: RateLimit
         /// Starting BankID orders (default burst 10, one every 5 seconds).
         public var bankid = RateLimit(burst: 10, perSecond: 0.2)
+        /// A user's data export, which reads every row about them (default burst 3, one a minute).
+        public var export = RateLimit(burst: 3, perSecond: 1.0 / 60)
         /// Forward auth, which a reverse proxy calls for every request it protects (default burst
         /// 2000, 1000 per second): without `http.trustedProxies` every check counts against the
         /// proxy's own address, and a 429 becomes the proxy's 500.
@@ -265,6 +271,7 @@ extension PortvaktConfiguration {
                 case .admin: admin
                 case .bankid: bankid
                 case .backend: backend
+                case .export: export
                 }
             }
             set {
@@ -274,6 +281,7 @@ extension PortvaktConfiguration {
                 case .admin: admin = newValue
                 case .bankid: bankid = newValue
                 case .backend: backend = newValue
+                case .export: export = newValue
                 }
             }
         }

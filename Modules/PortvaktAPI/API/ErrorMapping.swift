@@ -35,13 +35,13 @@ extension AuthError: HTTPResponseError {
         case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed,
             .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .bankIDAppNotAllowed,
             .invalidTokenName,
-            .invalidExpiry, .invalidCursor, .invalidParameter:
+            .invalidExpiry, .invalidCursor, .invalidParameter, .reauthenticationFailed:
             400
         case .reviewLoginFailed, .signInRequired, .adminUnauthorized: 401
         case .passkeyDisabled, .signupDisabled, .idSwitchingRefused, .accountDisabled, .methodDisabled,
             .returnMismatch,
             .sandboxed,
-            .adminForbidden:
+            .adminForbidden, .reauthenticationRequired, .reviewAccountDeletion:
             403
         case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
             .tokenNotFound, .signatureNotFound, .verificationNotFound, .deliveryNotFound:
@@ -61,8 +61,13 @@ extension AuthError: HTTPResponseError {
             return ProblemDetails(status: 500, code: "internal", title: "Internal error", detail: nil)
         }
         let (title, fixedDetail) = Self.texts[code] ?? ("Refused", nil)
+        // What the client can do about it: re-authenticate by one of these (Docs/api.md).
+        let extensions: [String: ProblemValue] =
+            code == .reauthenticationRequired
+            ? ["methods": .strings(reauthenticationMethods.map(\.rawValue))] : [:]
         return ProblemDetails(
-            status: status, code: code.rawValue, title: title, detail: fixedDetail ?? detail)
+            status: status, code: code.rawValue, title: title, detail: fixedDetail ?? detail,
+            extensions: extensions)
     }
 
     public var headers: [(String, String)] {
@@ -135,6 +140,14 @@ extension AuthError: HTTPResponseError {
         .bankIDNotLinked: ("No BankID identity linked", nil),
         .verificationNotFound: ("Admin request refused", nil),
         .deliveryNotFound: ("Admin request refused", nil),
+        .reauthenticationRequired: ("Re-authentication required", nil),
+        .reauthenticationFailed: (
+            "Re-authentication failed", "This passkey cannot re-authenticate this account."
+        ),
+        .reviewAccountDeletion: (
+            "Not available for the review account",
+            "The app-store review account cannot be deleted; it is recreated when the server starts."
+        ),
         .accessTokenKeyUnavailable: (
             "Access tokens unavailable",
             "No signing key can be used right now; the operator must check PORTVAKT_ACCESS_TOKEN_KEY."

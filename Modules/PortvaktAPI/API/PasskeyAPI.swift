@@ -176,13 +176,14 @@ public struct PasskeyAPI: Sendable {
         }
         router.addSignedIn(
             .DELETE, "/v1/me/passkeys/{id}",
-            summary: "Remove one of the signed-in user's passkeys (never the last)",
+            summary: "Remove one of the signed-in user's passkeys (never the last; needs a recent sign-in)",
             contract: RouteContract(
-                responses: [.noContent], problems: Problems.auth(.passkeyNotFound, .lastPasskey)),
+                responses: [.noContent],
+                problems: Problems.auth(.passkeyNotFound, .lastPasskey, .reauthenticationRequired)),
             transport: transport, access: access
         ) { request, auth in
             try passkeys.deletePasskey(
-                userID: auth.signedIn.user.id, credentialID: request.pathParameters["id"] ?? "",
+                try access.recentlyAuthenticated(auth.signedIn), credentialID: request.pathParameters["id"] ?? "",
                 context: request.clientContext)
             return .noContent
         }
@@ -248,7 +249,7 @@ public struct PasskeyAPI: Sendable {
 
     /// `{"challengeId": …, "publicKey": <options JSON>}`: the options are PasskeyCore's bytes,
     /// passed through unchanged.
-    private static func optionsResponse(_ issued: IssuedChallenge) -> HTTPResponse {
+    static func optionsResponse(_ issued: IssuedChallenge) -> HTTPResponse {
         let head = #"{"challengeId":""#
         let middle = #"","publicKey":"#
         // One buffer of the final size: concatenating five arrays reallocated it on the way.

@@ -14,6 +14,9 @@ public enum RouteClass: String, Sendable, CaseIterable {
     /// Forward auth: a reverse proxy asks once for every request it protects, from its own
     /// address unless `http.trustedProxies` lets `X-Forwarded-For` name the client.
     case backend
+    /// A user's download of everything held about them (`GET /v1/me/export`): it reads every
+    /// row about the account, so it is limited far below the routes that read one.
+    case export
 
     /// The engine's class for this one.
     public var rateClass: RateClass { RateClass(rawValue) }
@@ -30,4 +33,6 @@ extension RateClass {
     public static let bankid = RouteClass.bankid.rateClass
     /// `RouteClass.backend`.
     public static let backend = RouteClass.backend.rateClass
+    /// `RouteClass.export`.
+    public static let export = RouteClass.export.rateClass
 }

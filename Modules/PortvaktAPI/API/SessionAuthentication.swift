@@ -157,15 +157,17 @@ extension Router {
     /// Registers a route for signed-in requests: the handler gets the authenticated request, and
     /// the response (an error's too) carries the rotated token when the request's was rotated.
     /// The contract gets the session's security and problems.
+    /// - Parameter rateClass: the route's rate-limit class; the default one unless it costs more.
     mutating func addSignedIn(
         _ method: HTTPMethod, _ pattern: String, summary: String, contract: RouteContract,
         transport: SessionTransport, access: AccountSessionService, rotating: Bool = true,
+        rateClass: RateClass = .standard,
         handler: @escaping @Sendable (HTTPRequest, AuthenticatedRequest) throws -> HTTPResponse
     ) {
         var contract = contract
         contract.security = .session
         contract.problems = Problems.signedIn(method) + contract.problems
-        add(method, pattern, rateClass: .standard, summary: summary, contract: contract) { request in
+        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract) { request in
             let authenticated = try transport.signedIn(request, access: access, rotating: rotating)
             let headers = transport.rotationHeaders(for: authenticated)
             var response: HTTPResponse

@@ -324,5 +324,13 @@ extension Migration {
                     publish_until timestamptz
                 );
                 """),
+        Migration(
+            version: 8, name: "sessions remember their last proof of presence",
+            sql: """
+                -- As SQLite's version 15.
+                ALTER TABLE sessions ADD COLUMN authenticated_at timestamptz;
+                UPDATE sessions SET authenticated_at = created_at;
+                ALTER TABLE sessions ALTER COLUMN authenticated_at SET NOT NULL;
+                """),
     ]
 }

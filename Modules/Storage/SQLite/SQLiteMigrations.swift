@@ -442,5 +442,15 @@ extension Migration {
                     publish_until INTEGER
                 ) STRICT, WITHOUT ROWID;
                 """),
+        Migration(
+            version: 15, name: "sessions remember their last proof of presence",
+            sql: """
+                -- When the session's user last proved presence: the sign-in, then each passkey
+                -- re-authentication or BankID signature. Deleting the account and the other acts
+                -- that cannot be undone ask for a recent one. A session stored before this knew only
+                -- its sign-in; the default (1970) is never kept, and fails closed if ever it were.
+                ALTER TABLE sessions ADD COLUMN authenticated_at INTEGER NOT NULL DEFAULT 0;
+                UPDATE sessions SET authenticated_at = created_at;
+                """),
     ]
 }
