@@ -65,7 +65,6 @@ public struct AccountAPI: Sendable {
             let day = UTCTimestamp.string(export.exportedAt).prefix(10)
             response.headers.add(
                 "Content-Disposition", "attachment; filename=\"portvakt-account-\(day).json\"")
-            response.headers.add("Cache-Control", "no-store")
             return response
         }
         router.addSignedIn(
