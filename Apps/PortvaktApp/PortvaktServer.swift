@@ -195,7 +195,9 @@ public final class PortvaktServer: Sendable {
             recentAuthentication: recentAuthentication, clock: clock, feed: changeFeed)
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
         AccountAPI(
-            account: OwnAccountService(store: store, clock: clock, feed: changeFeed), passkeys: passkeys,
+            account: OwnAccountService(
+                store: store, clock: clock, passkeyLogin: configuration.methods.passkey.enabled, feed: changeFeed),
+            passkeys: passkeys,
             access: access, transport: transport
         ).register(on: &publicRouter)
         ForwardAuthAPI(access: access, transport: transport).register(on: &publicRouter)

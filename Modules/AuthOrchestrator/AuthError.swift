@@ -86,6 +86,10 @@ public struct AuthError: CodedError {
         case bankIDUnavailable = "bankid.unavailable"
         /// BankID says an order for this person is already running (RFA4).
         case alreadyInProgress = "bankid.already_in_progress"
+        /// The signed-in account has no BankID identity linked (nothing to unlink).
+        case bankIDNotLinkedToAccount = "bankid.not_linked"
+        /// Unlinking BankID would leave the account with no way in (no passkey it can sign in with).
+        case lastWayIn = "bankid.last_way_in"
 
         // MARK: The reviewer login
 

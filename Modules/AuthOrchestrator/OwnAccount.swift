@@ -132,11 +132,16 @@ public struct OwnAccountService: Sendable {
     let clock: any WallClock
     /// Where the `user.deleted` webhook event goes.
     let feed: ChangeFeed
+    /// Whether passkeys can sign in here (`methods.passkey.enabled`): then an account with one
+    /// keeps a way in without its BankID identity.
+    let passkeyLogin: Bool
 
     /// Creates the service.
-    public init(store: any Stores, clock: any WallClock, feed: ChangeFeed = .off) {
+    /// - Parameter passkeyLogin: whether passkeys can sign in here (`methods.passkey.enabled`).
+    public init(store: any Stores, clock: any WallClock, passkeyLogin: Bool, feed: ChangeFeed = .off) {
         self.store = store
         self.clock = clock
+        self.passkeyLogin = passkeyLogin
         self.feed = feed
     }
 
@@ -144,13 +149,18 @@ public struct OwnAccountService: Sendable {
     /// at sign-up, audited `account.renamed` when anything changed. No webhook event: the event
     /// list has none for a rename (Docs/webhooks.md), and names never go to webhooks anyway.
     /// - Returns: the account as it now is.
-    /// - Throws: `user.invalid_username`, `user.invalid_display_name`, `user.username_taken`.
+    /// - Throws: `user.invalid_username`, `user.invalid_display_name`, `user.username_taken`;
+    ///   `review.sandboxed` for a new username of the app-store review account (the reviewer
+    ///   login finds it by the username the configuration names).
     public func rename(
         _ signedIn: SignedIn, username: String?, displayName: String?, context: ClientContext
     ) throws -> User {
         let rename = try Rename(signedIn.user, username: username, displayName: displayName)
         guard rename.changesAnything else { return signedIn.user }
         let userID = signedIn.user.id
+        if rename.details["username"] != nil, try store.isReviewAccount(userID: userID) {
+            throw AuthError(.sandboxed, "the review account keeps the username the configuration names")
+        }
         try rename.store(
             in: store,
             record: ChangeRecord(
@@ -174,6 +184,27 @@ public struct OwnAccountService: Sendable {
                 AccountExport.PhoneVerification.init),
             enrollmentTokens: try store.enrollmentTokens(userID: userID).map(AccountExport.EnrollmentToken.init),
             auditEvents: try store.allAuditEvents(userID: userID))
+    }
+
+    /// Removes the account's linked BankID identity, audited `bankid.unlinked` (no webhook event:
+    /// the event list has only `bankid.linked`). It takes BankID login, recovery and signing away
+    /// from the account, so it needs a recent proof of presence, and it is refused when no
+    /// passkey would be left to sign in with.
+    /// - Throws: `bankid.not_linked`; `bankid.last_way_in` when the account has no passkey or
+    ///   passkeys are off here.
+    public func unlinkBankID(_ proof: RecentlyAuthenticated, context: ClientContext) throws {
+        let userID = proof.signedIn.user.id
+        guard try store.linkedIdentity(userID: userID) != nil else {
+            throw AuthError(.bankIDNotLinkedToAccount, "the account has no BankID identity linked")
+        }
+        guard passkeyLogin, try store.passkeyCount(userID: userID) > 0 else {
+            throw AuthError(.lastWayIn, "without its BankID identity the account would have no way in; add a passkey first")
+        }
+        let record = ChangeRecord(AuditEvent(.bankIDUnlinked, userID: userID, context: context, at: clock.now()))
+        // A concurrent unlink won: the same answer as none linked.
+        guard try store.unlinkIdentity(userID: userID, record: record) else {
+            throw AuthError(.bankIDNotLinkedToAccount, "the account has no BankID identity linked")
+        }
     }
 
     /// Deletes the account with everything that names it but the audit trail (the store's one

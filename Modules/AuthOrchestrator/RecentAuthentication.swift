@@ -34,8 +34,8 @@ public struct RecentlyAuthenticated: Sendable {
     fileprivate init(_ signedIn: SignedIn) { self.signedIn = signedIn }
 }
 
-/// The rule of "sudo mode", kept here once: deleting the account, removing a passkey, ending every
-/// other session need a proof of presence (the sign-in, a passkey re-authentication, a BankID
+/// The rule of "sudo mode", kept here once: deleting the account, removing a passkey, unlinking
+/// BankID, ending every other session need a proof of presence (the sign-in, a passkey re-authentication, a BankID
 /// signature) younger than `ReauthenticationPolicy.window`; without one they are refused with
 /// `reauthentication_required` and the ways this user can give one.
 public struct RecentAuthentication: Sendable {

@@ -158,6 +158,8 @@ public struct AuditAction: Sendable, Hashable, RawRepresentable, CustomStringCon
     public static let bankIDSignupExisting = Self(rawValue: "bankid.signup_existing")
     /// An identity was linked to the signed-in account.
     public static let bankIDLinked = Self(rawValue: "bankid.linked")
+    /// The user removed their account's linked identity (DELETE /v1/me/bankid).
+    public static let bankIDUnlinked = Self(rawValue: "bankid.unlinked")
     /// A link was refused (the identity or the account is linked already).
     public static let bankIDLinkRefused = Self(rawValue: "bankid.link_refused")
     /// The account's own identity was linked again: nothing changed.

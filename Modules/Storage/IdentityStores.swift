@@ -158,6 +158,9 @@ public protocol BankIDIdentityStore: Sendable {
     /// keeping its name and link time. Nothing happens when the user has no linked identity.
     /// - Throws: `StorageError(.conflict)` when another user holds that digest.
     func rekeyLinkedIdentity(userID: String, to digest: IdentityDigest) throws
+    /// Removes the user's linked identity and writes `record` with it, in one transaction; false
+    /// (and nothing written) when the user had none.
+    func unlinkIdentity(userID: String, record: ChangeRecord) throws -> Bool
     /// Stores a new order's flow.
     /// - Throws: `StorageError(.conflict)` when the id hash or orderRef exists.
     func insertBankIDFlow(_ flow: BankIDFlow) throws
@@ -229,6 +232,12 @@ extension SQLStore: BankIDIdentityStore {
             try connection.execute(
                 "UPDATE bankid_identities SET key_id = ?2, digest = ?3 WHERE user_id = ?1",
                 [userID, digest.keyID, digest.value])
+        }
+    }
+
+    public func unlinkIdentity(userID: String, record: ChangeRecord) throws -> Bool {
+        try write(recording: { $0 ? record : .none }) { connection in
+            try connection.execute("DELETE FROM bankid_identities WHERE user_id = ?1", [userID]) > 0
         }
     }
 

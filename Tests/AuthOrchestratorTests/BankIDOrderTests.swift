@@ -152,6 +152,10 @@ final class FaultyBankIDStore: BankIDIdentityStore, AuditStore {
         try inner.rekeyLinkedIdentity(userID: userID, to: digest)
     }
 
+    func unlinkIdentity(userID: String, record: ChangeRecord) throws -> Bool {
+        try inner.unlinkIdentity(userID: userID, record: record)
+    }
+
     func bankIDSignatures(userID: String) throws -> [BankIDSignatureEvidence] {
         try inner.bankIDSignatures(userID: userID)
     }

@@ -144,7 +144,7 @@ cat >"$dir/config.json" <<EOF
   "listen": {"public": {"host": "127.0.0.1", "port": $port},
              "admin": {"host": "127.0.0.1", "port": $admin_port}},
   "logging": {"level": "info", "accessLog": true},
-  "rateLimits": {"default": $unlimited, "auth": $unlimited, "admin": $unlimited, "bankid": $unlimited, "backend": $unlimited},
+  "rateLimits": {"default": $unlimited, "auth": $unlimited, "admin": $unlimited, "bankid": $unlimited, "backend": $unlimited, "export": $unlimited},
   "reviewAccount": {"enabled": true, "username": "$review_user"},
   "accessTokens": {"enabled": true, "audience": "https://api.contract.example.se"},
   "webhooks": {"endpoints": [{"name": "contract", "url": "http://127.0.0.1:$dead_port/events", "events": ["*"],

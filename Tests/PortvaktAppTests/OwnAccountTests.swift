@@ -210,6 +210,38 @@ struct OwnAccountTests {
         #expect(try server.server.store.user(id: ada.id) == nil)
     }
 
+    @Test(
+        "DELETE /v1/me/bankid unlinks with a recent proof, never the last way in",
+        arguments: TestEngine.tested)
+    func unlinkBankID(engine: TestEngine) async throws {
+        let server = try TestServer(.live, engine: engine)
+        defer { server.stop() }
+        let c = PasskeyClient(server)
+        let (credential, token) = try c.signUp("ada")
+        var client = BankIDClient(server, token: token)
+        #expect(result(try await client.run("link"))["code"] as? String == "bankid.linked")
+        let url = server.publicURL + "/v1/me/bankid"
+        server.clock.advance(by: 301)
+        try expectReauthenticationRequired(
+            try await request("DELETE", url, headers: bearer(token)), methods: ["passkey", "bankid"])
+        #expect(try reauthenticate(c, token: token, with: credential).status == 200)
+        let unlinked = try await request("DELETE", url, headers: bearer(token))
+        #expect(unlinked.status == 204, "\(unlinked.text)")
+        let me = try #require(try c.me(token).jsonObject()["bankId"] as? [String: Any])
+        #expect(me["linked"] as? Bool == false)
+        let again = try await request("DELETE", url, headers: bearer(token))
+        #expect(try again.status == 404 && again.problemCode() == "bankid.not_linked")
+
+        // BankID is Bob's only way in: it stays.
+        let bob = try server.makeUser(username: "bob")
+        let bobToken = try server.signIn(bob).token
+        var bobClient = BankIDClient(server, token: bobToken)
+        #expect(result(try await bobClient.run("link", as: "199001012385"))["code"] as? String == "bankid.linked")
+        let refused = try await request("DELETE", url, headers: bearer(bobToken))
+        #expect(try refused.status == 409 && refused.problemCode() == "bankid.last_way_in", "\(refused.text)")
+        #expect(try server.server.store.linkedIdentity(userID: bob.id) != nil)
+    }
+
     @Test("PATCH /v1/me: a taken username, an invalid one, and a valid change, normalised and audited", arguments: TestEngine.tested)
     func rename(engine: TestEngine) throws {
         let server = try TestServer(.live, engine: engine)
@@ -437,5 +469,12 @@ struct OwnAccountTests {
         let refused = try await request("DELETE", server.publicURL + "/v1/me", headers: bearer(token))
         #expect(try refused.status == 403 && refused.problemCode() == "review.deletion_refused", "\(refused.text)")
         #expect(try await request("GET", server.publicURL + "/v1/me", headers: bearer(token)).status == 200)
+        // Its username is the configuration's: the reviewer login must keep finding it.
+        let renamed = try await request(
+            "PATCH", server.publicURL + "/v1/me", json: #"{"username":"someone"}"#, headers: bearer(token))
+        #expect(try renamed.status == 403 && renamed.problemCode() == "review.sandboxed", "\(renamed.text)")
+        let shown = try await request(
+            "PATCH", server.publicURL + "/v1/me", json: #"{"displayName":"Reviewer"}"#, headers: bearer(token))
+        #expect(shown.status == 200, "\(shown.text)")
     }
 }

@@ -1,3 +1,4 @@
+import BankIDCore
 import CryptoCore
 import Foundation
 import Kernel
@@ -96,6 +97,31 @@ struct AccountDataStoreTests {
         _ = try fixture.store.appendAudit(AuditEvent(at: at(5), action: .passkeyLogin, actor: .user("u2"), userID: "u2"))
         #expect(try fixture.store.allAuditEvents(userID: "u1").map(\.action) == [.passkeyLogin, .sessionLogout])
         #expect(try fixture.store.bankIDPhoneVerifications(userID: "u1").isEmpty)
+    }
+
+    @Test("unlinking removes the user's identity with its record, once; another user's stays", arguments: StoreKind.tested)
+    func unlink(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        for (user, byte) in [("u1", UInt8(1)), ("u2", 2)] {
+            try fixture.store.insertUser(makeUser(user))
+            let flow = BankIDFlow(
+                idHash: Digest.sha256("flow-\(user)"), orderRef: "ref-\(user)", intent: .link, sameDevice: false,
+                bindingHash: Digest.sha256("binding"), userID: user, createdAt: epoch)
+            try fixture.store.insertBankIDFlow(flow)
+            #expect(
+                try fixture.store.commitBankIDCompletion(
+                    BankIDCompletionRecord(
+                        flowIDHash: flow.idHash, outcome: "bankid.linked", at: epoch,
+                        link: LinkedIdentity(
+                            userID: user, digest: IdentityDigest(keyID: "k1", value: Array(repeating: byte, count: 32)),
+                            name: "Name", linkedAt: epoch))))
+        }
+        let record = ChangeRecord(AuditEvent(at: at(1), action: .bankIDUnlinked, actor: .user("u1"), userID: "u1"))
+        #expect(try fixture.store.unlinkIdentity(userID: "u1", record: record))
+        #expect(try fixture.store.linkedIdentity(userID: "u1") == nil)
+        #expect(try fixture.store.linkedIdentity(userID: "u2") != nil)
+        #expect(try !fixture.store.unlinkIdentity(userID: "u1", record: record))
+        #expect(try fixture.store.allAuditEvents(userID: "u1").map(\.action) == [.bankIDUnlinked], "recorded once")
     }
 
     @Test(

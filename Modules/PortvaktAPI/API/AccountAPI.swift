@@ -32,7 +32,7 @@ public struct AccountAPI: Sendable {
             .PATCH, "/v1/me", summary: "Change the signed-in user's username or display name",
             contract: RouteContract(
                 body: .json(ProfileBody.self), responses: [.json(ProfileResponse.self)],
-                problems: Problems.auth(.invalidUsername, .invalidDisplayName, .usernameTaken)),
+                problems: Problems.auth(.invalidUsername, .invalidDisplayName, .usernameTaken, .sandboxed)),
             transport: transport, access: access
         ) { request, auth in
             let body = try request.decodeJSON(ProfileBody.self)
@@ -78,6 +78,17 @@ public struct AccountAPI: Sendable {
             let ended = try access.revokeOtherSessions(
                 try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
             return try .json(RevokedSessionsResponse(revoked: ended))
+        }
+        router.addSignedIn(
+            .DELETE, "/v1/me/bankid",
+            summary: "Remove the signed-in user's linked BankID identity (needs a recent sign-in or re-authentication)",
+            contract: RouteContract(
+                responses: [.noContent],
+                problems: Problems.auth(.reauthenticationRequired, .bankIDNotLinkedToAccount, .lastWayIn)),
+            transport: transport, access: access
+        ) { request, auth in
+            try account.unlinkBankID(try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
+            return .noContent
         }
         // The ceremony routes never rotate, as the login's: a new token could be lost with them.
         router.addSignedIn(

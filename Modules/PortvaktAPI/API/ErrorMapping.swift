@@ -44,10 +44,11 @@ extension AuthError: HTTPResponseError {
             .adminForbidden, .reauthenticationRequired, .reviewAccountDeletion:
             403
         case .passkeyNotFound, .orderNotFound, .userNotFound, .adminPasskeyNotFound, .sessionNotFound,
-            .tokenNotFound, .signatureNotFound, .verificationNotFound, .deliveryNotFound:
+            .tokenNotFound, .signatureNotFound, .verificationNotFound, .deliveryNotFound,
+            .bankIDNotLinkedToAccount:
             404
         case .usernameTaken, .credentialExists, .lastPasskey, .alreadyInProgress, .tokenNameTaken,
-            .bankIDNotLinked:
+            .bankIDNotLinked, .lastWayIn:
             409
         case .orderExpired: 410
         case .randomFailure: 500
@@ -141,6 +142,8 @@ extension AuthError: HTTPResponseError {
         .verificationNotFound: ("Admin request refused", nil),
         .deliveryNotFound: ("Admin request refused", nil),
         .reauthenticationRequired: ("Re-authentication required", nil),
+        .bankIDNotLinkedToAccount: ("No BankID identity linked", nil),
+        .lastWayIn: ("Last way in", nil),
         .reauthenticationFailed: (
             "Re-authentication failed", "This passkey cannot re-authenticate this account."
         ),
