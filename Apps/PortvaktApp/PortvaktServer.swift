@@ -196,7 +196,8 @@ public final class PortvaktServer: Sendable {
         PublicAPI(access: access, transport: transport, readiness: readiness).register(on: &publicRouter)
         AccountAPI(
             account: OwnAccountService(
-                store: store, clock: clock, passkeyLogin: configuration.methods.passkey.enabled, feed: changeFeed),
+                store: store, clock: clock, passkeyLogin: configuration.methods.passkey.enabled,
+                feed: changeFeed),
             passkeys: passkeys,
             access: access, transport: transport
         ).register(on: &publicRouter)

@@ -164,7 +164,9 @@ public struct OwnAccountService: Sendable {
         try rename.store(
             in: store,
             record: ChangeRecord(
-                AuditEvent(.accountRenamed, userID: userID, context: context, details: rename.details, at: clock.now())))
+                AuditEvent(
+                    .accountRenamed, userID: userID, context: context, details: rename.details,
+                    at: clock.now())))
         return rename.user
     }
 
@@ -182,7 +184,8 @@ public struct OwnAccountService: Sendable {
             signatures: try store.bankIDSignatures(userID: userID),
             phoneVerifications: try store.bankIDPhoneVerifications(userID: userID).map(
                 AccountExport.PhoneVerification.init),
-            enrollmentTokens: try store.enrollmentTokens(userID: userID).map(AccountExport.EnrollmentToken.init),
+            enrollmentTokens: try store.enrollmentTokens(userID: userID).map(
+                AccountExport.EnrollmentToken.init),
             auditEvents: try store.allAuditEvents(userID: userID))
     }
 
@@ -198,9 +201,12 @@ public struct OwnAccountService: Sendable {
             throw AuthError(.bankIDNotLinkedToAccount, "the account has no BankID identity linked")
         }
         guard passkeyLogin, try store.passkeyCount(userID: userID) > 0 else {
-            throw AuthError(.lastWayIn, "without its BankID identity the account would have no way in; add a passkey first")
+            throw AuthError(
+                .lastWayIn,
+                "without its BankID identity the account would have no way in; add a passkey first")
         }
-        let record = ChangeRecord(AuditEvent(.bankIDUnlinked, userID: userID, context: context, at: clock.now()))
+        let record = ChangeRecord(
+            AuditEvent(.bankIDUnlinked, userID: userID, context: context, at: clock.now()))
         // A concurrent unlink won: the same answer as none linked.
         guard try store.unlinkIdentity(userID: userID, record: record) else {
             throw AuthError(.bankIDNotLinkedToAccount, "the account has no BankID identity linked")
@@ -217,7 +223,8 @@ public struct OwnAccountService: Sendable {
         let userID = proof.signedIn.user.id
         guard try !store.isReviewAccount(userID: userID) else {
             throw AuthError(
-                .reviewAccountDeletion, "the app-store review account cannot be deleted; it is recreated at start")
+                .reviewAccountDeletion,
+                "the app-store review account cannot be deleted; it is recreated at start")
         }
         let now = clock.now()
         let record = ChangeRecord(

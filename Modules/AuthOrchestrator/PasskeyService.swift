@@ -549,7 +549,8 @@ public struct PasskeyService: Sendable {
             userID: signedIn.user.id, userHandle: signedIn.user.userHandle, createdAt: now,
             expiresAt: now + policy.challengeLifetime)
         try challenges.insertChallenge(stored)
-        return IssuedChallenge(challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
+        return IssuedChallenge(
+            challengeID: stored.id, optionsJSON: options.json(), expiresAt: stored.expiresAt)
     }
 
     /// Verifies a re-authentication (§7.2, with the counter and replay rules of a login) by one of
@@ -629,7 +630,8 @@ public struct PasskeyService: Sendable {
                 PasskeyReauthenticationRecord(
                     credentialID: passkey.credentialID, signCount: verified.signCount,
                     backupState: verified.backupState, userID: user.id, sessionIDs: ids,
-                    event: auditEvent(.passkeyReauthenticated, userID: user.id, context: context, details: details),
+                    event: auditEvent(
+                        .passkeyReauthenticated, userID: user.id, context: context, details: details),
                     at: now))
         else { throw SessionError(.revoked, "the session was revoked") }
         return now

@@ -82,7 +82,9 @@ public struct RecentAuthentication: Sendable {
     public func methods(for user: User) throws -> [AuthMethod] {
         var methods: [AuthMethod] = []
         if policy.passkey, try passkeys.passkeyCount(userID: user.id) > 0 { methods.append(.passkey) }
-        if policy.bankIDSign, try identities.linkedIdentity(userID: user.id) != nil { methods.append(.bankid) }
+        if policy.bankIDSign, try identities.linkedIdentity(userID: user.id) != nil {
+            methods.append(.bankid)
+        }
         return methods
     }
 }

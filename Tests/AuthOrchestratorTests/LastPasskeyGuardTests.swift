@@ -44,12 +44,14 @@ struct LastPasskeyGuardTests {
 
         #expect(throws: AuthError(.lastPasskey, "")) {
             try service.deletePasskey(
-                f.recentlyAuthenticated(bob), credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
+                f.recentlyAuthenticated(bob), credentialID: Base64URL.encode(bobKey.id),
+                context: ClientContext())
         }
         // Someone else's passkey is still not found, linked or not.
         #expect(throws: AuthError(.passkeyNotFound, "")) {
             try service.deletePasskey(
-                f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(bobKey.id), context: ClientContext())
+                f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(bobKey.id),
+                context: ClientContext())
         }
     }
 
@@ -60,7 +62,8 @@ struct LastPasskeyGuardTests {
         try Self.link(ada.user.id, in: f.store, at: f.clock.now())
         #expect(throws: AuthError(.lastPasskey, "")) {
             try f.service.deletePasskey(
-                f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(adaKey.id), context: ClientContext())
+                f.recentlyAuthenticated(ada), credentialID: Base64URL.encode(adaKey.id),
+                context: ClientContext())
         }
         #expect(try f.store.passkeyCount(userID: ada.user.id) == 1)
     }

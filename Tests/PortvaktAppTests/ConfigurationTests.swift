@@ -203,7 +203,8 @@ struct ConfigurationAcceptanceTests {
         #expect(PortvaktConfiguration.embeddedDefault.adminToken == nil)
         let bursts = Dictionary(
             uniqueKeysWithValues: c.rateLimits.mapValues(\.burst).map { ($0.key.name, $0.value) })
-        #expect(bursts == ["default": 100, "auth": 20, "admin": 50, "bankid": 10, "backend": 2000, "export": 3])
+        #expect(
+            bursts == ["default": 100, "auth": 20, "admin": 50, "bankid": 10, "backend": 2000, "export": 3])
     }
 
     @Test("a rate limit class given alone replaces only that class")
@@ -533,7 +534,9 @@ struct ConfigurationReportingTests {
         #expect(issues("{\"a\": \"\u{01}\"}").first?.code == .invalidJSON)
     }
 
-    @Test("account.reauthenticationSeconds and audit.retentionDays: defaults, values taken, ranges refused by key")
+    @Test(
+        "account.reauthenticationSeconds and audit.retentionDays: defaults, values taken, ranges refused by key"
+    )
     func accountAndAudit() throws {
         let defaults = try parse("{}")
         #expect(defaults.account.reauthenticationSeconds == 300 && defaults.audit.retentionDays == 365)
@@ -692,7 +695,8 @@ struct ConfigurationEffectiveTests {
         #expect(shown.hasPrefix("{\n  \"accessTokens\": {\n    \"audience\": [],\n"))
         #expect(
             shown.contains(
-                "\n  \"admin\": {\n    \"enabled\": true\n  },\n  \"audit\": {\n    \"retentionDays\": 365\n  },\n  \"bankid\": {\n"))
+                "\n  \"admin\": {\n    \"enabled\": true\n  },\n  \"audit\": {\n    \"retentionDays\": 365\n  },\n  \"bankid\": {\n"
+            ))
         #expect(shown.contains("\n  \"account\": {\n    \"reauthenticationSeconds\": 300\n  },\n"))
         #expect(shown.contains("\n  \"dataDirectory\": \"./.portvakt\",\n"))
         for key in [

@@ -33,7 +33,8 @@ struct OwnAccountTests {
             return try c.http.sendJSON(
                 method: method, url: c.server.publicURL + path, json: json, headers: bearer(token))
         }
-        return try c.http.send(method: method, url: c.server.publicURL + path, headers: bearer(token), body: nil)
+        return try c.http.send(
+            method: method, url: c.server.publicURL + path, headers: bearer(token), body: nil)
     }
 
     /// A passkey re-authentication of the session behind `token` with `credential`; the answer.
@@ -43,11 +44,14 @@ struct OwnAccountTests {
         let started = try send(c, "POST", "/v1/me/reauthenticate/initialize", token: token)
         #expect(started.status == 200, "\(started.text)")
         let object = try started.jsonObject()
-        let assertion = c.authenticator.authenticate(credential, challenge: try challengeBytes(object), origin: c.origin)
+        let assertion = c.authenticator.authenticate(
+            credential, challenge: try challengeBytes(object), origin: c.origin)
         let body = String(decoding: assertion.json(), as: UTF8.self)
         return try send(
             c, "POST", "/v1/me/reauthenticate/finalize", token: token,
-            json: #"{"challengeId":"\#(try #require(object["challengeId"] as? String))","credential":\#(body)}"#)
+            json:
+                #"{"challengeId":"\#(try #require(object["challengeId"] as? String))","credential":\#(body)}"#
+        )
     }
 
     /// Adds a second passkey to the account behind `token`.
@@ -84,8 +88,9 @@ struct OwnAccountTests {
         let c = PasskeyClient(server)
         let (credential, token) = try c.signUp("ada")
         let second = try addPasskey(c, token: token)
-        let other = try #require(
-            try c.login(credential).jsonObject()["session"] as? [String: Any])["token"] as? String
+        let other =
+            try #require(
+                try c.login(credential).jsonObject()["session"] as? [String: Any])["token"] as? String
         let userID = try #require(try c.me(token).jsonObject()["user"] as? [String: Any])["id"] as? String
 
         // Within the window the sign-in itself is the proof: just under it passes…
@@ -96,10 +101,12 @@ struct OwnAccountTests {
         // …and at it every protected act is refused, saying how to re-authenticate.
         server.clock.advance(by: 1)
         let passkeyPath = "/v1/me/passkeys/\(Base64URL.encode(second.id))"
-        try expectReauthenticationRequired(try send(c, "DELETE", passkeyPath, token: token), methods: ["passkey"])
+        try expectReauthenticationRequired(
+            try send(c, "DELETE", passkeyPath, token: token), methods: ["passkey"])
         try expectReauthenticationRequired(
             try send(c, "DELETE", "/v1/me/sessions", token: token), methods: ["passkey"])
-        try expectReauthenticationRequired(try send(c, "DELETE", "/v1/me", token: token), methods: ["passkey"])
+        try expectReauthenticationRequired(
+            try send(c, "DELETE", "/v1/me", token: token), methods: ["passkey"])
         #expect(try server.server.store.passkeyCount(userID: try #require(userID)) == 2)
 
         // The options list the user's own passkeys; the answer opens no session.
@@ -108,18 +115,22 @@ struct OwnAccountTests {
         #expect(proved.status == 200, "\(proved.text)")
         let proof = try proved.jsonObject()
         #expect(proof["authenticatedAt"] as? String == UTCTimestamp.string(server.clock.now()))
-        #expect(proof["validUntil"] as? String == UTCTimestamp.string(server.clock.now().addingTimeInterval(300)))
+        #expect(
+            proof["validUntil"] as? String == UTCTimestamp.string(server.clock.now().addingTimeInterval(300)))
         #expect(proved.headers["set-cookie"] == nil && proof["session"] == nil)
         #expect(try server.server.store.allSessions(userID: try #require(userID)).count == sessionsBefore)
 
         #expect(try send(c, "DELETE", passkeyPath, token: token).status == 204)
         #expect(try server.server.store.passkeyCount(userID: try #require(userID)) == 1)
-        let events = try server.server.store.allAuditEvents(userID: try #require(userID)).map(\.action.rawValue)
-        #expect(events.contains("passkey.reauthenticated") && events.contains("session.others_revoked_by_user"))
+        let events = try server.server.store.allAuditEvents(userID: try #require(userID)).map(
+            \.action.rawValue)
+        #expect(
+            events.contains("passkey.reauthenticated") && events.contains("session.others_revoked_by_user"))
 
         // The proof runs out as the sign-in's did (the injected clock): refused again, then allowed.
         server.clock.advance(by: 300)
-        try expectReauthenticationRequired(try send(c, "DELETE", "/v1/me", token: token), methods: ["passkey"])
+        try expectReauthenticationRequired(
+            try send(c, "DELETE", "/v1/me", token: token), methods: ["passkey"])
         #expect(try reauthenticate(c, token: token, with: credential).status == 200)
         let deleted = try send(c, "DELETE", "/v1/me", token: token)
         #expect(deleted.status == 204, "\(deleted.text)")
@@ -143,16 +154,19 @@ struct OwnAccountTests {
         // Bob's passkey answering Ada's challenge in Ada's session.
         let byBob = try reauthenticate(c, token: adaToken, with: bob)
         #expect(try byBob.status == 400 && byBob.problemCode() == "reauthentication_failed", "\(byBob.text)")
-        try expectReauthenticationRequired(try send(c, "DELETE", "/v1/me", token: adaToken), methods: ["passkey"])
+        try expectReauthenticationRequired(
+            try send(c, "DELETE", "/v1/me", token: adaToken), methods: ["passkey"])
 
         // Ada's challenge presented in Bob's session is not his; a replay is refused.
         let started = try send(c, "POST", "/v1/me/reauthenticate/initialize", token: adaToken).jsonObject()
         let challengeID = try #require(started["challengeId"] as? String)
         let challenge = try challengeBytes(started)
-        let allowed = try #require((started["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])
+        let allowed = try #require(
+            (started["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])
         #expect(allowed.compactMap { $0["id"] as? String } == [Base64URL.encode(ada.id)])
         let assertion = String(
-            decoding: c.authenticator.authenticate(ada, challenge: challenge, origin: c.origin).json(), as: UTF8.self)
+            decoding: c.authenticator.authenticate(ada, challenge: challenge, origin: c.origin).json(),
+            as: UTF8.self)
         let body = #"{"challengeId":"\#(challengeID)","credential":\#(assertion)}"#
         let inBobs = try send(c, "POST", "/v1/me/reauthenticate/finalize", token: bobToken, json: body)
         #expect(try inBobs.status == 400 && inBobs.problemCode() == "passkey.challenge_invalid")
@@ -174,8 +188,11 @@ struct OwnAccountTests {
         let answer = String(
             decoding: c.authenticator.authenticate(ada, challenge: freshChallenge, origin: c.origin).json(),
             as: UTF8.self)
-        let freshBody = #"{"challengeId":"\#(try #require(fresh["challengeId"] as? String))","credential":\#(answer)}"#
-        #expect(try send(c, "POST", "/v1/me/reauthenticate/finalize", token: adaToken, json: freshBody).status == 200)
+        let freshBody =
+            #"{"challengeId":"\#(try #require(fresh["challengeId"] as? String))","credential":\#(answer)}"#
+        #expect(
+            try send(c, "POST", "/v1/me/reauthenticate/finalize", token: adaToken, json: freshBody).status
+                == 200)
         let replay = try send(c, "POST", "/v1/me/reauthenticate/finalize", token: adaToken, json: freshBody)
         #expect(try replay.status == 400 && replay.problemCode() == "passkey.challenge_invalid")
         let me = try #require(try c.me(adaToken).jsonObject()["user"] as? [String: Any])
@@ -202,7 +219,8 @@ struct OwnAccountTests {
         // Someone else's signature proves nothing.
         let other = try await client.run("sign", as: "199001012385", text: "Delete my account")
         #expect(result(other)["code"] as? String == "bankid.identity_mismatch")
-        try expectReauthenticationRequired(try await request("DELETE", url, headers: bearer(token)), methods: ["bankid"])
+        try expectReauthenticationRequired(
+            try await request("DELETE", url, headers: bearer(token)), methods: ["bankid"])
         let signed = try await client.run("sign", text: "Delete my account")
         #expect(result(signed)["code"] as? String == "bankid.signed", "\(signed)")
         let deleted = try await request("DELETE", url, headers: bearer(token))
@@ -236,13 +254,16 @@ struct OwnAccountTests {
         let bob = try server.makeUser(username: "bob")
         let bobToken = try server.signIn(bob).token
         var bobClient = BankIDClient(server, token: bobToken)
-        #expect(result(try await bobClient.run("link", as: "199001012385"))["code"] as? String == "bankid.linked")
+        #expect(
+            result(try await bobClient.run("link", as: "199001012385"))["code"] as? String == "bankid.linked")
         let refused = try await request("DELETE", url, headers: bearer(bobToken))
         #expect(try refused.status == 409 && refused.problemCode() == "bankid.last_way_in", "\(refused.text)")
         #expect(try server.server.store.linkedIdentity(userID: bob.id) != nil)
     }
 
-    @Test("PATCH /v1/me: a taken username, an invalid one, and a valid change, normalised and audited", arguments: TestEngine.tested)
+    @Test(
+        "PATCH /v1/me: a taken username, an invalid one, and a valid change, normalised and audited",
+        arguments: TestEngine.tested)
     func rename(engine: TestEngine) throws {
         let server = try TestServer(.live, engine: engine)
         defer { server.stop() }
@@ -256,15 +277,19 @@ struct OwnAccountTests {
         let badName = try send(c, "PATCH", "/v1/me", token: token, json: #"{"displayName":"   "}"#)
         #expect(try badName.status == 400 && badName.problemCode() == "user.invalid_display_name")
         // A bad member changes nothing, the good one beside it included.
-        let mixed = try send(c, "PATCH", "/v1/me", token: token, json: #"{"username":"x","displayName":"Ada L"}"#)
+        let mixed = try send(
+            c, "PATCH", "/v1/me", token: token, json: #"{"username":"x","displayName":"Ada L"}"#)
         #expect(mixed.status == 400)
-        #expect((try c.me(token).jsonObject()["user"] as? [String: Any])?["displayName"] as? String == "Test ada")
+        #expect(
+            (try c.me(token).jsonObject()["user"] as? [String: Any])?["displayName"] as? String == "Test ada")
 
         let renamed = try send(
-            c, "PATCH", "/v1/me", token: token, json: #"{"username":"  Ada.Lovelace ","displayName":" Ada Lovelace "}"#)
+            c, "PATCH", "/v1/me", token: token,
+            json: #"{"username":"  Ada.Lovelace ","displayName":" Ada Lovelace "}"#)
         #expect(renamed.status == 200, "\(renamed.text)")
         let user = try #require(try renamed.jsonObject()["user"] as? [String: Any])
-        #expect(user["username"] as? String == "ada.lovelace" && user["displayName"] as? String == "Ada Lovelace")
+        #expect(
+            user["username"] as? String == "ada.lovelace" && user["displayName"] as? String == "Ada Lovelace")
         let me = try #require(try c.me(token).jsonObject()["user"] as? [String: Any])
         #expect(me["username"] as? String == "ada.lovelace")
         let meID = try #require(me["id"] as? String)
@@ -272,7 +297,8 @@ struct OwnAccountTests {
         #expect(event.action == .accountRenamed)
         #expect(event.details == ["username": "changed", "displayName": "changed"])
         // The new name signs in; nothing else about the account changed.
-        #expect(try c.startLogin(#"{"username":"ada.lovelace"}"#).options["allowCredentials"] as? [Any] != nil)
+        #expect(
+            try c.startLogin(#"{"username":"ada.lovelace"}"#).options["allowCredentials"] as? [Any] != nil)
     }
 
     /// Ada with a passkey, a BankID link and signature, an enrollment token and a second session:
@@ -284,19 +310,28 @@ struct OwnAccountTests {
         let (credential, token) = try c.signUp("ada")
         let me = try #require(try c.me(token).jsonObject()["user"] as? [String: Any])
         let id = try #require(me["id"] as? String)
-        let second = try #require(
-            try c.login(credential).jsonObject()["session"] as? [String: Any])["token"] as? String
+        let second =
+            try #require(
+                try c.login(credential).jsonObject()["session"] as? [String: Any])["token"] as? String
         var client = BankIDClient(server, token: token)
         #expect(result(try await client.run("link"))["code"] as? String == "bankid.linked")
         #expect(result(try await client.run("sign", text: "I agree"))["code"] as? String == "bankid.signed")
         let enrollment = try server.server.enrollment.issue(
-            userID: id, lifetime: nil, purpose: "admin", actor: .admin(tokenName: "ops"), context: ClientContext())
+            userID: id, lifetime: nil, purpose: "admin", actor: .admin(tokenName: "ops"),
+            context: ClientContext())
         var secrets = [token, try #require(second), enrollment.token, "198112289874", "19811228-9874"]
         func encodings(_ bytes: [UInt8]) -> [String] {
-            [Hex.encode(bytes), Hex.encode(bytes).uppercased(), Base64URL.encode(bytes), Data(bytes).base64EncodedString()]
+            [
+                Hex.encode(bytes), Hex.encode(bytes).uppercased(), Base64URL.encode(bytes),
+                Data(bytes).base64EncodedString(),
+            ]
         }
-        for session in try server.server.store.allSessions(userID: id) { secrets += encodings(session.tokenHash) }
-        for stored in try server.server.store.enrollmentTokens(userID: id) { secrets += encodings(stored.tokenHash) }
+        for session in try server.server.store.allSessions(userID: id) {
+            secrets += encodings(session.tokenHash)
+        }
+        for stored in try server.server.store.enrollmentTokens(userID: id) {
+            secrets += encodings(stored.tokenHash)
+        }
         let identity = try #require(try server.server.store.linkedIdentity(userID: id))
         secrets += encodings(identity.digest.value)
         return (id, token, credential, secrets)
@@ -311,10 +346,13 @@ struct OwnAccountTests {
         let c = PasskeyClient(server)
         let ada = try await furnishedAccount(server, c)
         let store = server.server.store
-        let response = try await request("GET", server.publicURL + "/v1/me/export", headers: bearer(ada.token))
+        let response = try await request(
+            "GET", server.publicURL + "/v1/me/export", headers: bearer(ada.token))
         #expect(response.status == 200, "\(response.text)")
         let day = UTCTimestamp.string(server.clock.now()).prefix(10)
-        #expect(response.headers["content-disposition"] == "attachment; filename=\"portvakt-account-\(day).json\"")
+        #expect(
+            response.headers["content-disposition"] == "attachment; filename=\"portvakt-account-\(day).json\""
+        )
         #expect(response.headers["cache-control"] == "no-store")
         for secret in ada.secrets { #expect(!response.text.contains(secret), "the export holds a secret") }
 
@@ -322,24 +360,29 @@ struct OwnAccountTests {
         #expect(document["format"] as? String == "portvakt.account-export.v1")
         let user = try #require(try store.user(id: ada.id))
         #expect(
-            canonical(document["user"]) == canonical([
-                "id": user.id, "username": "ada", "displayName": "Test ada",
-                "createdAt": UTCTimestamp.string(user.createdAt), "userHandle": Base64URL.encode(user.userHandle),
-                "reviewAccount": false,
-            ] as [String: Any]))
+            canonical(document["user"])
+                == canonical(
+                    [
+                        "id": user.id, "username": "ada", "displayName": "Test ada",
+                        "createdAt": UTCTimestamp.string(user.createdAt),
+                        "userHandle": Base64URL.encode(user.userHandle),
+                        "reviewAccount": false,
+                    ] as [String: Any]))
         let passkey = try #require(try store.passkeys(userID: ada.id).first)
         #expect(
-            canonical(document["passkeys"]) == canonical([
-                [
-                    "id": Base64URL.encode(passkey.credentialID), "name": passkey.name, "aaguid": passkey.aaguid,
-                    "publicKey": Base64URL.encode(passkey.publicKey), "algorithm": passkey.algorithm,
-                    "signCount": Int(passkey.signCount), "transports": passkey.transports,
-                    "backupEligible": passkey.backupEligible, "backedUp": passkey.backupState,
-                    "attestationFormat": "none", "attestationType": passkey.attestationType,
-                    "attestationTrusted": false, "createdAt": UTCTimestamp.string(passkey.createdAt),
-                    "lastUsedAt": UTCTimestamp.string(try #require(passkey.lastUsedAt)),
-                ].merging(passkey.providerName.map { ["provider": $0] } ?? [:]) { $1 } as [String: Any]
-            ]))
+            canonical(document["passkeys"])
+                == canonical([
+                    [
+                        "id": Base64URL.encode(passkey.credentialID), "name": passkey.name,
+                        "aaguid": passkey.aaguid,
+                        "publicKey": Base64URL.encode(passkey.publicKey), "algorithm": passkey.algorithm,
+                        "signCount": Int(passkey.signCount), "transports": passkey.transports,
+                        "backupEligible": passkey.backupEligible, "backedUp": passkey.backupState,
+                        "attestationFormat": "none", "attestationType": passkey.attestationType,
+                        "attestationTrusted": false, "createdAt": UTCTimestamp.string(passkey.createdAt),
+                        "lastUsedAt": UTCTimestamp.string(try #require(passkey.lastUsedAt)),
+                    ].merging(passkey.providerName.map { ["provider": $0] } ?? [:]) { $1 } as [String: Any]
+                ]))
         let sessions = try #require(document["sessions"] as? [[String: Any]])
         let stored = try store.allSessions(userID: ada.id)
         #expect(sessions.count == stored.count && stored.count == 2)
@@ -358,11 +401,14 @@ struct OwnAccountTests {
         let identity = try #require(try store.linkedIdentity(userID: ada.id))
         #expect(
             canonical(document["bankId"])
-                == canonical(["name": "Tolvan Tolvansson", "linkedAt": UTCTimestamp.string(identity.linkedAt)]))
+                == canonical([
+                    "name": "Tolvan Tolvansson", "linkedAt": UTCTimestamp.string(identity.linkedAt),
+                ]))
         let evidence = try #require(try store.bankIDSignatures(userID: ada.id).first)
         let signature = try #require((document["bankIdSignatures"] as? [[String: Any]])?.first)
         var expectedSignature: [String: Any] = [
-            "id": evidence.id, "sessionId": evidence.sessionID, "signedAt": UTCTimestamp.string(evidence.signedAt),
+            "id": evidence.id, "sessionId": evidence.sessionID,
+            "signedAt": UTCTimestamp.string(evidence.signedAt),
             "userVisibleText": "I agree", "signatureKept": false,
         ]
         if let date = evidence.bankIDIssueDate { expectedSignature["bankIdIssueDate"] = date }
@@ -372,17 +418,22 @@ struct OwnAccountTests {
         #expect((document["bankIdPhoneVerifications"] as? [Any])?.isEmpty == true)
         let token = try #require(try store.enrollmentTokens(userID: ada.id).first)
         #expect(
-            canonical(document["enrollmentTokens"]) == canonical([
-                [
-                    "id": token.id, "purpose": "admin", "createdBy": "admin:ops",
-                    "createdAt": UTCTimestamp.string(token.createdAt), "expiresAt": UTCTimestamp.string(token.expiresAt),
-                ] as [String: Any]
-            ]))
+            canonical(document["enrollmentTokens"])
+                == canonical([
+                    [
+                        "id": token.id, "purpose": "admin", "createdBy": "admin:ops",
+                        "createdAt": UTCTimestamp.string(token.createdAt),
+                        "expiresAt": UTCTimestamp.string(token.expiresAt),
+                    ] as [String: Any]
+                ]))
         let events = try #require(document["auditEvents"] as? [[String: Any]])
         let trail = try store.allAuditEvents(userID: ada.id)
         #expect(events.compactMap { ($0["id"] as? NSNumber)?.int64Value } == trail.compactMap(\.id))
         #expect(events.last?["action"] as? String == "account.exported")
-        #expect(events.allSatisfy { $0["actor"] is String && $0["at"] is String && $0["details"] is [String: String] })
+        #expect(
+            events.allSatisfy {
+                $0["actor"] is String && $0["at"] is String && $0["details"] is [String: String]
+            })
 
         // No member anywhere is named for a secret.
         func keys(_ value: Any) -> [String] {
@@ -390,12 +441,16 @@ struct OwnAccountTests {
             if let array = value as? [Any] { return array.flatMap(keys) }
             return []
         }
-        let forbidden: Set<String> = ["token", "tokenHash", "digest", "keyId", "signature", "ocspResponse", "personalNumber"]
+        let forbidden: Set<String> = [
+            "token", "tokenHash", "digest", "keyId", "signature", "ocspResponse", "personalNumber",
+        ]
         #expect(Set(keys(document)).isDisjoint(with: forbidden))
 
         // Limited: the burst of three, then 429 for a while.
         for _ in 0..<2 {
-            #expect(try await request("GET", server.publicURL + "/v1/me/export", headers: bearer(ada.token)).status == 200)
+            #expect(
+                try await request("GET", server.publicURL + "/v1/me/export", headers: bearer(ada.token))
+                    .status == 200)
         }
         let limited = try await request("GET", server.publicURL + "/v1/me/export", headers: bearer(ada.token))
         #expect(limited.status == 429, "\(limited.text)")
@@ -419,8 +474,10 @@ struct OwnAccountTests {
         let web = try server.signIn(try #require(try server.server.store.user(id: ada.id)), as: .web)
         let deleted = try c.http.send(
             method: "DELETE", url: server.publicURL + "/v1/me",
-            headers: [("Cookie", "\(server.server.configuration.sessionCookieName)=\(web.token)"),
-                ("Origin", "http://localhost:8080")], body: nil)
+            headers: [
+                ("Cookie", "\(server.server.configuration.sessionCookieName)=\(web.token)"),
+                ("Origin", "http://localhost:8080"),
+            ], body: nil)
         #expect(deleted.status == 204, "\(deleted.text)")
         #expect(deleted.headers["set-cookie"]?.contains("Max-Age=0") == true)
 
@@ -433,10 +490,12 @@ struct OwnAccountTests {
                     case .text, .json:
                         count = try connection.queryFirst(
                             "SELECT count(*) FROM \(table.name) WHERE CAST(\(column) AS TEXT) LIKE ?1",
-                            ["%" + ada.id + "%"]) { try $0.int64(0) }
+                            ["%" + ada.id + "%"]
+                        ) { try $0.int64(0) }
                     case .bytes:
                         count = try connection.queryFirst(
-                            "SELECT count(*) FROM \(table.name) WHERE \(column) = ?1", [handle]) { try $0.int64(0) }
+                            "SELECT count(*) FROM \(table.name) WHERE \(column) = ?1", [handle]
+                        ) { try $0.int64(0) }
                     case .integer, .flag, .time:
                         count = 0
                     }
@@ -467,14 +526,17 @@ struct OwnAccountTests {
         #expect(login.status == 200, "\(login.text)")
         let token = try #require((try login.jsonObject()["session"] as? [String: Any])?["token"] as? String)
         let refused = try await request("DELETE", server.publicURL + "/v1/me", headers: bearer(token))
-        #expect(try refused.status == 403 && refused.problemCode() == "review.deletion_refused", "\(refused.text)")
+        #expect(
+            try refused.status == 403 && refused.problemCode() == "review.deletion_refused", "\(refused.text)"
+        )
         #expect(try await request("GET", server.publicURL + "/v1/me", headers: bearer(token)).status == 200)
         // Its username is the configuration's: the reviewer login must keep finding it.
         let renamed = try await request(
             "PATCH", server.publicURL + "/v1/me", json: #"{"username":"someone"}"#, headers: bearer(token))
         #expect(try renamed.status == 403 && renamed.problemCode() == "review.sandboxed", "\(renamed.text)")
         let shown = try await request(
-            "PATCH", server.publicURL + "/v1/me", json: #"{"displayName":"Reviewer"}"#, headers: bearer(token))
+            "PATCH", server.publicURL + "/v1/me", json: #"{"displayName":"Reviewer"}"#, headers: bearer(token)
+        )
         #expect(shown.status == 200, "\(shown.text)")
     }
 }

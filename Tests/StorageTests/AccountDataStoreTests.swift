@@ -16,11 +16,14 @@ struct AccountDataStoreTests {
     ) -> PasskeyReauthenticationRecord {
         PasskeyReauthenticationRecord(
             credentialID: credential, signCount: 9, backupState: false, userID: userID, sessionIDs: sessions,
-            event: AuditEvent(at: time, action: .passkeyReauthenticated, actor: .user(userID), userID: userID),
+            event: AuditEvent(
+                at: time, action: .passkeyReauthenticated, actor: .user(userID), userID: userID),
             at: time)
     }
 
-    @Test("a session's proof of presence reads back; it is its sign-in unless given", arguments: StoreKind.tested)
+    @Test(
+        "a session's proof of presence reads back; it is its sign-in unless given",
+        arguments: StoreKind.tested)
     func authenticatedAtRoundTrip(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
@@ -43,20 +46,29 @@ struct AccountDataStoreTests {
         try fixture.store.insertSession(makeSession("ended", userID: "u1", revokedAt: at(1)))
         try fixture.store.insertSession(makeSession("theirs", userID: "u2"))
 
-        #expect(try fixture.store.commitPasskeyReauthentication(reauthentication(sessions: ["mine", "ended", "theirs"], at: at(60))))
+        #expect(
+            try fixture.store.commitPasskeyReauthentication(
+                reauthentication(sessions: ["mine", "ended", "theirs"], at: at(60))))
         #expect(try fixture.store.session(id: "mine")?.authenticatedAt == at(60))
-        #expect(try fixture.store.session(id: "ended")?.authenticatedAt == epoch, "a revoked session is not proved")
-        #expect(try fixture.store.session(id: "theirs")?.authenticatedAt == epoch, "another user's is never touched")
+        #expect(
+            try fixture.store.session(id: "ended")?.authenticatedAt == epoch,
+            "a revoked session is not proved")
+        #expect(
+            try fixture.store.session(id: "theirs")?.authenticatedAt == epoch,
+            "another user's is never touched")
         let passkey = try #require(try fixture.store.passkey(credentialID: [1, 2, 3]))
         #expect(passkey.signCount == 9 && passkey.lastUsedAt == at(60))
         #expect(try fixture.store.allAuditEvents(userID: "u1").map(\.action) == [.passkeyReauthenticated])
 
         // Only forwards: a late commit leaves the newer proof.
-        #expect(try fixture.store.commitPasskeyReauthentication(reauthentication(sessions: ["mine"], at: at(30))))
+        #expect(
+            try fixture.store.commitPasskeyReauthentication(reauthentication(sessions: ["mine"], at: at(30))))
         #expect(try fixture.store.session(id: "mine")?.authenticatedAt == at(60))
 
         // With no live session of the user there is nowhere to put the proof: nothing is written.
-        #expect(try !fixture.store.commitPasskeyReauthentication(reauthentication(sessions: ["ended"], at: at(90))))
+        #expect(
+            try !fixture.store.commitPasskeyReauthentication(
+                reauthentication(sessions: ["ended"], at: at(90))))
         #expect(try fixture.store.passkey(credentialID: [1, 2, 3])?.lastUsedAt == at(60))
         #expect(try fixture.store.allAuditEvents(userID: "u1").count == 2)
 
@@ -85,27 +97,34 @@ struct AccountDataStoreTests {
         for (id, time) in [("t2", at(2)), ("t1", at(1))] {
             try fixture.store.insertEnrollmentToken(
                 EnrollmentTokenRecord(
-                    id: id, userID: "u1", tokenHash: Digest.sha256(id), purpose: "admin", createdBy: "admin:ops",
+                    id: id, userID: "u1", tokenHash: Digest.sha256(id), purpose: "admin",
+                    createdBy: "admin:ops",
                     createdAt: time, expiresAt: time.addingTimeInterval(600)))
         }
         #expect(try fixture.store.enrollmentTokens(userID: "u1").map(\.id) == ["t1", "t2"])
         #expect(try fixture.store.enrollmentTokens(userID: "u2").isEmpty)
 
         for action in [AuditAction.passkeyLogin, .sessionLogout] {
-            _ = try fixture.store.appendAudit(AuditEvent(at: at(5), action: action, actor: .user("u1"), userID: "u1"))
+            _ = try fixture.store.appendAudit(
+                AuditEvent(at: at(5), action: action, actor: .user("u1"), userID: "u1"))
         }
-        _ = try fixture.store.appendAudit(AuditEvent(at: at(5), action: .passkeyLogin, actor: .user("u2"), userID: "u2"))
-        #expect(try fixture.store.allAuditEvents(userID: "u1").map(\.action) == [.passkeyLogin, .sessionLogout])
+        _ = try fixture.store.appendAudit(
+            AuditEvent(at: at(5), action: .passkeyLogin, actor: .user("u2"), userID: "u2"))
+        #expect(
+            try fixture.store.allAuditEvents(userID: "u1").map(\.action) == [.passkeyLogin, .sessionLogout])
         #expect(try fixture.store.bankIDPhoneVerifications(userID: "u1").isEmpty)
     }
 
-    @Test("unlinking removes the user's identity with its record, once; another user's stays", arguments: StoreKind.tested)
+    @Test(
+        "unlinking removes the user's identity with its record, once; another user's stays",
+        arguments: StoreKind.tested)
     func unlink(kind: StoreKind) throws {
         let fixture = try kind.make()
         for (user, byte) in [("u1", UInt8(1)), ("u2", 2)] {
             try fixture.store.insertUser(makeUser(user))
             let flow = BankIDFlow(
-                idHash: Digest.sha256("flow-\(user)"), orderRef: "ref-\(user)", intent: .link, sameDevice: false,
+                idHash: Digest.sha256("flow-\(user)"), orderRef: "ref-\(user)", intent: .link,
+                sameDevice: false,
                 bindingHash: Digest.sha256("binding"), userID: user, createdAt: epoch)
             try fixture.store.insertBankIDFlow(flow)
             #expect(
@@ -113,15 +132,19 @@ struct AccountDataStoreTests {
                     BankIDCompletionRecord(
                         flowIDHash: flow.idHash, outcome: "bankid.linked", at: epoch,
                         link: LinkedIdentity(
-                            userID: user, digest: IdentityDigest(keyID: "k1", value: Array(repeating: byte, count: 32)),
+                            userID: user,
+                            digest: IdentityDigest(keyID: "k1", value: Array(repeating: byte, count: 32)),
                             name: "Name", linkedAt: epoch))))
         }
-        let record = ChangeRecord(AuditEvent(at: at(1), action: .bankIDUnlinked, actor: .user("u1"), userID: "u1"))
+        let record = ChangeRecord(
+            AuditEvent(at: at(1), action: .bankIDUnlinked, actor: .user("u1"), userID: "u1"))
         #expect(try fixture.store.unlinkIdentity(userID: "u1", record: record))
         #expect(try fixture.store.linkedIdentity(userID: "u1") == nil)
         #expect(try fixture.store.linkedIdentity(userID: "u2") != nil)
         #expect(try !fixture.store.unlinkIdentity(userID: "u1", record: record))
-        #expect(try fixture.store.allAuditEvents(userID: "u1").map(\.action) == [.bankIDUnlinked], "recorded once")
+        #expect(
+            try fixture.store.allAuditEvents(userID: "u1").map(\.action) == [.bankIDUnlinked], "recorded once"
+        )
     }
 
     @Test(

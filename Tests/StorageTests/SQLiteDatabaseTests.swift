@@ -36,7 +36,9 @@ struct SQLiteDatabaseTests {
 
     /// Stores session `id` of `userID` with the columns a file before `proofOfPresence` has, as
     /// the release before it wrote sessions.
-    static func insertSessionBeforeProof(_ id: String, userID: String, createdAt: Date, in database: SQLiteDatabase)
+    static func insertSessionBeforeProof(
+        _ id: String, userID: String, createdAt: Date, in database: SQLiteDatabase
+    )
         throws
     {
         let session = makeSession(id, userID: userID, createdAt: createdAt)

@@ -49,13 +49,15 @@ public struct AccountAPI: Sendable {
                 problems: Problems.auth(.reauthenticationRequired, .reviewAccountDeletion)),
             transport: transport, access: access, rotating: false
         ) { request, auth in
-            try account.delete(try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
+            try account.delete(
+                try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
             var response = HTTPResponse.noContent
             if auth.source == .cookie { response.headers.add("Set-Cookie", transport.clearCookie) }
             return response
         }
         router.addSignedIn(
-            .GET, "/v1/me/export", summary: "Everything Portvakt holds about the signed-in user, as a download",
+            .GET, "/v1/me/export",
+            summary: "Everything Portvakt holds about the signed-in user, as a download",
             contract: RouteContract(responses: [.json(AccountExportView.self)]),
             transport: transport, access: access, rateClass: .export
         ) { request, auth in
@@ -69,7 +71,8 @@ public struct AccountAPI: Sendable {
         }
         router.addSignedIn(
             .DELETE, "/v1/me/sessions",
-            summary: "End every other session of the signed-in user (needs a recent sign-in or re-authentication)",
+            summary:
+                "End every other session of the signed-in user (needs a recent sign-in or re-authentication)",
             contract: RouteContract(
                 responses: [.json(RevokedSessionsResponse.self)],
                 problems: Problems.auth(.reauthenticationRequired)),
@@ -81,13 +84,15 @@ public struct AccountAPI: Sendable {
         }
         router.addSignedIn(
             .DELETE, "/v1/me/bankid",
-            summary: "Remove the signed-in user's linked BankID identity (needs a recent sign-in or re-authentication)",
+            summary:
+                "Remove the signed-in user's linked BankID identity (needs a recent sign-in or re-authentication)",
             contract: RouteContract(
                 responses: [.noContent],
                 problems: Problems.auth(.reauthenticationRequired, .bankIDNotLinkedToAccount, .lastWayIn)),
             transport: transport, access: access
         ) { request, auth in
-            try account.unlinkBankID(try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
+            try account.unlinkBankID(
+                try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
             return .noContent
         }
         // The ceremony routes never rotate, as the login's: a new token could be lost with them.

@@ -183,7 +183,8 @@ public struct PasskeyAPI: Sendable {
             transport: transport, access: access
         ) { request, auth in
             try passkeys.deletePasskey(
-                try access.recentlyAuthenticated(auth.signedIn), credentialID: request.pathParameters["id"] ?? "",
+                try access.recentlyAuthenticated(auth.signedIn),
+                credentialID: request.pathParameters["id"] ?? "",
                 context: request.clientContext)
             return .noContent
         }
