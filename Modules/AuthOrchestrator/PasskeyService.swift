@@ -432,14 +432,12 @@ public struct PasskeyService: Sendable {
         {
             throw AuthError(.loginFailed, "the passkey does not belong to the named account")
         }
-        let credential = try StoredCredential(
-            id: passkey.credentialID, publicKeyBytes: passkey.publicKey, signCount: passkey.signCount,
-            userHandle: user.userHandle, backupEligible: passkey.backupEligible)
         let verified: VerifiedAuthentication
         do {
             verified = try verify(
-                parsed, challenge: challenge.challenge, credential: credential,
-                expectedUserHandle: challenge.usernameDigest == nil ? nil : user.userHandle)
+                parsed, challenge: challenge.challenge, passkey: passkey, owner: user,
+                expectedUserHandle: challenge.usernameDigest == nil ? nil : user.userHandle,
+                refusal: .loginFailed)
         } catch let error as PasskeyError where error.code == .ceremonyCounterRegression {
             try refuseRegression(error, challenge: challenge, attempt: attempt, at: now)
         }
@@ -506,12 +504,16 @@ public struct PasskeyService: Sendable {
         throw regression
     }
 
-    /// §7.2 through PasskeyCore, with the two codes that would tell a prober which account a
-    /// credential belongs to folded into `passkey.login_failed`.
+    /// §7.2 through PasskeyCore for `passkey` of `owner`, with the two codes that would tell a
+    /// prober which account a credential belongs to folded into `refusal` (`passkey.login_failed`
+    /// for a login, `reauthentication_failed` for a re-authentication).
     private func verify(
-        _ response: AuthenticationResponseJSON, challenge: [UInt8], credential: StoredCredential,
-        expectedUserHandle: [UInt8]?
+        _ response: AuthenticationResponseJSON, challenge: [UInt8], passkey: StoredPasskey, owner: User,
+        expectedUserHandle: [UInt8]?, refusal: AuthError.Code
     ) throws -> VerifiedAuthentication {
+        let credential = try StoredCredential(
+            id: passkey.credentialID, publicKeyBytes: passkey.publicKey, signCount: passkey.signCount,
+            userHandle: owner.userHandle, backupEligible: passkey.backupEligible)
         do {
             return try verifyAuthentication(
                 response: response, expectedChallenge: challenge, relyingParty: policy.relyingParty,
@@ -519,7 +521,7 @@ public struct PasskeyService: Sendable {
         } catch {
             switch error.code {
             case .ceremonyUserHandleMismatch, .ceremonyCredentialNotAllowed:
-                throw AuthError(.loginFailed, "the passkey does not belong to the account", underlying: error)
+                throw AuthError(refusal, "the passkey does not belong to the account", underlying: error)
             default:
                 throw error
             }
@@ -600,25 +602,11 @@ public struct PasskeyService: Sendable {
         else {
             throw AuthError(.reauthenticationFailed, "the passkey is not one of this account's")
         }
-        let credential = try StoredCredential(
-            id: passkey.credentialID, publicKeyBytes: passkey.publicKey, signCount: passkey.signCount,
-            userHandle: user.userHandle, backupEligible: passkey.backupEligible)
         // The challenge is spent, so a counter that went backwards is no replay: under the reject
         // policy PasskeyCore refuses it as a possible clone, under flag it is recorded.
-        let verified: VerifiedAuthentication
-        do {
-            verified = try verifyAuthentication(
-                response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty,
-                credential: credential, expectedUserHandle: user.userHandle)
-        } catch {
-            switch error.code {
-            case .ceremonyUserHandleMismatch, .ceremonyCredentialNotAllowed:
-                throw AuthError(
-                    .reauthenticationFailed, "the passkey is not one of this account's", underlying: error)
-            default:
-                throw error
-            }
-        }
+        let verified = try verify(
+            parsed, challenge: challenge.challenge, passkey: passkey, owner: user,
+            expectedUserHandle: user.userHandle, refusal: .reauthenticationFailed)
         var details = [
             "credentialId": Base64URL.encode(passkey.credentialID), "sessionId": signedIn.current.id,
         ]
