@@ -513,6 +513,37 @@ struct OwnAccountTests {
         #expect(try login.status == 400 && login.problemCode() == "passkey.login_failed")
     }
 
+    @Test(
+        "webhooks: ending the other sessions is a session.revoked each, a rename nothing, the deletion user.deleted",
+        arguments: TestEngine.tested)
+    func webhookEvents(engine: TestEngine) throws {
+        let server = try WebhookEventSourceTests.server(engine: engine)
+        defer { server.stop() }
+        let outbox = WebhookEventSourceTests.Outbox(server)
+        let c = PasskeyClient(server)
+        let (credential, token) = try c.signUp("ada")
+        let other = try #require(try c.login(credential).jsonObject()["session"] as? [String: Any])
+        let userID = try #require(try c.me(token).jsonObject()["user"] as? [String: Any])["id"] as? String
+        _ = try outbox.new()
+
+        #expect(try send(c, "DELETE", "/v1/me/sessions", token: token).status == 200)
+        #expect(
+            try outbox.newSummary() == [
+                "session.revoked "
+                    + WebhookEventSourceTests.data([
+                        "userId": try #require(userID), "sessionId": try #require(other["id"] as? String),
+                        "reason": "user",
+                    ])
+            ])
+        #expect(try send(c, "PATCH", "/v1/me", token: token, json: #"{"displayName":"Ada"}"#).status == 200)
+        #expect(try outbox.new().isEmpty, "names never go to webhooks")
+        #expect(try send(c, "DELETE", "/v1/me", token: token).status == 204)
+        #expect(
+            try outbox.newSummary() == [
+                "user.deleted " + WebhookEventSourceTests.data(["userId": try #require(userID)])
+            ])
+    }
+
     @Test("the app-store review account cannot be deleted this way")
     func reviewAccountStays() async throws {
         let code = "review-code-0123456789-abcdef"
