@@ -74,6 +74,7 @@ public struct AccountExport: Sendable {
     /// A support agent's BankID phone check of the account: never the number the caller stated
     /// (kept only as a keyed digest, which stays out).
     public struct PhoneVerification: Sendable, Equatable {
+        /// Portvakt's id for it.
         public let id: String
         /// `auth` or `sign`.
         public let kind: String
@@ -81,10 +82,13 @@ public struct AccountExport: Sendable {
         public let callInitiator: String
         /// The agent's admin token name.
         public let startedBy: String
+        /// When the agent started it.
         public let createdAt: Date
+        /// When its end was recorded; nil while running.
         public let finishedAt: Date?
         /// How it ended (`verified`, `not_verified`, …); nil while running.
         public let outcome: String?
+        /// BankID's last hint code.
         public let hintCode: String?
 
         init(_ stored: BankIDPhoneVerification) {
@@ -101,13 +105,17 @@ public struct AccountExport: Sendable {
 
     /// A one-time enrollment token issued for the account: never the token or its hash.
     public struct EnrollmentToken: Sendable, Equatable {
+        /// Its public id (audit events name it).
         public let id: String
         /// `admin` (an enrollment link) or `recovery`.
         public let purpose: String
         /// Who issued it (an audit actor such as `admin:ops`, or `bankid`).
         public let createdBy: String
+        /// When it was issued.
         public let createdAt: Date
+        /// The first instant it is no longer accepted.
         public let expiresAt: Date
+        /// When a passkey was enrolled with it; nil while unused.
         public let usedAt: Date?
 
         init(_ stored: EnrollmentTokenRecord) {

@@ -36,6 +36,22 @@ struct SessionServiceTests {
         #expect(!stored.tokenHash.isEmpty && stored.tokenHash != Array(issued.token.utf8))
     }
 
+    @Test("a new session's proof of presence is its sign-in; a rotation keeps the old one, never a new one")
+    func proofOfPresence() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        #expect(issued.session.authenticatedAt == issued.session.createdAt)
+        // Past the rotation interval, used within the idle timeout all along.
+        for _ in 0..<4 {
+            clock.advance(by: 500)
+            _ = try service.authenticate(token: issued.token)
+        }
+        let rotated = try #require(try service.rotateIfDue(try service.authenticate(token: issued.token)))
+        #expect(rotated.session.authenticatedAt == issued.session.authenticatedAt)
+        #expect(try store.session(id: rotated.session.id)?.authenticatedAt == issued.session.authenticatedAt)
+        let replaced = try service.rotate(token: rotated.token)
+        #expect(replaced.session.authenticatedAt == issued.session.authenticatedAt)
+    }
+
     @Test("the issued token authenticates its session")
     func authenticates() throws {
         let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)
