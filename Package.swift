@@ -52,7 +52,7 @@ let package = Package(
             name: "CryptoCore", dependencies: ["COpenSSL", "Kernel", "MLDSA"], path: "Modules/CryptoCore",
             swiftSettings: strictSettings),
         .target(
-            name: "PasskeyCore", dependencies: ["CryptoCore", "Kernel"], path: "Modules/PasskeyCore",
+            name: "PasskeyCore", dependencies: ["CryptoCore", "Kernel", "MLDSA"], path: "Modules/PasskeyCore",
             swiftSettings: strictSettings),
         .target(
             name: "SessionCore", dependencies: ["CryptoCore", "Kernel"], path: "Modules/SessionCore",
@@ -150,7 +150,8 @@ let package = Package(
             path: "Tests/CryptoCoreTests",
             swiftSettings: strictSettings),
         .testTarget(
-            name: "PasskeyCoreTests", dependencies: ["Kernel", "PasskeyCore", "CryptoCore", "TestSupport"],
+            name: "PasskeyCoreTests",
+            dependencies: ["Kernel", "PasskeyCore", "CryptoCore", "MLDSA", "TestSupport"],
             path: "Tests/PasskeyCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "SessionCoreTests", dependencies: ["Kernel", "SessionCore", "Storage", "TestSupport"],
