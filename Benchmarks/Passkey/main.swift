@@ -138,7 +138,7 @@ do {
                 (try? verifyAuthentication(
                     response: response, expectedChallenge: expected, relyingParty: offering,
                     credential: stored,
-                    expectedUserHandle: nil)) != nil
+                    expectedUserHandle: userHandle)) != nil
             }
         }
     }

@@ -8,7 +8,7 @@ extension FIPS204 {
         var held = 0
         var index = 0
         for i in 0..<256 {
-            accumulator |= UInt64(UInt32(bitPattern: w[i])) << UInt64(held)
+            accumulator |= UInt64(UInt32(bitPattern: w[i])) &<< UInt64(held)
             held += bits
             while held >= 8 {
                 out[index] = UInt8(truncatingIfNeeded: accumulator)
@@ -23,18 +23,20 @@ extension FIPS204 {
     ///
     /// Every bit pattern decodes (the range is a power of two), so this cannot fail.
     static func simpleBitUnpack(_ v: UnsafeRawBufferPointer, bits: Int, into w: Polynomial) {
-        let mask: UInt64 = (1 << UInt64(bits)) - 1
+        // Masking shifts (&<<, &>>): every count here is below 64, and the checked ones cost more
+        // than the rest of the loop.
+        let mask: UInt64 = (1 &<< UInt64(bits)) - 1
         var accumulator: UInt64 = 0
         var held = 0
         var index = 0
         for i in 0..<256 {
             while held < bits {
-                accumulator |= UInt64(v[index]) << UInt64(held)
+                accumulator |= UInt64(v[index]) &<< UInt64(held)
                 index += 1
                 held += 8
             }
             w[i] = Int32(truncatingIfNeeded: accumulator & mask)
-            accumulator >>= UInt64(bits)
+            accumulator = accumulator &>> UInt64(bits)
             held -= bits
         }
     }

@@ -61,6 +61,8 @@ struct KeccakState {
         var a22 = lanes[22]
         var a23 = lanes[23]
         var a24 = lanes[24]
+        // Read once per permutation, not through the global's accessor in every round.
+        let roundConstants = Self.roundConstants
         for round in 0..<24 {
             // θ: each column's parity folded into its neighbours.
             let c0 = a0 ^ a5 ^ a10 ^ a15 ^ a20

@@ -132,19 +132,30 @@ struct MLDSACeremonyTests {
         (entry[part] as! [String: String]).mapValues(hex)
     }
 
+    /// §7.1 on the fixture's packed self-attestation for `algorithm`, optionally with another
+    /// attestation object.
+    static func registerPacked(_ algorithm: COSEAlgorithm, attestationObject: [UInt8]? = nil) throws
+        -> VerifiedRegistration
+    {
+        let entry = dilithiumWebAuthn(algorithm)
+        let registration = hexMembers(entry, "registration")
+        return try verifyRegistration(
+            response: RegistrationResponseJSON(
+                rawID: hex(entry["credentialId"] as! String), clientDataJSON: registration["clientDataJSON"]!,
+                attestationObject: attestationObject ?? registration["attestationObject"]!),
+            expectedChallenge: registration["challenge"]!,
+            relyingParty: relyingParty("example.org", "https://example.org", algorithms: [algorithm]), at: now
+        )
+    }
+
     @Test(
         "dilithium-py: packed self-attestation with ML-DSA registers, then its assertion verifies",
         arguments: algorithms)
     func packedSelfAttestation(_ algorithm: COSEAlgorithm) throws {
         let entry = Self.dilithiumWebAuthn(algorithm)
-        let registration = Self.hexMembers(entry, "registration")
         let credentialID = hex(entry["credentialId"] as! String)
         let rp = Self.relyingParty("example.org", "https://example.org", algorithms: [algorithm])
-        let registered = try verifyRegistration(
-            response: RegistrationResponseJSON(
-                rawID: credentialID, clientDataJSON: registration["clientDataJSON"]!,
-                attestationObject: registration["attestationObject"]!),
-            expectedChallenge: registration["challenge"]!, relyingParty: rp, at: Self.now)
+        let registered = try Self.registerPacked(algorithm)
         #expect(registered.attestationFormat == "packed")
         #expect(registered.attestationType == .selfAttestation)
         #expect(registered.algorithm == algorithm)
@@ -170,9 +181,8 @@ struct MLDSACeremonyTests {
         "packed self-attestation: a flipped bit in the attestation signature is refused",
         arguments: algorithms)
     func packedSignatureFlipped(_ algorithm: COSEAlgorithm) throws {
-        let entry = Self.dilithiumWebAuthn(algorithm)
-        let registration = Self.hexMembers(entry, "registration")
-        var attestation = registration["attestationObject"]!
+        var attestation = Self.hexMembers(Self.dilithiumWebAuthn(algorithm), "registration")[
+            "attestationObject"]!
         // The statement's sig is the only byte string of the signature's length; flip a bit in it.
         let length = algorithm.mlDSAParameterSet!.signatureByteCount
         let head: [UInt8] = [0x59, UInt8(length >> 8), UInt8(length & 0xFF)]
@@ -181,15 +191,7 @@ struct MLDSACeremonyTests {
                 (0..<(attestation.count - 3)).first { Array(attestation[$0..<($0 + 3)]) == head }) + 3
         attestation[start + 100] ^= 0x10
         expectCode(.attestationSignatureInvalid) {
-            _ = try verifyRegistration(
-                response: RegistrationResponseJSON(
-                    rawID: hex(entry["credentialId"] as! String),
-                    clientDataJSON: registration["clientDataJSON"]!,
-                    attestationObject: attestation),
-                expectedChallenge: registration["challenge"]!,
-                relyingParty: Self.relyingParty(
-                    "example.org", "https://example.org", algorithms: [algorithm]),
-                at: Self.now)
+            _ = try Self.registerPacked(algorithm, attestationObject: attestation)
         }
     }
 }
