@@ -134,15 +134,17 @@ struct MLDSACeremonyTests {
 
     /// §7.1 on the fixture's packed self-attestation for `algorithm`, optionally with another
     /// attestation object.
-    static func registerPacked(_ algorithm: COSEAlgorithm, attestationObject: [UInt8]? = nil) throws
-        -> VerifiedRegistration
-    {
+    static func registerPacked(
+        _ algorithm: COSEAlgorithm, attestationObject: [UInt8]? = nil, publicKey: [UInt8]? = nil
+    ) throws -> VerifiedRegistration {
         let entry = dilithiumWebAuthn(algorithm)
         let registration = hexMembers(entry, "registration")
         return try verifyRegistration(
             response: RegistrationResponseJSON(
                 rawID: hex(entry["credentialId"] as! String), clientDataJSON: registration["clientDataJSON"]!,
-                attestationObject: attestationObject ?? registration["attestationObject"]!),
+                attestationObject: attestationObject ?? registration["attestationObject"]!,
+                publicKey: publicKey,
+                publicKeyAlgorithm: publicKey.map { _ in algorithm.rawValue }),
             expectedChallenge: registration["challenge"]!,
             relyingParty: relyingParty("example.org", "https://example.org", algorithms: [algorithm]), at: now
         )
@@ -192,6 +194,24 @@ struct MLDSACeremonyTests {
         attestation[start + 100] ^= 0x10
         expectCode(.attestationSignatureInvalid) {
             _ = try Self.registerPacked(algorithm, attestationObject: attestation)
+        }
+    }
+
+    /// dilithium-py's SubjectPublicKeyInfo (RFC 9881) of the fixture key for `algorithm`.
+    static func subjectPublicKeyInfo(_ algorithm: COSEAlgorithm) -> [UInt8] {
+        hex(dilithium.first { $0["name"] as! String == algorithm.name }!["subjectPublicKeyInfo"] as! String)
+    }
+
+    @Test(
+        "§5.2.1: the client's publicKey (getPublicKey(), SPKI) matches the ML-DSA key; another key's does not",
+        arguments: algorithms)
+    func publicKeyMember(_ algorithm: COSEAlgorithm) throws {
+        let spki = Self.subjectPublicKeyInfo(algorithm)
+        let registered = try Self.registerPacked(algorithm, publicKey: spki)
+        #expect(registered.publicKey.publicKey.derRepresentation == spki)
+        let other = Self.algorithms.first { $0 != algorithm }!
+        expectCode(.responseInconsistent) {
+            _ = try Self.registerPacked(algorithm, publicKey: Self.subjectPublicKeyInfo(other))
         }
     }
 }
