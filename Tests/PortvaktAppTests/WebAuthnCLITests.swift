@@ -209,6 +209,18 @@ struct WebAuthnCLITests {
             ], stdin: PyWebAuthnMLDSA.body(auth))
         #expect(signed.status == 0)
         #expect(signed.json["signCount"] as? Int == (auth["sign_count"] as? Int).map { $0 + 1 })
+
+        // inspect names the AKP key and its algorithm.
+        let credential = try #require(fixture.registration["credential"] as? [String: Any])
+        let response = try #require(credential["response"] as? [String: Any])
+        let (status, json) = try inspect(try #require(response["attestationObject"] as? String))
+        #expect(status == 0)
+        let object = try #require(json["attestationObject"] as? [String: Any])
+        let authData = try #require(object["authData"] as? [String: Any])
+        let attested = try #require(authData["attestedCredentialData"] as? [String: Any])
+        let key = try #require(attested["credentialPublicKey"] as? [String: Any])
+        #expect(key["algName"] as? String == "ML-DSA-65" && key["kty"] as? String == "akp")
+        #expect((key["pub"] as? String).flatMap(Base64URL.decode)?.count == 1952)
     }
 
     @Test("verify-registration reports each failure as ok:false with the verifier's code, exit 1")
