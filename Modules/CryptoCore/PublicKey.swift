@@ -7,7 +7,9 @@ public import MLDSA
 /// Building a key costs a parse and a curve check; verifying with a kept key costs only the signature
 /// check, so callers that verify repeatedly (a credential cache) should keep the `PublicKey`.
 /// `EVP_PKEY` is safe to share between threads once built: verification only reads it and OpenSSL's
-/// reference count is atomic, which is why the class may be `@unchecked Sendable`.
+/// reference count is atomic, which is why the class may be `@unchecked Sendable`. ML-DSA keys are
+/// the exception to "held as an `EVP_PKEY`": OpenSSL 3.0 has no ML-DSA, so they hold an immutable
+/// `MLDSAPublicKey` and are checked by the MLDSA module.
 public final class PublicKey: @unchecked Sendable {
     /// The smallest RSA modulus accepted, in bits (NIST SP 800-131A: 1024-bit RSA is disallowed).
     public static let minimumRSABits = 2048

@@ -8,8 +8,8 @@ import MLDSA
 /// the algorithm must belong to the key type and the curve to the algorithm, coordinates must have the
 /// exact length of their curve, points must be uncompressed and on the curve, Ed25519 keys must be
 /// canonical and not of small order, RSA keys need at least 2048 bits, ML-DSA keys (kty AKP) have
-/// their parameter set's exact length, and private parameters are refused. Labels COSE defines but WebAuthn does not use
-/// (`kid`, `key_ops`, `base_iv`) are ignored, as RFC 9052 allows.
+/// their parameter set's exact length, and private parameters are refused. Labels COSE defines but
+/// WebAuthn does not use (`kid`, `key_ops`, `base_iv`) are ignored, as RFC 9052 allows.
 ///
 /// The verifying key is built once, during parsing, and kept: verifying with a stored `COSEKey` costs
 /// one signature check and nothing else. The original bytes are kept for storage.
