@@ -45,11 +45,14 @@ let package = Package(
             name: "Kernel", dependencies: ["CLinux"], path: "Modules/Kernel", swiftSettings: strictSettings),
 
         // Libraries.
+        // ML-DSA (FIPS 204) verification in Swift, for the OpenSSL builds without it (3.0 to 3.4):
+        // no dependencies, no I/O.
+        .target(name: "MLDSA", path: "Modules/MLDSA", swiftSettings: strictSettings),
         .target(
-            name: "CryptoCore", dependencies: ["COpenSSL", "Kernel"], path: "Modules/CryptoCore",
+            name: "CryptoCore", dependencies: ["COpenSSL", "Kernel", "MLDSA"], path: "Modules/CryptoCore",
             swiftSettings: strictSettings),
         .target(
-            name: "PasskeyCore", dependencies: ["CryptoCore", "Kernel"], path: "Modules/PasskeyCore",
+            name: "PasskeyCore", dependencies: ["CryptoCore", "Kernel", "MLDSA"], path: "Modules/PasskeyCore",
             swiftSettings: strictSettings),
         .target(
             name: "SessionCore", dependencies: ["CryptoCore", "Kernel"], path: "Modules/SessionCore",
@@ -140,11 +143,15 @@ let package = Package(
             path: "Modules/TestSupport", swiftSettings: strictSettings),
 
         .testTarget(
+            name: "MLDSATests", dependencies: ["MLDSA", "COpenSSL"], path: "Tests/MLDSATests",
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "CryptoCoreTests", dependencies: ["Kernel", "CryptoCore", "TestSupport"],
             path: "Tests/CryptoCoreTests",
             swiftSettings: strictSettings),
         .testTarget(
-            name: "PasskeyCoreTests", dependencies: ["Kernel", "PasskeyCore", "CryptoCore", "TestSupport"],
+            name: "PasskeyCoreTests",
+            dependencies: ["Kernel", "PasskeyCore", "CryptoCore", "MLDSA", "TestSupport"],
             path: "Tests/PasskeyCoreTests", swiftSettings: strictSettings),
         .testTarget(
             name: "SessionCoreTests", dependencies: ["Kernel", "SessionCore", "Storage", "TestSupport"],

@@ -26,8 +26,8 @@ public enum PortvaktCLI {
           config check FILE              validate a configuration file; names every problem
           config show [--config FILE]    print the effective configuration, secrets redacted
           webauthn verify-registration --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
-                   [--require-uv] [--trust-anchor PEM ...] [--at RFC3339] [--require-trusted]
-                   [--metadata MDS3_BLOB --metadata-root PEM]
+                   [--algorithm NAME ...] [--require-uv] [--trust-anchor PEM ...] [--at RFC3339]
+                   [--require-trusted] [--metadata MDS3_BLOB --metadata-root PEM]
                                          verify a RegistrationResponseJSON from standard input
           webauthn verify-authentication --rp-id ID --origin ORIGIN [--origin ...] --challenge B64URL
                    --public-key COSE_B64URL --sign-count N [--user-handle B64URL] [--require-uv]

@@ -444,6 +444,7 @@ public final class PortvaktServer: Sendable {
         relyingParty.userVerification = settings.userVerification
         relyingParty.attestationPolicy = settings.attestationPolicy
         relyingParty.counterPolicy = settings.counterPolicy
+        relyingParty.allowedAlgorithms = settings.algorithms
         try relyingParty.validate()
         return PasskeyPolicy(
             relyingParty: relyingParty, attestation: settings.attestation == .direct ? .direct : .none,

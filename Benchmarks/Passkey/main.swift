@@ -92,4 +92,66 @@ do {
     let rates = (0..<rounds).map { _ in Benchmarking.rate(seconds: seconds, register) }
     figures.append("passkey_packed_x5c_registration=\(Int(rates.sorted()[rounds / 2])):ops/s")
 }
+// Signature checks alone through COSEKey.verify, with the key parsed once as a credential cache
+// holds it: ML-DSA (the MLDSA module, OpenSSL 3.0 has none) beside ES256 (OpenSSL) in the same
+// run, alternating rounds. ML-DSA keys and signatures are dilithium-py's (Tests/Fixtures); the
+// full path adds an ML-DSA-65 assertion (JSON in, VerifiedAuthentication out).
+do {
+    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Tests/Fixtures/mldsa-dilithium-py-vectors.json")
+    let sets = try! JSONSerialization.jsonObject(with: Data(contentsOf: fixture)) as! [String: Any]
+    func bytes(_ hex: Any?) -> [UInt8] {
+        let text = Array((hex as! String).utf8)
+        return stride(from: 0, to: text.count, by: 2).map {
+            UInt8(String(decoding: text[$0..<($0 + 2)], as: UTF8.self), radix: 16)!
+        }
+    }
+    let es256 = authenticator.makeCredential(algorithm: .es256, rpID: rpID, userHandle: userHandle)
+    let es256Assertion = authenticator.authenticate(es256, challenge: challenge, origin: origin)
+    let es256Data = es256Assertion.authenticatorData + Digest.sha256(es256Assertion.clientDataJSON)
+    var checks: [(String, () -> Bool)] = [
+        ("es256", { es256.publicKey.verify(signature: es256Assertion.signature, data: es256Data) })
+    ]
+    var mlDSA65Full: (() -> Bool)? = nil
+    for entry in sets["parameterSets"] as! [[String: Any]] {
+        let webauthn = entry["webauthn"] as! [String: Any]
+        let key = try! COSEKey(encoded: bytes(webauthn["credentialPublicKey"]))
+        let assertion = webauthn["authentication"] as! [String: String]
+        let signature = bytes(assertion["signature"])
+        let authenticatorData = bytes(assertion["authenticatorData"])
+        let clientData = bytes(assertion["clientDataJSON"])
+        let data = authenticatorData + Digest.sha256(clientData)
+        let name = (entry["name"] as! String).replacingOccurrences(of: "-", with: "").lowercased()
+        checks.append((name, { key.verify(signature: signature, data: data) }))
+        if key.algorithm == .mlDSA65 {
+            var offering = RelyingParty(
+                id: "example.org", name: "Bench", allowedOrigins: ["https://example.org"])
+            offering.allowedAlgorithms = [.mlDSA65]
+            let credentialID = bytes(webauthn["credentialId"])
+            let stored = StoredCredential(
+                id: credentialID, publicKey: key, signCount: 0, userHandle: userHandle, backupEligible: false)
+            let response = AuthenticationResponseJSON(
+                rawID: credentialID, clientDataJSON: clientData, authenticatorData: authenticatorData,
+                signature: signature, userHandle: nil)
+            let expected = bytes(assertion["challenge"])
+            mlDSA65Full = {
+                (try? verifyAuthentication(
+                    response: response, expectedChallenge: expected, relyingParty: offering,
+                    credential: stored,
+                    expectedUserHandle: userHandle)) != nil
+            }
+        }
+    }
+    if let mlDSA65Full { checks.append(("mldsa65_assertion_full", mlDSA65Full)) }
+    var rates: [String: [Double]] = [:]
+    for _ in 0..<rounds {
+        for (name, check) in checks {
+            rates[name, default: []].append(Benchmarking.rate(seconds: seconds, check))
+        }
+    }
+    for (name, _) in checks {
+        let unit = name.hasSuffix("_full") ? "" : "_verify"
+        figures.append("signature_\(name)\(unit)=\(Int(rates[name]!.sorted()[rounds / 2])):ops/s")
+    }
+}
 print(figures.joined(separator: " "))

@@ -1,20 +1,27 @@
 import COpenSSL
 public import FoundationEssentials
+public import MLDSA
 
 /// A validated public key held as an OpenSSL `EVP_PKEY`, built once and reused for any number of checks.
 ///
 /// Building a key costs a parse and a curve check; verifying with a kept key costs only the signature
 /// check, so callers that verify repeatedly (a credential cache) should keep the `PublicKey`.
 /// `EVP_PKEY` is safe to share between threads once built: verification only reads it and OpenSSL's
-/// reference count is atomic, which is why the class may be `@unchecked Sendable`.
+/// reference count is atomic, which is why the class may be `@unchecked Sendable`. ML-DSA keys are
+/// the exception to "held as an `EVP_PKEY`": OpenSSL 3.0 has no ML-DSA, so they hold an immutable
+/// `MLDSAPublicKey` and are checked by the MLDSA module.
 public final class PublicKey: @unchecked Sendable {
     /// The smallest RSA modulus accepted, in bits (NIST SP 800-131A: 1024-bit RSA is disallowed).
     public static let minimumRSABits = 2048
     /// The largest RSA modulus accepted, in bits: bigger keys only buy an attacker verification time.
     public static let maximumRSABits = 8192
 
-    /// The owned `EVP_PKEY *`; never nil, freed in `deinit`, never handed out.
-    let pkey: OpaquePointer
+    /// The owned `EVP_PKEY *`, freed in `deinit`, never handed out. Nil only for ML-DSA keys, which
+    /// the OpenSSL Portvakt builds against (3.0) cannot hold; certificate keys, parsed by OpenSSL,
+    /// are therefore never nil.
+    let pkey: OpaquePointer?
+    /// The ML-DSA key, checked by the MLDSA module instead of OpenSSL; nil for every other type.
+    private let mlDSA: MLDSAPublicKey?
     /// What kind of key this is, fixed at construction.
     public let type: PublicKeyType
 
@@ -25,8 +32,17 @@ public final class PublicKey: @unchecked Sendable {
     /// Takes ownership of `pkey`, which the caller has already validated as `type`.
     private init(owning pkey: OpaquePointer, type: PublicKeyType, ecdsaDirect: Bool = false) {
         self.pkey = pkey
+        self.mlDSA = nil
         self.type = type
         self.ecdsaDirect = ecdsaDirect
+    }
+
+    /// Wraps an ML-DSA key, which no EVP_PKEY holds.
+    private init(mlDSA: MLDSAPublicKey) {
+        self.pkey = nil
+        self.mlDSA = mlDSA
+        self.type = .mlDSA(mlDSA.parameterSet)
+        self.ecdsaDirect = false
     }
 
     deinit { EVP_PKEY_free(pkey) }
@@ -135,6 +151,28 @@ public final class PublicKey: @unchecked Sendable {
         self.init(owning: pkey, type: .ed25519)
     }
 
+    /// Builds an ML-DSA key from its FIPS 204 encoding (pkEncode: ρ ‖ t₁), as COSE's AKP `pub` holds it.
+    ///
+    /// The OpenSSL found at build time (Debian 12's 3.0) has no ML-DSA, so these keys are checked by
+    /// the MLDSA module (Docs/architecture.md says why, and what changes with OpenSSL 3.5).
+    /// - Parameters:
+    ///   - parameterSet: ML-DSA-44, -65 or -87.
+    ///   - encoded: The encoded key, exactly the parameter set's length (1312, 1952 or 2592 bytes).
+    /// - Throws: `CryptoError` `.invalidPublicKey` for any other length: every byte string of the
+    ///   right length is a key.
+    public convenience init(mlDSA parameterSet: MLDSAParameterSet, encoded: some ContiguousBytes)
+        throws(CryptoError)
+    {
+        let bytes = encoded.withUnsafeBytes { [UInt8]($0) }
+        guard let key = MLDSAPublicKey(parameterSet: parameterSet, encoded: bytes) else {
+            throw CryptoError(
+                .invalidPublicKey,
+                "an \(parameterSet.rawValue) public key is exactly \(parameterSet.publicKeyByteCount) bytes, got \(bytes.count)"
+            )
+        }
+        self.init(mlDSA: key)
+    }
+
     /// Builds a key from a DER `SubjectPublicKeyInfo` (RFC 5280 §4.1), as found in X.509 certificates.
     ///
     /// Accepts EC keys on P-256/P-384/P-521 given by named curve, `rsaEncryption` keys and Ed25519.
@@ -177,6 +215,12 @@ public final class PublicKey: @unchecked Sendable {
         signature: some ContiguousBytes, data: some ContiguousBytes, algorithm: SignatureAlgorithm
     ) -> Bool {
         guard algorithm.accepts(type) else { return false }
+        if let mlDSA {
+            // COSE's ML-DSA is pure ML-DSA with an empty context string (draft-ietf-cose-dilithium).
+            return signature.withUnsafeBytes { sig in
+                data.withUnsafeBytes { message in mlDSA.verify(signature: sig, message: message) }
+            }
+        }
         let valid = signature.withUnsafeBytes { sig in
             data.withUnsafeBytes { message in
                 verifyBuffers(signature: sig, data: message, algorithm: algorithm)
@@ -189,12 +233,28 @@ public final class PublicKey: @unchecked Sendable {
 
     /// The key as a DER `SubjectPublicKeyInfo`, the form X.509 and most storage formats use.
     public var derRepresentation: [UInt8] {
+        if let mlDSA { return Self.mlDSASubjectPublicKeyInfo(mlDSA) }
         var out: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_PUBKEY(pkey, &out)
         // A key we built always encodes; failure means allocation failed, where continuing is unsafe.
         guard length > 0, let out else { preconditionFailure("i2d_PUBKEY failed") }
         defer { copenssl_free(out) }
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// RFC 9881's SubjectPublicKeyInfo for an ML-DSA key: the parameter set's OID with parameters
+    /// absent, and the encoded key as the BIT STRING, which is what a browser's getPublicKey() returns.
+    private static func mlDSASubjectPublicKeyInfo(_ key: MLDSAPublicKey) -> [UInt8] {
+        // id-ml-dsa-44/65/87 under NIST's sigAlgs arc (2.16.840.1.101.3.4.3).
+        let oid =
+            switch key.parameterSet {
+            case .mlDSA44: "2.16.840.1.101.3.4.3.17"
+            case .mlDSA65: "2.16.840.1.101.3.4.3.18"
+            case .mlDSA87: "2.16.840.1.101.3.4.3.19"
+            }
+        return DERWriter.sequence([
+            DERWriter.sequence([DERWriter.objectIdentifier(oid)]), DERWriter.bitString(key.encoded),
+        ])
     }
 
     /// The signature check on raw buffers; both buffers stay valid for the duration of the call.

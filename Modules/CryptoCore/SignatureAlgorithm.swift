@@ -1,3 +1,5 @@
+public import MLDSA
+
 /// The elliptic curves Portvakt accepts for ECDSA keys (the NIST prime curves WebAuthn registers).
 public enum ECCurve: Sendable, Hashable, CaseIterable {
     case p256, p384, p521
@@ -41,6 +43,8 @@ public enum PublicKeyType: Sendable, Hashable {
     case rsa(bits: Int)
     /// An Ed25519 key (RFC 8032).
     case ed25519
+    /// An ML-DSA key (FIPS 204) of one parameter set.
+    case mlDSA(MLDSAParameterSet)
 }
 
 /// The signature schemes `PublicKey.verify` checks: every algorithm WebAuthn relying parties meet.
@@ -63,38 +67,57 @@ public enum SignatureAlgorithm: Sendable, Hashable, CaseIterable {
     case rsaPSSSHA256
     /// Pure Ed25519 (RFC 8032): the message is signed directly, without a prehash.
     case ed25519
+    /// Pure ML-DSA-44 (FIPS 204 Algorithm 3) with an empty context string, as COSE uses it.
+    case mlDSA44
+    /// Pure ML-DSA-65 with an empty context string.
+    case mlDSA65
+    /// Pure ML-DSA-87 with an empty context string.
+    case mlDSA87
 
-    /// OpenSSL's digest name for the scheme, nil for Ed25519 which hashes internally.
+    /// The ML-DSA parameter set of the scheme, nil for the others.
+    public var mlDSAParameterSet: MLDSAParameterSet? {
+        switch self {
+        case .mlDSA44: .mlDSA44
+        case .mlDSA65: .mlDSA65
+        case .mlDSA87: .mlDSA87
+        default: nil
+        }
+    }
+
+    /// OpenSSL's digest name for the scheme, nil for Ed25519 and ML-DSA, which hash internally.
     var digestName: String? {
         switch self {
         case .ecdsaSHA256, .rsaPKCS1SHA256, .rsaPSSSHA256: "SHA256"
         case .ecdsaSHA384, .rsaPKCS1SHA384: "SHA384"
         case .ecdsaSHA512, .rsaPKCS1SHA512: "SHA512"
         case .rsaPKCS1SHA1: "SHA1"
-        case .ed25519: nil
+        case .ed25519, .mlDSA44, .mlDSA65, .mlDSA87: nil
         }
     }
 
-    /// The digest the scheme signs, nil for Ed25519 which hashes internally.
+    /// The digest the scheme signs, nil for Ed25519 and ML-DSA, which hash internally.
     var digest: DigestAlgorithm? {
         switch self {
         case .ecdsaSHA256, .rsaPKCS1SHA256, .rsaPSSSHA256: .sha256
         case .ecdsaSHA384, .rsaPKCS1SHA384: .sha384
         case .ecdsaSHA512, .rsaPKCS1SHA512: .sha512
         case .rsaPKCS1SHA1: .sha1
-        case .ed25519: nil
+        case .ed25519, .mlDSA44, .mlDSA65, .mlDSA87: nil
         }
     }
 
     /// True when a key of `type` can produce signatures under this scheme.
     public func accepts(_ type: PublicKeyType) -> Bool {
-        // The curve is deliberately not tied to the hash here: COSE binds them, X.509 does not.
+        // The curve is deliberately not tied to the hash here: COSE binds them, X.509 does not. An
+        // ML-DSA parameter set is part of the algorithm, so it is tied.
         switch (self, type) {
         case (.ecdsaSHA256, .ec), (.ecdsaSHA384, .ec), (.ecdsaSHA512, .ec): true
         case (.rsaPKCS1SHA1, .rsa), (.rsaPKCS1SHA256, .rsa), (.rsaPKCS1SHA384, .rsa),
             (.rsaPKCS1SHA512, .rsa), (.rsaPSSSHA256, .rsa):
             true
         case (.ed25519, .ed25519): true
+        case (.mlDSA44, .mlDSA(let set)), (.mlDSA65, .mlDSA(let set)), (.mlDSA87, .mlDSA(let set)):
+            set == mlDSAParameterSet
         default: false
         }
     }

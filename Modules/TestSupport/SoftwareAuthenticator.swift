@@ -99,6 +99,9 @@ public struct SoftwareAuthenticator: Sendable {
         case .ec2: .ec(algorithm.curve?.ecCurve ?? .p256)
         case .okp: .ed25519
         case .rsa: .rsa(bits: 2048)
+        // Portvakt verifies ML-DSA but never signs with it; ML-DSA tests use dilithium-py's
+        // signatures (Tests/Fixtures/mldsa-dilithium-py-vectors.json) instead.
+        case .akp: preconditionFailure("the software authenticator cannot sign with \(algorithm.name)")
         }
     }
 

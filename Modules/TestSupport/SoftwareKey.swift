@@ -77,6 +77,8 @@ public final class SoftwareKey: @unchecked Sendable {
             case .ecdsaSHA512, .rsaPKCS1SHA512: "SHA512"
             case .rsaPKCS1SHA1: "SHA1"
             case .ed25519: nil
+            // No software key is an ML-DSA key (see SoftwareAuthenticator.keyKind).
+            case .mlDSA44, .mlDSA65, .mlDSA87: fatalError("a software key cannot sign \(algorithm)")
             }
         let initialised =
             if let digest {
@@ -210,6 +212,8 @@ public final class SoftwareKey: @unchecked Sendable {
         case .rsa(let n, let e):
             map[-1] = .bytes(n)
             map[-2] = .bytes(e)
+        case .akp(let publicKey):
+            map[-1] = .bytes(publicKey)
         }
         return map
     }

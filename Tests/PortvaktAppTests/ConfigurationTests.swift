@@ -1,3 +1,4 @@
+import AuthOrchestrator
 import CryptoCore
 import Foundation
 import HTTPEngine
@@ -796,6 +797,39 @@ struct ConfigurationPasskeyTests {
         #expect(unknown?.description.contains("did you mean \"signup\"") == true)
         let choice = found.first { $0.path == "relyingParty.attestation" }
         #expect(choice?.description.contains("\"none\", \"direct\"") == true)
+    }
+
+    @Test("relyingParty.algorithms: ML-DSA is off by default and offered, in the order given, when listed")
+    func algorithms() throws {
+        #expect(
+            PortvaktConfiguration.embeddedDefault.relyingParty.algorithms == RelyingParty.defaultAlgorithms)
+        #expect(!RelyingParty.defaultAlgorithms.contains { $0.mlDSAParameterSet != nil })
+        let c = try parse(#"{"relyingParty": {"algorithms": ["ML-DSA-65", "ES256", "ML-DSA-44", "EdDSA"]}}"#)
+        #expect(c.relyingParty.algorithms == [.mlDSA65, .es256, .mlDSA44, .edDSA])
+        // What pubKeyCredParams offers and registration accepts.
+        #expect(
+            try PortvaktServer.passkeyPolicy(c).relyingParty.allowedAlgorithms == [
+                .mlDSA65, .es256, .mlDSA44, .edDSA,
+            ])
+        // `config show` prints what is in force.
+        let effective = try JSONSerialization.jsonObject(with: Data(c.effectiveJSON().utf8)) as? [String: Any]
+        let shown = (effective?["relyingParty"] as? [String: Any])?["algorithms"] as? [String]
+        #expect(shown == ["ML-DSA-65", "ES256", "ML-DSA-44", "EdDSA"])
+    }
+
+    @Test("relyingParty.algorithms: unknown names, repeats, an empty list and non-strings are refused")
+    func invalidAlgorithms() {
+        let unknown = singleIssue(#"{"relyingParty": {"algorithms": ["ES256", "ML-DSA-66"]}}"#)
+        #expect(unknown.hasPrefix("relyingParty.algorithms[1]: expected one of \"ES256\""), "\(unknown)")
+        #expect(unknown.contains(#""ML-DSA-87""#) && unknown.contains(#"got "ML-DSA-66""#))
+        #expect(
+            singleIssue(#"{"relyingParty": {"algorithms": ["ES256", "ML-DSA-65", "ES256"]}}"#)
+                == #"relyingParty.algorithms[2]: "ES256" is listed twice"#)
+        #expect(
+            singleIssue(#"{"relyingParty": {"algorithms": []}}"#).hasPrefix(
+                "relyingParty.algorithms: expected at least one"))
+        #expect(
+            singleIssue(#"{"relyingParty": {"algorithms": [-49]}}"#).hasPrefix("relyingParty.algorithms[0]:"))
     }
 
     @Test("an origin outside the RP ID is a conflict naming the origin")

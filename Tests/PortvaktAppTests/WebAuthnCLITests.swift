@@ -153,6 +153,76 @@ struct WebAuthnCLITests {
         #expect((json["publicKey"] as? String)?.isEmpty == false)
     }
 
+    /// py_webauthn's ML-DSA-65 registration and assertion (Tests/Fixtures), as request bodies.
+    struct PyWebAuthnMLDSA {
+        let registration: [String: Any]
+        let authentication: [String: Any]
+
+        init() throws {
+            let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/py-webauthn-mldsa-responses.json")
+            let root = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+            func find(_ ceremony: String) throws -> [String: Any] {
+                let cases = try #require(root[ceremony] as? [[String: Any]])
+                return try #require(cases.first { ($0["test"] as? String)?.contains("_65_") == true })
+            }
+            registration = try find("registration")
+            authentication = try find("authentication")
+        }
+
+        static func body(_ entry: [String: Any]) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: entry["credential"]!), as: UTF8.self)
+        }
+    }
+
+    @Test(
+        "verify-registration: an ML-DSA-65 passkey needs --algorithm ML-DSA-65; verify-authentication takes its key"
+    )
+    func mlDSA() throws {
+        let fixture = try PyWebAuthnMLDSA()
+        let challenge = try #require(fixture.registration["challenge"] as? String)
+        let base = [
+            "verify-registration", "--rp-id", "webauthn.io", "--origin", "https://webauthn.io", "--challenge",
+            challenge,
+        ]
+        let refused = try run(base, stdin: PyWebAuthnMLDSA.body(fixture.registration))
+        #expect(refused.status == 1)
+        #expect(
+            (refused.json["error"] as? [String: Any])?["code"] as? String == "ceremony.algorithm_not_allowed")
+        let accepted = try run(
+            base + ["--algorithm", "ES256", "--algorithm", "ML-DSA-65"],
+            stdin: PyWebAuthnMLDSA.body(fixture.registration))
+        #expect(accepted.status == 0)
+        #expect(accepted.json["alg"] as? Int == -49)
+        let unknown = try run(
+            base + ["--algorithm", "ML-DSA-66"], stdin: PyWebAuthnMLDSA.body(fixture.registration))
+        #expect(unknown.status == 2 && unknown.stderr.contains("ML-DSA-66"))
+
+        let auth = fixture.authentication
+        let signed = try run(
+            [
+                "verify-authentication", "--rp-id", "webauthn.io", "--origin", "https://webauthn.io",
+                "--challenge", try #require(auth["challenge"] as? String),
+                "--public-key", try #require(auth["credential_public_key"] as? String),
+                "--sign-count", String(try #require(auth["sign_count"] as? Int)),
+            ], stdin: PyWebAuthnMLDSA.body(auth))
+        #expect(signed.status == 0)
+        #expect(signed.json["signCount"] as? Int == (auth["sign_count"] as? Int).map { $0 + 1 })
+
+        // inspect names the AKP key and its algorithm.
+        let credential = try #require(fixture.registration["credential"] as? [String: Any])
+        let response = try #require(credential["response"] as? [String: Any])
+        let (status, json) = try inspect(try #require(response["attestationObject"] as? String))
+        #expect(status == 0)
+        let object = try #require(json["attestationObject"] as? [String: Any])
+        let authData = try #require(object["authData"] as? [String: Any])
+        let attested = try #require(authData["attestedCredentialData"] as? [String: Any])
+        let key = try #require(attested["credentialPublicKey"] as? [String: Any])
+        #expect(key["algName"] as? String == "ML-DSA-65" && key["kty"] as? String == "akp")
+        #expect((key["pub"] as? String).flatMap(Base64URL.decode)?.count == 1952)
+    }
+
     @Test("verify-registration reports each failure as ok:false with the verifier's code, exit 1")
     func verifyRegistrationFailures() throws {
         let vector = try Vector("none-es256")

@@ -98,6 +98,7 @@ extension PortvaktConfiguration {
                     ("attestationPolicy", .string(relyingParty.attestationPolicy.rawValue)),
                     ("counterPolicy", .string(relyingParty.counterPolicy.rawValue)),
                     ("challengeLifetimeSeconds", .integer(relyingParty.challengeLifetimeSeconds)),
+                    ("algorithms", Self.strings(relyingParty.algorithms.map(\.name))),
                 ])
             ),
             (

@@ -36,6 +36,10 @@ extension PortvaktConfiguration {
         public var counterPolicy: RelyingParty.CounterPolicy
         /// How long an issued challenge can be answered, in seconds (30 to 3600, default 300).
         public var challengeLifetimeSeconds: Int
+        /// The algorithms offered in pubKeyCredParams, most preferred first, and the only ones
+        /// registration accepts (default `RelyingParty.defaultAlgorithms`: no ML-DSA). Stored
+        /// credentials of any algorithm keep verifying whatever this lists.
+        public var algorithms: [COSEAlgorithm]
 
         /// Creates relying-party settings; `origins` is required because its default depends on
         /// the public URL (see ``defaults(publicURL:)``).
@@ -45,7 +49,8 @@ extension PortvaktConfiguration {
             userVerification: UserVerificationRequirement = .required,
             attestation: AttestationConveyanceSetting = .none,
             attestationPolicy: RelyingParty.AttestationPolicy = .acceptUntrusted,
-            counterPolicy: RelyingParty.CounterPolicy = .reject, challengeLifetimeSeconds: Int = 300
+            counterPolicy: RelyingParty.CounterPolicy = .reject, challengeLifetimeSeconds: Int = 300,
+            algorithms: [COSEAlgorithm] = RelyingParty.defaultAlgorithms
         ) {
             self.id = id
             self.name = name
@@ -57,6 +62,7 @@ extension PortvaktConfiguration {
             self.attestationPolicy = attestationPolicy
             self.counterPolicy = counterPolicy
             self.challengeLifetimeSeconds = challengeLifetimeSeconds
+            self.algorithms = algorithms
         }
 
         /// The defaults for a deployment at `publicURL`: its host as RP ID, its origin as the one
@@ -170,7 +176,8 @@ extension PortvaktConfiguration.RelyingPartySettings {
             counterPolicy: r.choice("counterPolicy", default: defaults.counterPolicy),
             challengeLifetimeSeconds: r.integer(
                 "challengeLifetimeSeconds", default: defaults.challengeLifetimeSeconds,
-                in: Self.challengeLifetimeRange))
+                in: Self.challengeLifetimeRange),
+            algorithms: Self.readAlgorithms(r, default: defaults.algorithms))
         // Every web origin must be the RP ID or under it, or browsers refuse the ceremony. Checked
         // whenever the operator wrote either value; defaults derived from an IP-literal public URL
         // are left alone (such a deployment can only serve native apps).
@@ -188,6 +195,28 @@ extension PortvaktConfiguration.RelyingPartySettings {
                 )
             }
         }
+    }
+
+    /// `algorithms`: IANA COSE names, at least one, none twice; the defaults when any is wrong.
+    static func readAlgorithms(_ r: ConfigReader, default fallback: [COSEAlgorithm]) -> [COSEAlgorithm] {
+        let names = r.stringArray(
+            "algorithms", default: fallback.map(\.name), elementExpectation: "a COSE algorithm name",
+            validate: PasskeyValidators.algorithmProblem)
+        let algorithms = names.compactMap(COSEAlgorithm.init(name:))
+        if algorithms.isEmpty {
+            r.log.add(
+                .invalidValue, r.keyPath("algorithms"), "expected at least one algorithm, e.g. [\"ES256\"]")
+            return fallback
+        }
+        if let repeated = algorithms.enumerated().first(where: {
+            algorithms[..<$0.offset].contains($0.element)
+        }) {
+            r.log.add(
+                .invalidValue, "\(r.keyPath("algorithms"))[\(repeated.offset)]",
+                "\(ConfigJSONWriter.quoted(repeated.element.name)) is listed twice")
+            return fallback
+        }
+        return algorithms
     }
 
     /// The host of a checked origin, without brackets or port.
@@ -269,6 +298,13 @@ enum PasskeyValidators {
             return "an RP ID cannot be an IP address; use a domain name"
         }
         return ConfigValidators.hostProblem(text)
+    }
+
+    /// A COSE algorithm Portvakt verifies, by its IANA name.
+    static func algorithmProblem(_ text: String) -> String? {
+        guard COSEAlgorithm(name: text) == nil else { return nil }
+        let names = COSEAlgorithm.allCases.map { ConfigJSONWriter.quoted($0.name) }.joined(separator: ", ")
+        return "expected one of \(names), got \(ConfigJSONWriter.quoted(text))"
     }
 
     /// A display name: 1 to 64 characters, no control characters.

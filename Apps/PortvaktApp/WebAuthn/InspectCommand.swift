@@ -163,7 +163,7 @@ enum InspectCommand {
 
         static func describe(_ key: COSEKey) -> [String: Any] {
             var out: [String: Any] = [
-                "alg": Int(key.algorithm.rawValue), "algName": algorithmNames[key.algorithm] ?? "unknown",
+                "alg": Int(key.algorithm.rawValue), "algName": key.algorithm.name,
                 "kty": String(describing: key.keyType), "cose": Base64URL.encode(key.encoded),
             ]
             switch key.parameters {
@@ -178,15 +178,11 @@ enum InspectCommand {
                 out["n"] = Base64URL.encode(n)
                 out["e"] = Base64URL.encode(e)
                 out["bits"] = n.drop { $0 == 0 }.count * 8
+            case .akp(let publicKey):
+                out["pub"] = Base64URL.encode(publicKey)
             }
             return out
         }
-
-        /// The names COSE (RFC 9053) and JOSE give the algorithms.
-        static let algorithmNames: [COSEAlgorithm: String] = [
-            .es256: "ES256", .es384: "ES384", .es512: "ES512", .edDSA: "EdDSA", .ps256: "PS256",
-            .rs256: "RS256", .rs384: "RS384", .rs512: "RS512", .rs1: "RS1",
-        ]
 
         /// CBOR as JSON: byte strings become base64url with their length, map keys text.
         static func json(_ value: CBORValue) -> Any {

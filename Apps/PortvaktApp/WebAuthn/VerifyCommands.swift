@@ -15,8 +15,10 @@ enum VerifyCommands {
         let options = try Options.parse(
             arguments, command: "webauthn verify-registration",
             flags: ["--rp-id", "--challenge", "--at", "--metadata", "--metadata-root"],
-            repeatable: ["--origin", "--trust-anchor"], switches: ["--require-uv", "--require-trusted"])
+            repeatable: ["--origin", "--trust-anchor", "--algorithm"],
+            switches: ["--require-uv", "--require-trusted"])
         var relyingParty = try relyingParty(options)
+        relyingParty.allowedAlgorithms = try algorithms(options.all("--algorithm"))
         let challenge = try challenge(options)
         let anchors = try trustAnchors(options.all("--trust-anchor"))
         if !anchors.isEmpty {
@@ -123,6 +125,22 @@ enum VerifyCommands {
             throw UsageError("--rp-id/--origin: \(error.message)")
         }
         return relyingParty
+    }
+
+    /// The algorithms the relying party offered (`--algorithm`, IANA names, in order); the
+    /// server's defaults when none is given, so ML-DSA registrations need `--algorithm ML-DSA-65`
+    /// as the server needs `relyingParty.algorithms`.
+    private static func algorithms(_ names: [String]) throws(UsageError) -> [COSEAlgorithm] {
+        guard !names.isEmpty else { return RelyingParty.defaultAlgorithms }
+        var algorithms: [COSEAlgorithm] = []
+        for name in names {
+            guard let algorithm = COSEAlgorithm(name: name) else {
+                let known = COSEAlgorithm.allCases.map(\.name).joined(separator: ", ")
+                throw UsageError("--algorithm \(name) is not one of \(known)")
+            }
+            if !algorithms.contains(algorithm) { algorithms.append(algorithm) }
+        }
+        return algorithms
     }
 
     private static func challenge(_ options: Options) throws(UsageError) -> [UInt8] {

@@ -299,13 +299,14 @@ public struct AndroidKeyDescription: Hashable, Sendable {
 extension COSEAlgorithm {
     /// Whether a certificate key of `type` can make signatures of this algorithm as WebAuthn pins it:
     /// ECDSA on its own curve (ES384 on P-256 verifies in OpenSSL but is not ES384), RSA for the
-    /// RSA algorithms, Ed25519 for EdDSA. Attestation statements name alg separately from the key
+    /// RSA algorithms, Ed25519 for EdDSA, ML-DSA of the same parameter set. Attestation statements name alg separately from the key
     /// that signs, so the pair is checked before the signature.
     func fits(_ type: PublicKeyType) -> Bool {
         switch type {
         case .ec(let curve): self.curve?.ecCurve == curve
         case .rsa: keyType == .rsa
         case .ed25519: self == .edDSA
+        case .mlDSA(let set): mlDSAParameterSet == set
         }
     }
 }

@@ -274,7 +274,12 @@ public struct TPMAttestation: AttestationFormat {
     static func verifyExtraData(_ certInfo: TPMCertifyInfo, _ attToBeSigned: [UInt8], _ alg: COSEAlgorithm)
         throws(PasskeyError)
     {
-        let expected = Digest.hash(digest(for: alg), attToBeSigned)
+        guard let digest = digest(for: alg) else {
+            throw PasskeyError(
+                .attestationUnsupportedAlgorithm,
+                "alg \(alg.name) names no hash for extraData: TPM 2.0 has no ML-DSA")
+        }
+        let expected = Digest.hash(digest, attToBeSigned)
         guard ConstantTime.equals(certInfo.extraData, expected) else {
             throw PasskeyError(
                 .attestationTPMExtraDataMismatch,
@@ -289,13 +294,15 @@ public struct TPMAttestation: AttestationFormat {
         }
     }
 
-    /// The hash an attestation algorithm signs with, which is also extraData's hash.
-    static func digest(for alg: COSEAlgorithm) -> DigestAlgorithm {
+    /// The hash an attestation algorithm signs with, which is also extraData's hash; nil for
+    /// ML-DSA, which hashes internally and names no hash a TPM could use.
+    static func digest(for alg: COSEAlgorithm) -> DigestAlgorithm? {
         switch alg {
         case .rs1: .sha1
         case .es384, .rs384: .sha384
         case .es512, .rs512: .sha512
         case .es256, .rs256, .ps256, .edDSA: .sha256
+        case .mlDSA44, .mlDSA65, .mlDSA87: nil
         }
     }
 }

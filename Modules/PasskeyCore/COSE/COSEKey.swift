@@ -1,16 +1,17 @@
 public import CryptoCore
 public import FoundationEssentials
+import MLDSA
 
 /// A credential public key in COSE_Key form (RFC 9052 §7), parsed, checked and ready to verify with.
 ///
 /// Parsing is strict in the way WebAuthn L3 §5.8.5 and §6.5.1.1 need: `kty` and `alg` are required,
 /// the algorithm must belong to the key type and the curve to the algorithm, coordinates must have the
 /// exact length of their curve, points must be uncompressed and on the curve, Ed25519 keys must be
-/// canonical and not of small order, RSA keys need at least 2048 bits, and private parameters are
-/// refused. Labels COSE defines but WebAuthn does not use
-/// (`kid`, `key_ops`, `base_iv`) are ignored, as RFC 9052 allows.
+/// canonical and not of small order, RSA keys need at least 2048 bits, ML-DSA keys (kty AKP) have
+/// their parameter set's exact length, and private parameters are refused. Labels COSE defines but
+/// WebAuthn does not use (`kid`, `key_ops`, `base_iv`) are ignored, as RFC 9052 allows.
 ///
-/// The OpenSSL key is built once, during parsing, and kept: verifying with a stored `COSEKey` costs
+/// The verifying key is built once, during parsing, and kept: verifying with a stored `COSEKey` costs
 /// one signature check and nothing else. The original bytes are kept for storage.
 public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
     /// The key material, by key type.
@@ -21,6 +22,8 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         case okp(curve: COSECurve, x: [UInt8])
         /// An RSA key: modulus and public exponent, big-endian.
         case rsa(n: [UInt8], e: [UInt8])
+        /// An AKP key: the algorithm's own public key encoding (for ML-DSA, FIPS 204 pkEncode).
+        case akp(publicKey: [UInt8])
 
         /// The COSE key type of these parameters.
         public var keyType: COSEKeyType {
@@ -28,6 +31,7 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
             case .ec2: .ec2
             case .okp: .okp
             case .rsa: .rsa
+            case .akp: .akp
             }
         }
     }
@@ -41,8 +45,12 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         static let y: Int64 = -3
         static let n: Int64 = -1
         static let e: Int64 = -2
+        /// `pub` for AKP keys (draft-ietf-cose-dilithium §4).
+        static let pub: Int64 = -1
         /// `d` for EC2 and OKP keys.
         static let ellipticPrivate: [Int64] = [-4]
+        /// `priv` for AKP keys.
+        static let akpPrivate: [Int64] = [-2]
         /// d, p, q, dP, dQ, qInv, other, r_i, d_i, t_i for RSA keys.
         static let rsaPrivate: [Int64] = [-3, -4, -5, -6, -7, -8, -9, -10, -11, -12]
     }
@@ -53,7 +61,8 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
     public let parameters: Parameters
     /// The COSE_Key exactly as received, for storage; re-parsing it gives back an equal key.
     public let encoded: [UInt8]
-    /// The validated OpenSSL key, reusable across any number of verifications and threads.
+    /// The validated key (OpenSSL's, or for ML-DSA the MLDSA module's), reusable across any number of
+    /// verifications and threads.
     public let publicKey: PublicKey
 
     /// The key type (label 1).
@@ -91,6 +100,8 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         case .rsa(let n, let e):
             map[.integer(Label.n)] = .bytes(n)
             map[.integer(Label.e)] = .bytes(e)
+        case .akp(let publicKey):
+            map[.integer(Label.pub)] = .bytes(publicKey)
         }
         // Going through the parsing path means a key built here obeys exactly the rules a received one does.
         let value = CBORValue.map(map)
@@ -113,7 +124,7 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         // kty, then alg, then their pairing: each failure gets the most specific code available.
         let ktyValue = try Self.integer(map, Label.kty, "kty")
         guard let kty = COSEKeyType(rawValue: ktyValue) else {
-            throw PasskeyError(.coseUnsupportedKeyType, "kty \(ktyValue) is not EC2, OKP or RSA")
+            throw PasskeyError(.coseUnsupportedKeyType, "kty \(ktyValue) is not EC2, OKP, RSA or AKP")
         }
         // WebAuthn L3 §5.8.5: the credential public key must name its algorithm.
         let algValue = try Self.integer(map, Label.alg, "alg")
@@ -125,7 +136,12 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
             throw PasskeyError(.coseAlgorithmMismatch, "alg \(alg) needs kty \(alg.keyType), found \(kty)")
         }
         // A public key that ships its private half means a broken or hostile authenticator.
-        let privateLabels = kty == .rsa ? Label.rsaPrivate : Label.ellipticPrivate
+        let privateLabels =
+            switch kty {
+            case .rsa: Label.rsaPrivate
+            case .akp: Label.akpPrivate
+            case .ec2, .okp: Label.ellipticPrivate
+            }
         if privateLabels.contains(where: { map[label: $0] != nil }) {
             throw PasskeyError(.cosePrivateKey, "the COSE_Key carries private key parameters")
         }
@@ -137,12 +153,13 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         case .rsa:
             // Sizes and values are judged by CryptoCore when the key is built, below.
             parameters = .rsa(n: try Self.bytes(map, Label.n, "n"), e: try Self.bytes(map, Label.e, "e"))
+        case .akp: parameters = try Self.akpParameters(map, algorithm: alg)
         }
         self.algorithm = alg
         self.parameters = parameters
         self.encoded = encoded
         // Built last and once: every structural error is reported before OpenSSL sees anything.
-        self.publicKey = try Self.buildPublicKey(parameters)
+        self.publicKey = try Self.buildPublicKey(parameters, algorithm: alg)
     }
 
     /// Verifies `signature` over `data` with this key under its own algorithm.
@@ -200,6 +217,21 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         return .okp(curve: curve, x: x)
     }
 
+    /// The AKP parameters: an ML-DSA public key of exactly its parameter set's length.
+    private static func akpParameters(_ map: CBORMap, algorithm: COSEAlgorithm) throws(PasskeyError)
+        -> Parameters
+    {
+        let publicKey = try bytes(map, Label.pub, "pub")
+        // alg.keyType == .akp was checked, and every AKP algorithm is an ML-DSA one.
+        guard let set = algorithm.mlDSAParameterSet, publicKey.count == set.publicKeyByteCount else {
+            let expected =
+                algorithm.mlDSAParameterSet.map { "\($0.publicKeyByteCount) bytes" } ?? "an ML-DSA key"
+            throw PasskeyError(
+                .coseInvalidLength, "an \(algorithm.name) public key is \(expected), got \(publicKey.count)")
+        }
+        return .akp(publicKey: publicKey)
+    }
+
     /// The curve, checked against the key type first (a wrong-family curve) and then the algorithm.
     private static func curve(
         _ map: CBORMap, algorithm: COSEAlgorithm, keyType: COSEKeyType
@@ -241,8 +273,11 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
         return bytes
     }
 
-    /// Builds the OpenSSL key, turning CryptoCore's verdicts into COSE codes and keeping them as cause.
-    private static func buildPublicKey(_ parameters: Parameters) throws(PasskeyError) -> PublicKey {
+    /// Builds the CryptoCore key, turning CryptoCore's verdicts into COSE codes and keeping them as cause.
+    private static func buildPublicKey(_ parameters: Parameters, algorithm: COSEAlgorithm)
+        throws(PasskeyError)
+        -> PublicKey
+    {
         do throws(CryptoError) {
             switch parameters {
             case .ec2(let curve, let x, let y):
@@ -255,6 +290,12 @@ public struct COSEKey: Sendable, Hashable, CustomStringConvertible {
                 return try PublicKey(ed25519: x)
             case .rsa(let n, let e):
                 return try PublicKey(rsaModulus: n, exponent: e)
+            case .akp(let publicKey):
+                // akpParameters only admits ML-DSA algorithms.
+                guard let set = algorithm.mlDSAParameterSet else {
+                    throw CryptoError(.unsupportedKeyType, "not an AKP algorithm")
+                }
+                return try PublicKey(mlDSA: set, encoded: publicKey)
             }
         } catch {
             // Size problems get their own code so an operator can tell "old authenticator" from "forged".

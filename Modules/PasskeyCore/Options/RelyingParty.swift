@@ -25,7 +25,9 @@ public struct RelyingParty: Sendable {
     }
 
     /// The algorithms offered and accepted by default, most preferred first: ES256 is what nearly every
-    /// authenticator supports, EdDSA is fast, RSA last for Windows Hello's TPM keys.
+    /// authenticator supports, EdDSA is fast, RSA last for Windows Hello's TPM keys. ML-DSA is left
+    /// out until a deployment asks for it (its keys and signatures are 1.3 to 4.6 kB, and few
+    /// authenticators make them yet); a stored ML-DSA credential verifies whatever is listed here.
     public static let defaultAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .ps256, .rs256]
 
     /// The RP ID: the domain credentials are scoped to ("example.com"), hashed into authenticator data.

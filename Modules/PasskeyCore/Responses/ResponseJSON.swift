@@ -128,7 +128,8 @@ public struct AuthenticationResponseJSON: Sendable, Hashable {
     /// The client extension outputs Portvakt reads.
     public let clientExtensionResults: ClientExtensionResults
 
-    /// The largest response accepted; an assertion is well under 4 KiB even with RSA-8192.
+    /// The largest response accepted; an assertion is well under 4 KiB even with RSA-8192, about
+    /// 7 KiB with ML-DSA-87 (a 4,627-byte signature).
     public static let maximumLength = 16 * 1024
 
     /// Parses an authentication response from its JSON bytes.

@@ -150,8 +150,17 @@ struct COSEKeyTests {
 
     @Test("the algorithm, key type and curve enums carry the IANA registry values")
     func registryValues() {
-        #expect(COSEAlgorithm.allCases.map(\.rawValue) == [-7, -8, -35, -36, -37, -257, -258, -259, -65535])
-        #expect(COSEKeyType.allCases.map(\.rawValue) == [1, 2, 3])
+        #expect(
+            COSEAlgorithm.allCases.map(\.rawValue) == [
+                -7, -8, -35, -36, -37, -257, -258, -259, -65535, -48, -49, -50,
+            ])
+        #expect(
+            COSEAlgorithm.allCases.map(\.name) == [
+                "ES256", "EdDSA", "ES384", "ES512", "PS256", "RS256", "RS384", "RS512", "RS1", "ML-DSA-44",
+                "ML-DSA-65", "ML-DSA-87",
+            ])
+        #expect(COSEAlgorithm.allCases.allSatisfy { COSEAlgorithm(name: $0.name) == $0 })
+        #expect(COSEKeyType.allCases.map(\.rawValue) == [1, 2, 3, 7])
         #expect(COSECurve.allCases.map(\.rawValue) == [1, 2, 3, 6])
         #expect(COSECurve.allCases.map(\.coordinateByteCount) == [32, 48, 66, 32])
     }
