@@ -162,7 +162,8 @@ struct AccountExportView: Codable {
     let exportedAt: String
     let user: UserPart
     let passkeys: [PasskeyPart]
-    let sessions: [SessionPart]
+    /// As the sessions list shows them, with `revokedAt` for the ended ones.
+    let sessions: [SessionView]
     let bankId: BankIDPart?
     let bankIdSignatures: [SignaturePart]
     let bankIdPhoneVerifications: [PhoneVerificationPart]
@@ -174,7 +175,7 @@ struct AccountExportView: Codable {
         exportedAt = UTCTimestamp.string(export.exportedAt)
         user = UserPart(export.user, reviewAccount: export.reviewAccount)
         passkeys = export.passkeys.map(PasskeyPart.init)
-        sessions = export.sessions.map(SessionPart.init)
+        sessions = export.sessions.map { SessionView($0) }
         bankId = export.bankID.map(BankIDPart.init)
         bankIdSignatures = export.signatures.map(SignaturePart.init)
         bankIdPhoneVerifications = export.phoneVerifications.map(PhoneVerificationPart.init)
@@ -238,32 +239,6 @@ struct AccountExportView: Codable {
             attestationTrusted = passkey.attestationTrusted
             createdAt = UTCTimestamp.string(passkey.createdAt)
             lastUsedAt = passkey.lastUsedAt.map(UTCTimestamp.string)
-        }
-    }
-
-    struct SessionPart: Codable {
-        let id: String
-        let clientKind: String
-        let authMethod: String
-        let createdAt: String
-        let lastSeenAt: String
-        let expiresAt: String
-        let revokedAt: String?
-        let authenticatedAt: String
-        let userAgent: String?
-        let ipAddress: String?
-
-        init(_ session: Session) {
-            id = session.id
-            clientKind = session.clientKind.rawValue
-            authMethod = session.authMethod.rawValue
-            createdAt = UTCTimestamp.string(session.createdAt)
-            lastSeenAt = UTCTimestamp.string(session.lastSeenAt)
-            expiresAt = UTCTimestamp.string(session.expiresAt)
-            revokedAt = session.revokedAt.map(UTCTimestamp.string)
-            authenticatedAt = UTCTimestamp.string(session.authenticatedAt)
-            userAgent = session.userAgent
-            ipAddress = session.ipAddress
         }
     }
 

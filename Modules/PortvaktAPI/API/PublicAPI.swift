@@ -157,6 +157,11 @@ struct SessionView: Codable {
     let createdAt: String
     let lastSeenAt: String
     let expiresAt: String
+    /// When it was revoked; absent for a live one (every list but the export's).
+    let revokedAt: String?
+    /// Its last proof of presence: the sign-in, or a later re-authentication
+    /// (`account.reauthenticationSeconds` after it, the acts that cannot be undone need a new one).
+    let authenticatedAt: String
     let userAgent: String?
     let ipAddress: String?
 
@@ -168,6 +173,8 @@ struct SessionView: Codable {
         createdAt = UTCTimestamp.string(session.createdAt)
         lastSeenAt = UTCTimestamp.string(session.lastSeenAt)
         expiresAt = UTCTimestamp.string(session.expiresAt)
+        revokedAt = session.revokedAt.map(UTCTimestamp.string)
+        authenticatedAt = UTCTimestamp.string(session.authenticatedAt)
         userAgent = session.userAgent
         ipAddress = session.ipAddress
     }
