@@ -33,6 +33,7 @@ extension AuthError: HTTPResponseError {
     public var status: Int {
         switch code {
         case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed,
+            .conditionalNotAllowed,
             .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .bankIDAppNotAllowed,
             .invalidTokenName,
             .invalidExpiry, .invalidCursor, .invalidParameter:
@@ -62,7 +63,8 @@ extension AuthError: HTTPResponseError {
         }
         let (title, fixedDetail) = Self.texts[code] ?? ("Refused", nil)
         return ProblemDetails(
-            status: status, code: code.rawValue, title: title, detail: fixedDetail ?? detail)
+            status: status, code: code.rawValue, title: title, detail: fixedDetail ?? detail,
+            extensions: signals.map { ["signals": SignalsView($0).problemValue] } ?? [:])
     }
 
     public var headers: [(String, String)] {
@@ -98,6 +100,10 @@ extension AuthError: HTTPResponseError {
         .lastPasskey: ("Last passkey", nil), .passkeyNotFound: ("Passkey not found", nil),
         .invalidUsername: ("Invalid username", nil), .invalidDisplayName: ("Invalid display name", nil),
         .invalidPasskeyName: ("Invalid passkey name", nil),
+        .conditionalNotAllowed: (
+            "Conditional registration not allowed",
+            "mediation \"conditional\" is only for a signed-in user adding a passkey to their own account."
+        ),
         .challengeInvalid: (
             "Challenge not valid",
             "The challenge is unknown, already used, expired or for another ceremony; start again."

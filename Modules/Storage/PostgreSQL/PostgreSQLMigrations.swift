@@ -324,5 +324,11 @@ extension Migration {
                     publish_until timestamptz
                 );
                 """),
+        Migration(
+            version: 8, name: "conditional registration challenges",
+            sql: """
+                -- As SQLite's version 15.
+                ALTER TABLE challenges ADD COLUMN conditional boolean NOT NULL DEFAULT false;
+                """),
     ]
 }

@@ -442,5 +442,13 @@ extension Migration {
                     publish_until INTEGER
                 ) STRICT, WITHOUT ROWID;
                 """),
+        Migration(
+            version: 15, name: "conditional registration challenges",
+            sql: """
+                -- A registration started with mediation "conditional" (an automatic passkey
+                -- upgrade) may be answered without user presence; every other ceremony needs it.
+                ALTER TABLE challenges ADD COLUMN conditional INTEGER NOT NULL DEFAULT 0
+                    CHECK (conditional IN (0, 1));
+                """),
     ]
 }
