@@ -120,18 +120,22 @@ public struct PasskeySignalBuilder: Sendable {
     public func acceptedCredentials(_ user: User, passkeys: [StoredPasskey], withDetails: Bool = false)
         -> PasskeySignals
     {
-        PasskeySignals(
-            allAcceptedCredentials: .init(
-                rpID: rpID, userID: Base64URL.encode(user.userHandle),
-                allAcceptedCredentialIDs: passkeys.map { Base64URL.encode($0.credentialID) }),
-            currentUserDetails: withDetails ? details(user) : nil)
+        accepted(user, ids: passkeys.map(\.credentialID), withDetails: withDetails)
     }
 
     /// `allAcceptedCredentials` from the store's current list, with `currentUserDetails` when
-    /// `withDetails`.
+    /// `withDetails`. Only the ids are read: this runs after every sign-in.
     /// - Throws: `StorageError` when the list cannot be read.
     public func acceptedCredentials(_ user: User, withDetails: Bool = false) throws -> PasskeySignals {
-        try acceptedCredentials(user, passkeys: accounts.passkeys(userID: user.id), withDetails: withDetails)
+        try accepted(user, ids: accounts.credentialIDs(userID: user.id), withDetails: withDetails)
+    }
+
+    private func accepted(_ user: User, ids: [[UInt8]], withDetails: Bool) -> PasskeySignals {
+        PasskeySignals(
+            allAcceptedCredentials: .init(
+                rpID: rpID, userID: Base64URL.encode(user.userHandle),
+                allAcceptedCredentialIDs: ids.map { Base64URL.encode($0) }),
+            currentUserDetails: withDetails ? details(user) : nil)
     }
 
     private func details(_ user: User) -> PasskeySignals.CurrentUserDetails {

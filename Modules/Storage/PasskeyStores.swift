@@ -22,6 +22,9 @@ public protocol PasskeyStore: Sendable {
     func passkey(credentialID: [UInt8]) throws -> StoredPasskey?
     /// The user's passkeys, oldest first (ties by credential id bytes).
     func passkeys(userID: String) throws -> [StoredPasskey]
+    /// The credential ids of the user's passkeys, in `passkeys(userID:)`'s order: what the Signal
+    /// API lists after every sign-in, read without decoding the passkeys' other columns.
+    func credentialIDs(userID: String) throws -> [[UInt8]]
     /// How many passkeys the user has.
     func passkeyCount(userID: String) throws -> Int
     /// Renames the passkey when it belongs to `userID`.

@@ -508,6 +508,15 @@ extension SQLStore: AccountStore {
         }
     }
 
+    public func credentialIDs(userID: String) throws -> [[UInt8]] {
+        try engine.read { connection in
+            try connection.query(
+                "SELECT credential_id FROM passkeys WHERE user_id = ?1 ORDER BY created_at, credential_id",
+                [userID]
+            ) { try $0.blob(0) }
+        }
+    }
+
     public func passkeyCount(userID: String) throws -> Int {
         try engine.read { connection in
             Int(
