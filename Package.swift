@@ -182,7 +182,10 @@ let package = Package(
             path: "Tests/HTTPEngineTests", swiftSettings: strictSettings),
         .testTarget(
             name: "PortvaktAPITests",
-            dependencies: ["PortvaktAPI", "HTTPEngine", "Kernel", "SessionCore", "Storage", "TestSupport"],
+            dependencies: [
+                "PortvaktAPI", "AuthOrchestrator", "HTTPEngine", "Kernel", "SessionCore", "Storage",
+                "TestSupport",
+            ],
             path: "Tests/PortvaktAPITests", swiftSettings: strictSettings),
         .testTarget(
             name: "BankIDSimulatorTests",

@@ -224,7 +224,7 @@ public final class PortvaktServer: Sendable {
         BankIDAPI(
             service: bankIDFlows, access: access, transport: transport,
             qrRenderer: { BankIDQRCode.svg($0) },
-            onResult: { [bankIDResults] code in bankIDResults.record(code) }
+            onResult: { [bankIDResults] code in bankIDResults.record(code) }, signals: passkeys.signals
         ).register(on: &publicRouter)
         ReviewAPI(service: reviewLogin, transport: transport).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)

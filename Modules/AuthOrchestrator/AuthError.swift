@@ -35,6 +35,10 @@ public struct AuthError: CodedError {
         case loginFailed = "passkey.login_failed"
         /// The passkey name is empty, too long or holds control characters.
         case invalidPasskeyName = "passkey.invalid_name"
+        /// `mediation: "conditional"` (an automatic passkey upgrade, whose response may lack user
+        /// presence) was asked for a registration that is not a signed-in user's own: a new
+        /// account or an enrollment token must be created with the user present.
+        case conditionalNotAllowed = "passkey.conditional_not_allowed"
         /// No passkey with that id belongs to the signed-in user.
         case passkeyNotFound = "passkey.not_found"
         /// Deleting this passkey would leave the account with no way in.
@@ -147,6 +151,9 @@ public struct AuthError: CodedError {
     /// How the user can re-authenticate, for `reauthentication_required` (`RecentAuthentication`);
     /// empty otherwise.
     public internal(set) var reauthenticationMethods: [AuthMethod] = []
+    /// What the client should tell the password manager about this refusal (a login's unknown
+    /// credential), sent in the problem body's `signals` member.
+    public let signals: PasskeySignals?
     /// The source file that raised the error.
     public let file: String
     /// The source line that raised the error.
@@ -155,13 +162,14 @@ public struct AuthError: CodedError {
     /// Creates an error at the caller's location.
     public init(
         _ code: Code, _ message: String, userMessage: RecommendedMessage? = nil,
-        underlying: (any Error)? = nil,
+        underlying: (any Error)? = nil, signals: PasskeySignals? = nil,
         file: String = #fileID, line: Int = #line
     ) {
         self.code = code
         self.message = message
         self.userMessage = userMessage
         self.underlying = underlying
+        self.signals = signals
         self.file = file
         self.line = line
     }

@@ -34,12 +34,18 @@ public struct RegistrationRequest: Sendable {
     public var displayName: String?
     /// A one-time enrollment or recovery token.
     public var enrollmentToken: String?
+    /// The client will run it with `mediation: "conditional"` (an automatic passkey upgrade).
+    public var conditional: Bool
 
     /// Creates a request.
-    public init(username: String? = nil, displayName: String? = nil, enrollmentToken: String? = nil) {
+    public init(
+        username: String? = nil, displayName: String? = nil, enrollmentToken: String? = nil,
+        conditional: Bool = false
+    ) {
         self.username = username
         self.displayName = displayName
         self.enrollmentToken = enrollmentToken
+        self.conditional = conditional
     }
 }
 
@@ -65,8 +71,17 @@ public struct PasskeyRegistration: Sendable {
     /// Creation options for `request`.
     /// - Throws: what the chosen use case throws; for an added passkey without a usable session,
     ///   why the session failed (`session.missing` when none was presented); for one asked by a
-    ///   BankID session where `passkeyAfterBankID` is off, `passkey.id_switching_refused`.
+    ///   BankID session where `passkeyAfterBankID` is off, `passkey.id_switching_refused`;
+    ///   `passkey.conditional_not_allowed` for a conditional one that is not an added passkey.
     public func start(_ request: RegistrationRequest, by registrant: Registrant) throws -> IssuedChallenge {
+        // A conditional create may come back without user presence, so it may only add a passkey
+        // to the account the session already proves: the user agent creates it after a sign-in
+        // it mediated. A new account or a token's must be made with the user there.
+        guard !request.conditional || (request.enrollmentToken == nil && request.username == nil) else {
+            throw AuthError(
+                .conditionalNotAllowed,
+                "a conditional registration can only add a passkey to the signed-in account")
+        }
         if let token = request.enrollmentToken {
             // A recovery's token is good only for the client its BankID order was bound to.
             return try enrollment.startRegistration(token: token, client: registrant.requester)
@@ -83,7 +98,7 @@ public struct PasskeyRegistration: Sendable {
             throw AuthError(
                 .idSwitchingRefused, "a session opened with BankID cannot add a passkey in this deployment")
         }
-        return try passkeys.startRegistration(.signedIn(signedIn.user))
+        return try passkeys.startRegistration(.signedIn(signedIn.user), conditional: request.conditional)
     }
 
     /// Verifies and stores the passkey for the challenge `challengeID` was issued as.
@@ -94,6 +109,19 @@ public struct PasskeyRegistration: Sendable {
         challengeID: String, response: [UInt8], name: String?, clientKind: ClientKind,
         by registrant: Registrant,
         context: ClientContext
+    ) throws -> CompletedRegistration {
+        var completed = try verifiedAndStored(
+            challengeID: challengeID, response: response, name: name, clientKind: clientKind, by: registrant,
+            context: context)
+        // Every registration answers with the account's whole list and names, so the password
+        // manager drops passkeys this server no longer has (a recovery may have revoked some).
+        completed.signals = try? passkeys.signals.acceptedCredentials(completed.user, withDetails: true)
+        return completed
+    }
+
+    private func verifiedAndStored(
+        challengeID: String, response: [UInt8], name: String?, clientKind: ClientKind,
+        by registrant: Registrant, context: ClientContext
     ) throws -> CompletedRegistration {
         // A challenge issued for an enrollment token: that token's account, no session needed.
         if let enrolled = try enrollment.finishRegistration(

@@ -67,6 +67,9 @@ public struct CompletedRegistration: Sendable {
     public let session: IssuedSession?
     /// What a recovery enrollment revoked, so the user sees what happened; nil otherwise.
     public var recovery: RecoveryOutcome? = nil
+    /// The account's passkeys and names for the Signal API; nil when they could not be read
+    /// (the registration stands: the signals only tidy the password manager).
+    public var signals: PasskeySignals? = nil
 }
 
 /// What a passkey enrolled through BankID recovery changed besides adding itself.
@@ -87,6 +90,9 @@ public struct CompletedLogin: Sendable {
     public let session: IssuedSession
     /// The counter went backwards and the policy is `flag`: a possible cloned authenticator.
     public let counterRegressed: Bool
+    /// The account's passkeys and names for the Signal API; nil when they could not be read
+    /// (the sign-in stands: the signals only tidy the password manager).
+    public var signals: PasskeySignals? = nil
 }
 
 /// Passkey sign-up, sign-in and passkey management: the use cases behind the passkey routes.
@@ -112,6 +118,11 @@ public struct PasskeyService: Sendable {
     let identities: any BankIDIdentityStore
     /// Seals login challenges into their ids, so issuing one writes nothing.
     let loginSeal: LoginChallengeSeal
+
+    /// The Signal API data for this relying party's accounts and credentials.
+    public var signals: PasskeySignalBuilder {
+        PasskeySignalBuilder(rpID: policy.relyingParty.id, accounts: accounts)
+    }
 
     /// The bytes of a challenge id: 128 bits, unguessable.
     static let challengeIDBytes = 16
@@ -147,9 +158,15 @@ public struct PasskeyService: Sendable {
 
     /// Issues creation options for a signed-in user's new passkey or for a new account.
     ///
+    /// - Parameter conditional: the client runs the options with `mediation: "conditional"` (an
+    ///   automatic passkey upgrade): the challenge records it, so its response may lack user
+    ///   presence, and the options hint `client-device` (the passkey is made where the user
+    ///   just signed in). `PasskeyRegistration` decides who may ask for it.
     /// - Throws: `passkey.disabled`, `passkey.signup_disabled`, `user.invalid_username`,
     ///   `user.invalid_display_name`, `user.username_taken`; `StorageError` on storage faults.
-    public func startRegistration(_ subject: RegistrationSubject) throws -> IssuedChallenge {
+    public func startRegistration(_ subject: RegistrationSubject, conditional: Bool = false) throws
+        -> IssuedChallenge
+    {
         try requireEnabled()
         let now = clock.now()
         let options: RegistrationOptions
@@ -159,13 +176,15 @@ public struct PasskeyService: Sendable {
             // Listing the existing passkeys lets the authenticator refuse a second one for this RP.
             let existing = try accounts.passkeys(userID: user.id).map(Self.descriptor)
             options = try RegistrationOptions(
-                relyingParty: policy.relyingParty, userName: user.username ?? user.displayName,
+                relyingParty: policy.relyingParty, userName: PasskeySignalBuilder.webAuthnUserName(user),
                 userDisplayName: user.displayName, userHandle: user.userHandle, excludeCredentials: existing,
                 residentKey: .required, attestation: policy.attestation,
-                timeoutMilliseconds: timeoutMilliseconds, random: random)
+                hints: conditional ? [.clientDevice] : [], timeoutMilliseconds: timeoutMilliseconds,
+                random: random)
             stored = StoredChallenge(
                 id: "", challenge: options.challenge, purpose: .registration, userID: user.id,
-                userHandle: user.userHandle, createdAt: now, expiresAt: now + policy.challengeLifetime)
+                userHandle: user.userHandle, createdAt: now, expiresAt: now + policy.challengeLifetime,
+                conditional: conditional)
         case .newAccount(let rawUsername, let rawDisplayName):
             guard policy.signupEnabled else {
                 throw AuthError(.signupDisabled, "new accounts cannot be created with a passkey here")
@@ -235,6 +254,7 @@ public struct PasskeyService: Sendable {
             "attestationFormat": passkey.attestationFormat,
         ]
         if let provider { details["provider"] = provider }
+        if challenge.conditional { details["conditional"] = "true" }
 
         if let signedInUser, challenge.userID != nil {
             details["newAccount"] = "false"
@@ -295,7 +315,7 @@ public struct PasskeyService: Sendable {
         let parsed = try RegistrationResponseJSON(json: response)
         let verified = try verifyRegistration(
             response: parsed, expectedChallenge: challenge.challenge, relyingParty: policy.relyingParty,
-            at: now)
+            conditionalMediation: challenge.conditional, at: now)
         // §7.1 step 26: a credential ID registered to anyone is refused, never re-bound.
         guard try accounts.passkey(credentialID: verified.credentialID) == nil else {
             throw AuthError(.credentialExists, "this passkey is already registered")
@@ -421,8 +441,12 @@ public struct PasskeyService: Sendable {
         let parsed = try AuthenticationResponseJSON(response)
         // The passkey and its owner in one read (the owner always exists: deleting a user deletes
         // their passkeys in the same transaction).
+        // Unknown to every account (never registered, or removed by its user, an administrator
+        // or the account's deletion): the refusal tells the client so, for its password manager
+        // to forget it. It says nothing about any account: the same answer whoever asked.
         guard let (passkey, user) = try accounts.passkeyWithOwner(credentialID: parsed.rawID) else {
-            throw AuthError(.loginFailed, "the passkey is not known")
+            throw AuthError(
+                .loginFailed, "the passkey is not known", signals: signals.unknownCredential(parsed.rawID))
         }
         attempt.userID = passkey.userID
         // A login that named a user accepts only that user's passkeys; one that named an
@@ -473,7 +497,8 @@ public struct PasskeyService: Sendable {
         used.backupState = verified.backupState
         used.lastUsedAt = now
         return CompletedLogin(
-            user: user, passkey: used, session: session, counterRegressed: verified.counterRegressed)
+            user: user, passkey: used, session: session, counterRegressed: verified.counterRegressed,
+            signals: try? signals.acceptedCredentials(user, withDetails: true))
     }
 
     /// Refuses a login whose counter went backwards (§7.2 step 22, under the reject policy), as a
@@ -650,15 +675,21 @@ public struct PasskeyService: Sendable {
 
     /// Deletes one of the signed-in user's passkeys, unless it is the account's last way in. A way
     /// in less cannot be undone by the user, so it needs a recent proof of presence.
+    /// - Returns: the passkeys left, for the Signal API; nil when they could not be read (the
+    ///   removal stands).
     /// - Throws: `passkey.not_found`, `passkey.last_passkey`.
+    @discardableResult
     public func deletePasskey(_ proof: RecentlyAuthenticated, credentialID: String, context: ClientContext)
-        throws
+        throws -> [StoredPasskey]?
     {
         try deletePasskey(userID: proof.signedIn.user.id, credentialID: credentialID, context: context)
     }
 
     /// `deletePasskey(_:credentialID:context:)` by user id, for the tests of its rules.
-    func deletePasskey(userID: String, credentialID: String, context: ClientContext) throws {
+    @discardableResult
+    func deletePasskey(userID: String, credentialID: String, context: ClientContext) throws
+        -> [StoredPasskey]?
+    {
         guard let id = Base64URL.decode(credentialID) else {
             throw AuthError(.passkeyNotFound, "no such passkey")
         }
@@ -677,14 +708,16 @@ public struct PasskeyService: Sendable {
                 throw AuthError(.passkeyNotFound, "no such passkey")
             }
             feed.committed(outbox)
-            return
+            return try? accounts.passkeys(userID: userID)
         }
         let record = ChangeRecord(
             auditEvent(
                 .passkeyDeleted, userID: userID, context: context, details: ["credentialId": credentialID]),
             outbox: outbox)
         switch try accounts.deletePasskeyUnlessLast(credentialID: id, userID: userID, record: record) {
-        case .deleted: feed.committed(outbox)
+        case .deleted:
+            feed.committed(outbox)
+            return try? accounts.passkeys(userID: userID)
         case .notFound: throw AuthError(.passkeyNotFound, "no such passkey")
         case .lastPasskey:
             throw AuthError(

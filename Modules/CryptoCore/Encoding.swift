@@ -125,6 +125,57 @@ public enum Base64URL {
     }
 }
 
+extension Base64URL {
+    /// Decodes base64 as WebAuthn client libraries really send it: the url alphabet (RFC 4648 §5)
+    /// or the standard one (§4), unpadded or correctly padded. Some libraries (older React
+    /// Native and Android ones, Windows Hello captures) send standard base64 or padded base64url
+    /// in the response JSON. nil for anything else that is not base64.
+    ///
+    /// Still one alphabet per text (a `-` or `_` beside a `+` or `/` is refused), padding only
+    /// at the end and exactly as many `=` as the length needs (none after a whole group of four),
+    /// no whitespace, no length of 1 mod 4, and, as in `decode`, zero unused low bits in the
+    /// last character: browsers and the libraries above write them zero, so the stricter rule
+    /// costs no client and keeps one set of texts per byte string and alphabet. The caller
+    /// stores and compares the bytes (or their canonical `encode`), never the text.
+    public static func decodeTolerant(_ text: some StringProtocol) -> [UInt8]? {
+        var text = String(text)
+        return text.withUTF8 { input in
+            // What browsers send: canonical base64url costs one pass, as before.
+            if let bytes = decode(utf8: input) { return bytes }
+            return decodeOtherSpelling(input)
+        }
+    }
+
+    /// The slow path of `decodeTolerant`: strips correct padding and maps the standard alphabet
+    /// onto the url one, then decodes strictly.
+    private static func decodeOtherSpelling(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var padding = 0
+        while padding < min(2, input.count), input[input.count - 1 - padding] == UInt8(ascii: "=") {
+            padding += 1
+        }
+        let length = input.count - padding
+        // A third `=` stays in the body, where the alphabet check refuses it.
+        guard padding == 0 || padding == (4 - length % 4) % 4 else { return nil }
+        var url = false
+        var standard = false
+        var body = [UInt8](UnsafeBufferPointer(rebasing: input[0..<length]))
+        for index in body.indices {
+            switch body[index] {
+            case UInt8(ascii: "-"), UInt8(ascii: "_"): url = true
+            case UInt8(ascii: "+"):
+                standard = true
+                body[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"):
+                standard = true
+                body[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        guard !(url && standard) else { return nil }
+        return body.withUnsafeBufferPointer { decode(utf8: $0) }
+    }
+}
+
 /// Lowercase hexadecimal.
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)

@@ -273,6 +273,13 @@ public enum OpenAPIDocument {
                 required: false),
             .init(
                 "limit", JSONSchema.integer.described("413, 414, 431: the limit in bytes"), required: false),
+            .init(
+                "signals",
+                JSONSchema.object([]).described(
+                    "What the client should tell the password manager (the WebAuthn Signal API's arguments, "
+                        + "keyed by method name without `signal`), e.g. passkey.login_failed's unknownCredential"
+                ),
+                required: false),
         ], closed: true)
 
     private static let securitySchemes: [(String, [(String, String)])] = [

@@ -1,5 +1,7 @@
-/// A value of a problem's extension member: JSON scalars and string lists are enough for
-/// machine-readable hints without letting arbitrary objects (and data) leak into errors.
+/// A value of a problem's extension member: JSON scalars, string lists, and objects of those for
+/// machine-readable hints (the Signal API's arguments) without letting arbitrary `Encodable`
+/// values (and the data they hold) leak into errors: every member is named by the code that
+/// builds it.
 public enum ProblemValue: Sendable, Hashable, Encodable {
     /// A JSON string.
     case string(String)
@@ -11,17 +13,26 @@ public enum ProblemValue: Sendable, Hashable, Encodable {
     case bool(Bool)
     /// A JSON array of strings.
     case strings([String])
+    /// A JSON object of those values.
+    case object([String: ProblemValue])
 
     /// Encodes the bare JSON value.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
         switch self {
-        case .string(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
-        case .bool(let value): try container.encode(value)
-        case .strings(let value): try container.encode(value)
+        case .string(let value): try Self.encode(value, to: encoder)
+        case .int(let value): try Self.encode(value, to: encoder)
+        case .double(let value): try Self.encode(value, to: encoder)
+        case .bool(let value): try Self.encode(value, to: encoder)
+        case .strings(let value): try Self.encode(value, to: encoder)
+        case .object(let members):
+            var object = encoder.container(keyedBy: ProblemDetails.Key.self)
+            for (name, value) in members { try object.encode(value, forKey: ProblemDetails.Key(name)) }
         }
+    }
+
+    private static func encode(_ value: some Encodable, to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
     }
 }
 
@@ -64,7 +75,7 @@ public struct ProblemDetails: Sendable, Hashable, Encodable {
         self.extensions = extensions
     }
 
-    private struct Key: CodingKey {
+    struct Key: CodingKey {
         var stringValue: String
         var intValue: Int? { nil }
         init(_ string: String) { stringValue = string }

@@ -22,6 +22,9 @@ public protocol PasskeyStore: Sendable {
     func passkey(credentialID: [UInt8]) throws -> StoredPasskey?
     /// The user's passkeys, oldest first (ties by credential id bytes).
     func passkeys(userID: String) throws -> [StoredPasskey]
+    /// The credential ids of the user's passkeys, in `passkeys(userID:)`'s order: what the Signal
+    /// API lists after every sign-in, read without decoding the passkeys' other columns.
+    func credentialIDs(userID: String) throws -> [[UInt8]]
     /// How many passkeys the user has.
     func passkeyCount(userID: String) throws -> Int
     /// Renames the passkey when it belongs to `userID`.
@@ -118,12 +121,15 @@ public struct StoredChallenge: Sendable, Equatable {
     public var createdAt: Date
     /// The first instant at which it is no longer accepted.
     public var expiresAt: Date
+    /// A registration the client runs with `mediation: "conditional"` (an automatic passkey
+    /// upgrade): its response may come without user presence (WebAuthn L3 §7.1 step 14).
+    public var conditional: Bool
 
     /// Creates a challenge value.
     public init(
         id: String, challenge: [UInt8], purpose: ChallengePurpose, userID: String? = nil,
         username: String? = nil, displayName: String? = nil, userHandle: [UInt8]? = nil,
-        createdAt: Date, expiresAt: Date
+        createdAt: Date, expiresAt: Date, conditional: Bool = false
     ) {
         self.id = id
         self.challenge = challenge
@@ -134,6 +140,7 @@ public struct StoredChallenge: Sendable, Equatable {
         self.userHandle = userHandle
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.conditional = conditional
     }
 }
 

@@ -540,6 +540,15 @@ extension SQLStore: AccountStore {
         }
     }
 
+    public func credentialIDs(userID: String) throws -> [[UInt8]] {
+        try engine.read { connection in
+            try connection.query(
+                "SELECT credential_id FROM passkeys WHERE user_id = ?1 ORDER BY created_at, credential_id",
+                [userID]
+            ) { try $0.blob(0) }
+        }
+    }
+
     public func passkeyCount(userID: String) throws -> Int {
         try engine.read { connection in
             Int(
@@ -643,17 +652,20 @@ extension SQLStore: ChallengeStore {
             id: try row.string(0), challenge: try row.blob(1), purpose: purpose,
             userID: try row.optionalString(3), username: try row.optionalString(4),
             displayName: try row.optionalString(5), userHandle: try row.optionalBlob(6),
-            createdAt: try row.date(7), expiresAt: try row.date(8))
+            createdAt: try row.date(7), expiresAt: try row.date(8), conditional: try row.bool(9))
     }
 
     public func insertChallenge(_ challenge: StoredChallenge) throws {
         try engine.write { connection in
             try connection.execute(
-                "INSERT INTO challenges (\(StoreSQL.challengeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                """
+                INSERT INTO challenges (\(StoreSQL.challengeColumns))
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                """,
                 [
                     challenge.id, challenge.challenge, challenge.purpose.rawValue,
                     challenge.userID, challenge.username, challenge.displayName,
-                    challenge.userHandle, challenge.createdAt, challenge.expiresAt,
+                    challenge.userHandle, challenge.createdAt, challenge.expiresAt, challenge.conditional,
                 ])
         }
     }
@@ -867,6 +879,7 @@ extension StoreSQL {
     fileprivate static let sessionColumnCount = Int32(sessionColumns.split(separator: ",").count)
 
     fileprivate static let challengeColumns = """
-        id, challenge, purpose, user_id, username, display_name, user_handle, created_at, expires_at
+        id, challenge, purpose, user_id, username, display_name, user_handle, created_at, expires_at,
+        conditional
         """
 }

@@ -136,6 +136,7 @@ public enum StorageCopy {
             [
                 "id": .text, "challenge": .bytes, "purpose": .text, "user_id": .text, "username": .text,
                 "display_name": .text, "user_handle": .bytes, "created_at": .time, "expires_at": .time,
+                "conditional": .flag,
             ]),
         Table(
             "bankid_orders",
@@ -163,8 +164,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 15
-    static let postgreSQLSchemaVersion = 8
+    static let sqliteSchemaVersion = 16
+    static let postgreSQLSchemaVersion = 9
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

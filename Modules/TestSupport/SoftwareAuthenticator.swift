@@ -39,6 +39,14 @@ public struct SoftwareAuthenticator: Sendable {
         public var flags: AuthenticatorData.Flags = [
             .userPresent, .userVerified, .backupEligible, .backupState,
         ]
+        /// UP in `flags`: clear it for a ceremony the user took no part in, as an authenticator
+        /// answering a conditional create (an automatic passkey upgrade) does.
+        public var userPresent: Bool {
+            get { flags.contains(.userPresent) }
+            set {
+                if newValue { flags.insert(.userPresent) } else { flags.remove(.userPresent) }
+            }
+        }
         /// The signature counter to report.
         public var signCount: UInt32 = 0
         /// The RP ID hashed into authenticator data; nil uses the credential's.

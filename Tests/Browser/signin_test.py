@@ -9,7 +9,11 @@ the page's fallback for browsers without the WebAuthn Level 3 JSON helpers, an a
 enrollment link, and the BankID journey against the built-in simulator: link BankID by scanning
 the page's QR code, sign in with BankID, lose the authenticator, get back in with "Lost your
 passkey?" and a new passkey (the server revokes the old passkey and session), sign in with
-it, and create an account with BankID; then, on a second server that keeps BankID's rule against
+it, and create an account with BankID; the automatic passkey upgrade after a BankID login
+(conditional create, or the button where this Chromium makes none, which the step says), and the
+Signal API (the page's signal* calls, seen through a hook the test injects: after sign-in, after
+a removal with the ids left, and for a passkey whose account was deleted, which Chromium's
+virtual authenticator then forgets); then, on a second server that keeps BankID's rule against
 ID switching, BankID sign-up with no passkey, link or recovery offered. Each step saves a screenshot under .build/browser-screenshots/. The last line is
 `N passed, N failed` (CI reads it).
 
@@ -135,7 +139,8 @@ class Server:
             data=None if body is None else json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {self.admin_token}", "Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=5) as response:
-            return json.loads(response.read())
+            answer = response.read()
+            return json.loads(answer) if answer else None
 
     def post(self, path, body):
         """(status, JSON answer) of a POST on the public listener, without cookies."""
@@ -184,6 +189,11 @@ def add_authenticator(driver):
         transport=VirtualAuthenticatorOptions.Transport.INTERNAL,
         has_resident_key=True, has_user_verification=True, is_user_verified=True)
     driver.add_virtual_authenticator(options)
+
+
+def credential_id(credential):
+    """A virtual authenticator credential's id as the server writes it: unpadded base64url."""
+    return credential.id.rstrip("=")
 
 
 class Page:
@@ -282,6 +292,20 @@ class Page:
     def console_errors(self):
         return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
+    def passkey_ids(self):
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll('#passkeys li')].map(n => n.dataset.id)")
+
+    def recorded(self, key):
+        """What a hook (SIGNAL_HOOK, CREATE_HOOK) recorded in this tab, across page loads."""
+        return self.driver.execute_script(f"return JSON.parse(sessionStorage.getItem('{key}') || '[]')")
+
+    def forget_recorded(self, key):
+        self.driver.execute_script(f"sessionStorage.removeItem('{key}')")
+
+    def signal_calls(self, method):
+        return [call["argument"] for call in self.recorded("test.signals") if call["method"] == method]
+
 
 # ---- The steps. ----
 
@@ -311,8 +335,58 @@ def step_page_served(server, page):
 # (the page asks isConditionalMediationAvailable) except in the step that tests it.
 WITHOUT_AUTOFILL = "PublicKeyCredential.isConditionalMediationAvailable = async () => false;"
 
+# Records every call the page makes to the Signal API (in sessionStorage, so reloads keep it) and
+# passes it on to Chromium's own method, which applies it to the virtual authenticator. Where a
+# method is missing the recorder stands in (and says so), so the page's calls are still seen.
+SIGNAL_HOOK = """
+(() => {
+  if (!window.PublicKeyCredential) return;
+  for (const method of ['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails']) {
+    const original = PublicKeyCredential[method];
+    PublicKeyCredential[method] = function (argument) {
+      const calls = JSON.parse(sessionStorage.getItem('test.signals') || '[]');
+      calls.push({ method, argument, native: typeof original === 'function' });
+      sessionStorage.setItem('test.signals', JSON.stringify(calls));
+      return typeof original === 'function' ? original.call(PublicKeyCredential, argument) : Promise.resolve();
+    };
+  }
+})();
+"""
+
+# Chromium reports conditionalCreate, and an automatic upgrade that succeeded would add a passkey
+# the steps below do not expect; the page is told there is none, except in the step that tests it.
+WITHOUT_UPGRADE = """
+(() => {
+  const original = PublicKeyCredential.getClientCapabilities;
+  if (typeof original !== 'function') return;
+  PublicKeyCredential.getClientCapabilities = async () => ({ ...(await original.call(PublicKeyCredential)),
+                                                            conditionalCreate: false });
+})();
+"""
+
+# Records the page's navigator.credentials.create calls: their mediation, hints and outcome.
+CREATE_HOOK = """
+(() => {
+  const original = navigator.credentials.create.bind(navigator.credentials);
+  const record = (entry) => {
+    const calls = JSON.parse(sessionStorage.getItem('test.creates') || '[]');
+    calls.push(entry);
+    sessionStorage.setItem('test.creates', JSON.stringify(calls));
+  };
+  navigator.credentials.create = (options) => {
+    const call = { mediation: options.mediation ?? null, hints: options.publicKey?.hints ?? [] };
+    record({ ...call, outcome: 'started' });
+    return original(options).then(
+      (credential) => { record({ ...call, outcome: 'created' }); return credential; },
+      (error) => { record({ ...call, outcome: error.name }); throw error; });
+  };
+})();
+"""
+
 
 def step_page_loads(server, page):
+    page.override("signal-hook", SIGNAL_HOOK)
+    page.override("no-upgrade", WITHOUT_UPGRADE)
     page.override("no-autofill", WITHOUT_AUTOFILL)
     page.open()
     check(page.state() == "signed-out", f"a new visitor sees {page.state()!r}")
@@ -356,11 +430,23 @@ def step_sign_out(server, page):
 
 
 def step_sign_in_discoverable(server, page):
+    page.forget_recorded("test.signals")
     page.find("#signin-username").clear()
     page.find("#signin-button").click()
     page.wait_state("signed-in")
     page.wait_status("You are signed in.")
     check(page.find("#account-heading").text == "Signed in as Ada Lovelace", "signed in as someone else")
+    # After sign-in the password manager hears the account's passkeys and names (the Signal API).
+    accepted = page.signal_calls("signalAllAcceptedCredentials")
+    check(accepted and accepted[0]["rpId"] == "localhost"
+          and accepted[0]["allAcceptedCredentialIds"] == page.passkey_ids(),
+          f"signalAllAcceptedCredentials after sign-in: {accepted}, passkeys {page.passkey_ids()}")
+    details = page.signal_calls("signalCurrentUserDetails")
+    check(details and details[0]["name"] == "ada" and details[0]["displayName"] == "Ada Lovelace"
+          and details[0]["userId"] == accepted[0]["userId"],
+          f"signalCurrentUserDetails after sign-in: {details}")
+    check(all(call["native"] for call in page.recorded("test.signals")),
+          "this Chromium lacks a Signal API method the page called")
 
 
 def step_add_passkey(server, page):
@@ -390,9 +476,22 @@ def step_rename(server, page):
 
 
 def step_remove(server, page):
+    ids = dict(zip(page.passkey_names(), page.passkey_ids()))
+    before = page.signal_calls("signalAllAcceptedCredentials")
+    check(before, "no signalAllAcceptedCredentials before the removal")
+    page.forget_recorded("test.signals")
     page.passkey_item("Old laptop").find_element(By.CSS_SELECTOR, ".remove").click()
     page.wait(lambda: page.passkey_names() == ["Backup key"], "one passkey left")
     page.wait_status("The passkey was removed.")
+    # The page told the password manager which passkeys are left (DELETE's signals), once.
+    accepted = page.signal_calls("signalAllAcceptedCredentials")
+    check(len(accepted) == 1, f"signalAllAcceptedCredentials after the removal: {accepted}")
+    check(accepted[0] == {**before[-1], "allAcceptedCredentialIds": [ids["Backup key"]]},
+          f"signalled {accepted[0]}, expected only {ids['Backup key']!r} for {before[-1]['userId']!r}")
+    check(ids["Old laptop"] not in accepted[0]["allAcceptedCredentialIds"], "the removed passkey is still listed")
+    # The virtual authenticator holds the passkey that stays, and keeps it.
+    held = [credential_id(c) for c in page.driver.get_credentials()]
+    check(held == [ids["Backup key"]], f"the authenticator holds {held}, not the passkey that stays")
     # The last passkey is the last way in: the server refuses, and the page says why.
     page.passkey_item("Backup key").find_element(By.CSS_SELECTOR, ".remove").click()
     page.wait_status("last passkey")
@@ -797,6 +896,102 @@ def step_bankid_without_passkeys(server, page):
         page.restore("no-webauthn")
 
 
+def step_unknown_credential(server, page):
+    # A passkey whose account an administrator deleted is unknown to the server: the refused login
+    # carries signals.unknownCredential, the page hands it to signalUnknownCredential, and
+    # Chromium's virtual authenticator forgets the passkey.
+    page.driver.delete_all_cookies()
+    page.driver.remove_virtual_authenticator()
+    add_authenticator(page.driver)
+    page.open()
+    page.type("#signup-username", "zed")
+    page.type("#signup-display", "Zed Zero")
+    page.find("#signup-button").click()
+    page.wait_state("signed-in")
+    (zed_passkey,) = page.passkey_ids()
+    check([credential_id(c) for c in page.driver.get_credentials()] == [zed_passkey],
+          "the authenticator does not hold zed's passkey")
+    found = server.admin("GET", "/admin/v1/users?search=zed")
+    user = next(u for u in found["users"] if u.get("username") == "zed")
+    server.admin("DELETE", f"/admin/v1/users/{user['id']}")
+    page.open()
+    page.wait_state("signed-out")
+    page.forget_recorded("test.signals")
+    page.find("#signin-username").clear()
+    page.find("#signin-button").click()
+    page.wait(lambda: page.find("#status").get_attribute("class") == "error" and page.idle(),
+              "the refusal of the unknown passkey")
+    check(page.state() == "signed-out", "an unknown passkey signed in")
+    unknown = page.signal_calls("signalUnknownCredential")
+    check(unknown == [{"rpId": "localhost", "credentialId": zed_passkey}],
+          f"signalUnknownCredential calls: {unknown}, expected zed's {zed_passkey!r}")
+    check(not page.signal_calls("signalAllAcceptedCredentials"), "a refusal named an account's passkeys")
+    page.wait(lambda: not page.driver.get_credentials(), "the virtual authenticator to forget the passkey")
+
+
+def step_bankid_conditional_create(server, page):
+    # After a BankID login that suggests a passkey, the page asks for one with conditional create
+    # where the browser reports conditionalCreate. Which path ran depends on this Chromium, and
+    # the step says which: a passkey made without a click, or the button after the browser did
+    # not make one.
+    page.restore("no-upgrade")
+    page.override("create-hook", CREATE_HOOK)
+    try:
+        page.driver.delete_all_cookies()
+        page.driver.remove_virtual_authenticator()
+        add_authenticator(page.driver)
+        page.forget_recorded("test.creates")
+        page.open()
+        run_bankid_qr(server, page, "#bankid-login", "Anna Testsson")
+        page.wait_state("signed-in")
+        check(page.find("#account-heading").text == "Signed in as Anna Testsson", "BankID signed in someone else")
+        check(page.passkey_names() == [], f"Anna already has passkeys: {page.passkey_names()}")
+        capable = page.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "(PublicKeyCredential.getClientCapabilities?.() ?? Promise.resolve({}))"
+            ".then(c => done(Boolean(c.conditionalCreate)), () => done(false));")
+        version = page.driver.capabilities.get("browserVersion", "?")
+        if capable:
+            page.wait(lambda: any(c["mediation"] == "conditional" for c in page.recorded("test.creates")),
+                      "the page's conditional create")
+            asked = next(c for c in page.recorded("test.creates") if c["mediation"] == "conditional")
+            check(asked["hints"] == ["client-device"], f"the conditional options hint {asked['hints']}")
+            # A browser with nothing to upgrade may never answer: a few seconds tell.
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and not page.passkey_names() and all(
+                    c["outcome"] == "started" for c in page.recorded("test.creates")):
+                time.sleep(0.2)
+            outcomes = [c["outcome"] for c in page.recorded("test.creates")]
+            if page.passkey_names():
+                page.wait_status("your browser saved a passkey")
+                check(outcomes == ["started", "created"], f"create calls: {outcomes}")
+                check(len(page.driver.get_credentials()) == 1, "no passkey in the authenticator")
+                print(f"  conditional create (Chromium {version}) registered a passkey without a click "
+                      "(UP clear accepted for it)")
+                return
+            print(f"  Chromium {version} reports conditionalCreate and the page asked with mediation "
+                  f"'conditional' and hints client-device, but it made no passkey (outcome: {outcomes[-1]}: "
+                  "without a recently used saved password it has nothing to upgrade); the button path follows")
+        else:
+            check(not any(c["mediation"] == "conditional" for c in page.recorded("test.creates")),
+                  "the page asked for conditional create although the browser cannot do it")
+            print(f"  Chromium {version} does not report conditionalCreate; the button path follows")
+        page.wait_status("Add a passkey on this device")
+        check(page.find("#add-passkey-form").is_displayed(), "the Add a passkey button is not offered")
+        page.find("#add-passkey-button").click()
+        page.wait(lambda: len(page.passkey_names()) == 1, "the passkey the button made")
+        page.wait_status("The passkey was added.")
+        outcomes = [(c["mediation"], c["outcome"]) for c in page.recorded("test.creates")]
+        check(outcomes[-1] == (None, "created"), f"the button's create: {outcomes}")
+        if capable:
+            check(("conditional", "AbortError") in outcomes or ("conditional", "NotAllowedError") in outcomes,
+                  f"the pending conditional create was not ended before the button's: {outcomes}")
+        check(len(page.driver.get_credentials()) == 1, "no passkey in the authenticator")
+    finally:
+        page.restore("create-hook")
+        page.override("no-upgrade", WITHOUT_UPGRADE)
+
+
 PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
                   step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link,
@@ -804,7 +999,8 @@ CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_a
                   step_bankid_text_and_mrtd,
                   step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
                   step_old_passkey_revoked, step_bankid_first_sign_up, step_bankid_same_device,
-                  step_bankid_without_passkeys, step_bankid_login_of_its_own]
+                  step_bankid_without_passkeys, step_bankid_conditional_create, step_unknown_credential,
+                  step_bankid_login_of_its_own]
 
 
 def main():

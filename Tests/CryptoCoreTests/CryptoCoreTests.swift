@@ -146,6 +146,89 @@ struct CryptoCoreTests {
         }
     }
 
+    @Test("tolerant base64: every variant a client sends decodes to the same bytes")
+    func base64TolerantVariants() {
+        for length in 0..<70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
+            let url = Base64URL.encode(bytes)
+            let padding = String(repeating: "=", count: (4 - url.count % 4) % 4)
+            let standard = String(url.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+            // Foundation's own standard base64 is what Android and React Native libraries send.
+            #expect(Data(bytes).base64EncodedString() == standard + padding)
+            for variant in [url, url + padding, standard, standard + padding] {
+                #expect(Base64URL.decodeTolerant(variant) == bytes, "\(variant)")
+            }
+            if !padding.isEmpty {
+                // A wrong count of `=`: one short, one too many.
+                #expect(
+                    Base64URL.decodeTolerant(url + padding.dropLast()) == (padding.count == 1 ? bytes : nil))
+                #expect(Base64URL.decodeTolerant(url + padding + "=") == nil)
+            } else {
+                #expect(Base64URL.decodeTolerant(url + "=") == nil, "no padding after a whole group")
+                #expect(Base64URL.decodeTolerant(url + "==") == nil)
+            }
+        }
+        #expect(Base64URL.decodeTolerant("-_8") == [0xfb, 0xff])
+        #expect(Base64URL.decodeTolerant("+/8=") == [0xfb, 0xff])
+    }
+
+    @Test(
+        "tolerant base64 refuses what is not base64: mixed alphabets, inner padding, whitespace, stray bits")
+    func base64TolerantRefusals() {
+        for text in [
+            "+-8=", "-/8", "_+AA", "a+b_",  // both alphabets in one text
+            "AA==AAAA", "AA=A", "A=AA", "=AAA", "===", "==", "=",  // padding not at the end
+            "AAA===", "AA===",  // too much padding
+            "A", "AAAAA", "AAAAA===",  // a length of 1 mod 4
+            " AAAA", "AAAA ", "AA AA", "AAAA\n", "AA\tAA", "AA==\n",  // whitespace anywhere
+            "AB", "AB==", "AAB=", "AAB", "+/9=", "-_9",  // non-zero unused bits
+            "AA*A", "AA.A", "AA%3D", "AAé=",  // foreign characters
+        ] {
+            #expect(Base64URL.decodeTolerant(text) == nil, "\(text)")
+        }
+    }
+
+    @Test("tolerant base64 agrees with a reference model on every short text over a mixed alphabet")
+    func base64TolerantModel() {
+        // The model: strip one or two `=` when that is exactly what the length needs, refuse a
+        // text with both alphabets, map the standard one onto the url one, then decode canonically.
+        func canonical(_ text: [UInt8]) -> [UInt8]? {
+            text.withUnsafeBufferPointer { Base64URL.decode(utf8: $0) }
+        }
+        func reference(_ text: [UInt8]) -> [UInt8]? {
+            var body = text
+            var padding = 0
+            while padding < 2, body.last == UInt8(ascii: "=") {
+                body.removeLast()
+                padding += 1
+            }
+            if padding > 0, (body.count + padding) % 4 != 0 || body.count % 4 == 0 { return nil }
+            let url = body.contains { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+            let standard = body.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") }
+            if url && standard { return nil }
+            return canonical(
+                body.map {
+                    $0 == UInt8(ascii: "+")
+                        ? UInt8(ascii: "-") : $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0
+                })
+        }
+        let pool = Array("AQgB-_+/= ".utf8) + [0x00, 0xc3]
+        var texts: [[UInt8]] = [[]]
+        var frontier: [[UInt8]] = [[]]
+        for _ in 1...4 {
+            frontier = frontier.flatMap { text in pool.map { text + [$0] } }
+            texts += frontier
+        }
+        let bodies = [Array("AAECAwQF".utf8), Array("-_-_AQIDBAUG".utf8), Array("+/+/AQIDBAUG".utf8)]
+        texts += bodies.flatMap { body in texts.filter { $0.count <= 4 }.map { body + $0 } }
+        for text in texts {
+            let decoded = Base64URL.decodeTolerant(String(decoding: text, as: UTF8.self))
+            #expect(decoded == reference(text), "\(text)")
+            // Whatever it accepts, it accepts as the bytes of one canonical text.
+            if let decoded { #expect(canonical(Array(Base64URL.encode(decoded).utf8)) == decoded) }
+        }
+    }
+
     @Test("JSON strings escape quote, backslash, control characters and DEL wherever they stand")
     func jsonQuoting() {
         // The rule byte by byte, as the writer had it before scanning a word at a time.

@@ -1,3 +1,4 @@
+import AuthOrchestrator
 import CryptoCore
 import Foundation
 import HTTPEngine
@@ -51,6 +52,52 @@ struct ResponseBodyTests {
             #expect(written == encoded)
             #expect(((written["session"] as? NSDictionary)?["token"] != nil) == (client == .native))
         }
+    }
+
+    /// Signals with every member, names that need escaping, and an empty list.
+    private static let signals: [PasskeySignals] = {
+        let rp = "example.com"
+        return [
+            PasskeySignals(unknownCredential: .init(rpID: rp, credentialID: "AAEC")),
+            PasskeySignals(
+                allAcceptedCredentials: .init(
+                    rpID: rp, userID: "aGFuZGxl", allAcceptedCredentialIDs: ["AQ", "Ag"]),
+                currentUserDetails: .init(
+                    rpID: rp, userID: "aGFuZGxl", name: "ada", displayName: "Ada \"the\" Lovelace\\ ✓\n")),
+            PasskeySignals(
+                allAcceptedCredentials: .init(rpID: rp, userID: "aA", allAcceptedCredentialIDs: [])),
+            PasskeySignals(),
+        ]
+    }()
+
+    @Test("signals written by hand, encoded, and as a problem's extension value are one JSON document")
+    func signalsView() throws {
+        for signals in Self.signals {
+            let view = SignalsView(signals)
+            var writer = JSONWriter()
+            view.write(to: &writer)
+            let written = try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? NSDictionary
+            let encoded =
+                try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(view)) as? NSDictionary
+            let problem = ProblemDetails(
+                status: 400, code: "passkey.login_failed", title: "Sign-in failed",
+                extensions: ["signals": view.problemValue])
+            let body =
+                try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(problem)) as? NSDictionary
+            #expect(written != nil && written == encoded)
+            #expect(body?["signals"] as? NSDictionary == written)
+        }
+    }
+
+    @Test("a login response with signals, written by hand, equals the encoded one")
+    func loginResponseWithSignals() throws {
+        let user = User(id: "u1", username: "ada", displayName: "Ada", createdAt: Date())
+        let response = LoginResponse(
+            user: UserView(user), session: SessionGrant(try session(client: .native), client: .native),
+            signals: SignalsView(Self.signals[1]))
+        let (written, encoded) = try bothForms(response)
+        #expect(written == encoded)
+        #expect(written["signals"] is NSDictionary)
     }
 
     @Test("JSON media types: application/json or +json, any case, parameters and optional whitespace")

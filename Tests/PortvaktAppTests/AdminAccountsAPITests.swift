@@ -75,7 +75,7 @@ struct PasskeyUser {
 
     /// One registration ceremony: initialize with `body`, a new ES256 credential, finalize with
     /// `extra` members; expects 201.
-    private func register(_ body: String, extra: String = "", headers: [(String, String)] = []) throws -> (
+    func register(_ body: String, extra: String = "", headers: [(String, String)] = []) throws -> (
         credential: SoftwareCredential, response: TestResponse
     ) {
         let started = try http.sendJSON(
@@ -105,11 +105,14 @@ struct PasskeyUser {
         try loginWith(authenticator, credential)
     }
 
-    /// A discoverable login with a credential held by another `authenticator`.
-    func loginWith(_ authenticator: SoftwareAuthenticator, _ credential: SoftwareCredential) throws
-        -> TestResponse
-    {
-        let started = try post("/v1/passkeys/login/initialize", "{}").jsonObject()
+    /// A discoverable login (one naming `username`, when given) with a credential held by
+    /// another `authenticator`.
+    func loginWith(
+        _ authenticator: SoftwareAuthenticator, _ credential: SoftwareCredential, username: String? = nil
+    ) throws -> TestResponse {
+        let started = try post(
+            "/v1/passkeys/login/initialize", username.map { #"{"username":"\#($0)"}"# } ?? "{}"
+        ).jsonObject()
         let options = try #require(started["publicKey"] as? [String: Any])
         let challengeText = try #require(options["challenge"] as? String)
         let challenge = try #require(Base64URL.decode(challengeText))

@@ -28,6 +28,22 @@ struct ChallengeStoreTests {
         #expect(try fixture.store.challengeCount() == 0)
     }
 
+    @Test(
+        "a conditional registration's mark is kept; a challenge without it reads as not conditional",
+        arguments: StoreKind.tested)
+    func conditional(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        var upgrade = makeChallenge("c1", purpose: .registration)
+        upgrade.conditional = true
+        try fixture.store.insertChallenge(upgrade)
+        try fixture.store.insertChallenge(makeChallenge("c2", purpose: .registration))
+        #expect(try fixture.store.challenge(id: "c1", purpose: .registration, at: at(1))?.conditional == true)
+        #expect(try fixture.store.consumeChallenge(id: "c1", purpose: .registration, at: at(1)) == upgrade)
+        #expect(
+            try fixture.store.consumeChallenge(id: "c2", purpose: .registration, at: at(1))?.conditional
+                == false)
+    }
+
     @Test("a duplicate challenge id is a conflict", arguments: StoreKind.tested)
     func duplicateID(kind: StoreKind) throws {
         let fixture = try kind.make()

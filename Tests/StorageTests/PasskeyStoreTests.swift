@@ -53,6 +53,25 @@ struct PasskeyStoreTests {
     }
 
     @Test(
+        "credential ids come in the passkeys' order (oldest first, ties by id bytes), only the user's",
+        arguments: StoreKind.tested)
+    func credentialIDs(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        try fixture.store.insertUser(makeUser("u1", username: "ada"))
+        try fixture.store.insertUser(makeUser("u2", username: "bob"))
+        let made: [([UInt8], TimeInterval)] = [([9, 9], 2), ([5], 1), ([7, 1], 2), ([0xff], 0.5), ([7], 2)]
+        for (id, created) in made {
+            try fixture.store.insertPasskey(makePasskey(id, userID: "u1", createdAt: at(created)))
+        }
+        try fixture.store.insertPasskey(makePasskey([6], userID: "u2"))
+        let ids = try fixture.store.credentialIDs(userID: "u1")
+        #expect(ids == [[0xff], [5], [7], [7, 1], [9, 9]])
+        #expect(ids == (try fixture.store.passkeys(userID: "u1")).map(\.credentialID))
+        #expect(try fixture.store.credentialIDs(userID: "u2") == [[6]])
+        #expect(try fixture.store.credentialIDs(userID: "nobody") == [])
+    }
+
+    @Test(
         "transports round-trip whatever they hold: none, plain tokens, commas, quotes, escapes, Unicode",
         arguments: StoreKind.tested)
     func transportsRoundTrip(kind: StoreKind) throws {

@@ -238,7 +238,13 @@ struct SQLiteDatabaseTests {
         try old.createUser(
             makeUser("u1", username: "ada"), firstPasskey: makePasskey([1, 2, 3], userID: "u1", signCount: 5))
         try Self.insertSessionBeforeProof("s1", userID: "u1", createdAt: epoch, in: beforeSealing)
-        try old.insertChallenge(makeChallenge("c1"))
+        // A challenge row as the schema of that step has it (the store of today also writes the
+        // later `conditional` column); the migrations up to now must read it as not conditional.
+        try beforeSealing.write { connection in
+            _ = try connection.execute(
+                "INSERT INTO challenges (id, challenge, purpose, created_at, expires_at) VALUES ('c1', ?1, 'login', ?2, ?3)",
+                [[UInt8](repeating: 7, count: 32), epoch, at(300)])
+        }
         _ = try old.appendAudit(
             AuditEvent(at: at(1), action: .passkeyRegistered, actor: .user("u1"), userID: "u1"))
         try old.setSetting("k", value: [1, 2])

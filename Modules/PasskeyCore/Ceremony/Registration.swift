@@ -56,12 +56,15 @@ public struct VerifiedRegistration: Sendable {
 ///   - expectedChallenge: The challenge issued with the options (and now consumed by the caller).
 ///   - relyingParty: Origins, RP ID, policies, algorithms and attestation formats.
 ///   - requireUserVerification: Overrides the policy's UV requirement for this ceremony; nil follows it.
+///   - conditionalMediation: The options were used with `mediation: "conditional"` (an automatic
+///     passkey upgrade), so UP may be clear (step 14). Only the caller knows: the client data
+///     does not say, so it must come from what the caller recorded when it issued the challenge.
 ///   - validationTime: The instant attestation certificates must be valid at.
 /// - Returns: The credential to store.
 /// - Throws: `PasskeyError` with the failing step's code.
 public func verifyRegistration(
     response: RegistrationResponseJSON, expectedChallenge: [UInt8], relyingParty: RelyingParty,
-    requireUserVerification: Bool? = nil, at validationTime: Date
+    requireUserVerification: Bool? = nil, conditionalMediation: Bool = false, at validationTime: Date
 ) throws(PasskeyError) -> VerifiedRegistration {
     // Steps 5 and 6: UTF-8 decode and parse clientDataJSON.
     let clientData = try CollectedClientData(bytes: response.clientDataJSON)
@@ -76,7 +79,8 @@ public func verifyRegistration(
     let authenticatorData = try AuthenticatorData(bytes: attestation.authenticatorData)
     try RegistrationSteps.verifyConvenienceMembers(response, attestation.authenticatorData)
     try SharedSteps.verifyRPIDHash(authenticatorData, relyingParty)
-    try SharedSteps.verifyUserPresent(authenticatorData)
+    // Step 14: "If options.mediation is not set to conditional, verify that the UP bit is set."
+    if !conditionalMediation { try SharedSteps.verifyUserPresent(authenticatorData) }
     try SharedSteps.verifyUserVerified(authenticatorData, relyingParty, override: requireUserVerification)
     // Step 16 (BS without BE) is structural and refused by AuthenticatorData; steps 17 and 18 record
     // BE and BS in the result for the caller's policy.

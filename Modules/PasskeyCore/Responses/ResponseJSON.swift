@@ -37,11 +37,13 @@ public struct CredentialJSON: Sendable {
 /// `RegistrationResponseJSON` (WebAuthn L3 §5.1): what `PublicKeyCredential.toJSON()` gives after
 /// `navigator.credentials.create`, parsed strictly.
 ///
-/// Binary members are unpadded canonical base64url, `id` must be base64url(`rawId`) exactly, `type`
-/// must be "public-key", duplicate members are refused and the whole document is bounded. Unknown
-/// members are ignored, as WebIDL dictionaries do, so newer browsers keep working.
+/// Binary members are base64 in either alphabet, padded or not (`Base64URL.decodeTolerant`: what
+/// browsers and the client libraries that exist send), `id` must decode to the bytes of `rawId`,
+/// `type` must be "public-key", duplicate members are refused and the whole document is bounded.
+/// Unknown members are ignored, as WebIDL dictionaries do, so newer browsers keep working. The
+/// bytes are what is verified, and `id` is kept in its canonical unpadded base64url form.
 public struct RegistrationResponseJSON: Sendable, Hashable {
-    /// The credential ID as base64url text.
+    /// The credential ID as canonical (unpadded) base64url text, whatever spelling was sent.
     public let id: String
     /// The credential ID.
     public let rawID: [UInt8]
@@ -111,7 +113,7 @@ public struct RegistrationResponseJSON: Sendable, Hashable {
 /// `AuthenticationResponseJSON` (WebAuthn L3 §5.1): what `toJSON()` gives after
 /// `navigator.credentials.get`, parsed strictly by the same rules as registration responses.
 public struct AuthenticationResponseJSON: Sendable, Hashable {
-    /// The credential ID as base64url text.
+    /// The credential ID as canonical (unpadded) base64url text, whatever spelling was sent.
     public let id: String
     /// The credential ID; the caller looks the stored credential up by it.
     public let rawID: [UInt8]
@@ -209,11 +211,12 @@ private struct ResponseEnvelope {
         guard type == "public-key" else {
             throw PasskeyError(.responseUnsupportedType, "type must be \"public-key\"")
         }
-        let id = try members.string("id")
+        let id = try members.binary("id")
         let rawID = try members.binary("rawId")
-        // §5.1: id is base64url(rawId). Comparing texts also refuses any second spelling of the same bytes.
-        guard id == Base64URL.encode(rawID) else {
-            throw PasskeyError(.responseIDMismatch, "id is not the base64url encoding of rawId")
+        // §5.1: id is base64url(rawId). Compared as bytes, since either may be sent in another
+        // spelling; the canonical text is what is kept, so lookups and logs see one form.
+        guard id == rawID else {
+            throw PasskeyError(.responseIDMismatch, "id and rawId are not the same credential ID")
         }
         guard let responseValue = top["response"] else {
             throw PasskeyError(.responseMissingField, "the response has no response member")
@@ -222,7 +225,7 @@ private struct ResponseEnvelope {
             throw PasskeyError(
                 .responseWrongType, "response must be an object, found \(responseValue.typeName)")
         }
-        self.id = id
+        self.id = Base64URL.encode(rawID)
         self.rawID = rawID
         self.response = ResponseMembers(object: responseObject, path: "response.")
         switch top["authenticatorAttachment"] {
@@ -313,8 +316,10 @@ private struct ResponseMembers {
     }
 
     private func decode(_ text: String, _ name: String) throws(PasskeyError) -> [UInt8] {
-        guard let bytes = Base64URL.decode(text) else {
-            throw PasskeyError(.responseInvalidBase64URL, "\(path)\(name) is not unpadded base64url")
+        guard let bytes = Base64URL.decodeTolerant(text) else {
+            throw PasskeyError(
+                .responseInvalidBase64URL,
+                "\(path)\(name) is not base64 (url or standard alphabet, unpadded or correctly padded)")
         }
         return bytes
     }

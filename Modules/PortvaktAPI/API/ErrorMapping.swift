@@ -33,6 +33,7 @@ extension AuthError: HTTPResponseError {
     public var status: Int {
         switch code {
         case .invalidUsername, .invalidDisplayName, .invalidPasskeyName, .challengeInvalid, .loginFailed,
+            .conditionalNotAllowed,
             .enrollmentInvalid, .enrollmentInvalidLifetime, .bankIDInvalidRequest, .bankIDAppNotAllowed,
             .invalidTokenName,
             .invalidExpiry, .invalidCursor, .invalidParameter, .reauthenticationFailed:
@@ -63,9 +64,12 @@ extension AuthError: HTTPResponseError {
         }
         let (title, fixedDetail) = Self.texts[code] ?? ("Refused", nil)
         // What the client can do about it: re-authenticate by one of these (Docs/api.md).
-        let extensions: [String: ProblemValue] =
-            code == .reauthenticationRequired
-            ? ["methods": .strings(reauthenticationMethods.map(\.rawValue))] : [:]
+        var extensions: [String: ProblemValue] = [:]
+        if code == .reauthenticationRequired {
+            extensions["methods"] = .strings(reauthenticationMethods.map(\.rawValue))
+        }
+        // What the client should tell the password manager (a login's unknown credential).
+        if let signals { extensions["signals"] = SignalsView(signals).problemValue }
         return ProblemDetails(
             status: status, code: code.rawValue, title: title, detail: fixedDetail ?? detail,
             extensions: extensions)
@@ -104,6 +108,10 @@ extension AuthError: HTTPResponseError {
         .lastPasskey: ("Last passkey", nil), .passkeyNotFound: ("Passkey not found", nil),
         .invalidUsername: ("Invalid username", nil), .invalidDisplayName: ("Invalid display name", nil),
         .invalidPasskeyName: ("Invalid passkey name", nil),
+        .conditionalNotAllowed: (
+            "Conditional registration not allowed",
+            "mediation \"conditional\" is only for a signed-in user adding a passkey to their own account."
+        ),
         .challengeInvalid: (
             "Challenge not valid",
             "The challenge is unknown, already used, expired or for another ceremony; start again."

@@ -74,7 +74,7 @@ public struct PasskeyAPI: Sendable {
                 problems: Problems.signedIn(.POST)
                     + Problems.auth(
                         .passkeyDisabled, .signupDisabled, .idSwitchingRefused, .invalidUsername,
-                        .invalidDisplayName, .usernameTaken, .enrollmentInvalid),
+                        .invalidDisplayName, .usernameTaken, .enrollmentInvalid, .conditionalNotAllowed),
                 security: .optionalSession)
         ) { request in
             let body = try request.decodeOptionalJSON(RegistrationInitializeBody.self)
@@ -82,7 +82,7 @@ public struct PasskeyAPI: Sendable {
                 try registration.start(
                     RegistrationRequest(
                         username: body.username, displayName: body.displayName,
-                        enrollmentToken: body.enrollmentToken),
+                        enrollmentToken: body.enrollmentToken, conditional: body.mediation == .conditional),
                     by: registrant(request)))
         }
         router.add(
@@ -111,7 +111,8 @@ public struct PasskeyAPI: Sendable {
                 RegistrationResponse(
                     user: UserView(completed.user), passkey: PasskeyView(completed.passkey),
                     session: completed.session.map { SessionGrant($0, client: body.client) },
-                    recovery: completed.recovery.map(RecoveryView.init)),
+                    recovery: completed.recovery.map(RecoveryView.init),
+                    signals: completed.signals.map(SignalsView.init)),
                 status: 201)
             if let session = completed.session, body.client == .web { setCookie(session, on: &response) }
             return response
@@ -147,7 +148,8 @@ public struct PasskeyAPI: Sendable {
             var response = HTTPResponse.json(
                 writing: LoginResponse(
                     user: UserView(completed.user),
-                    session: SessionGrant(completed.session, client: body.client)))
+                    session: SessionGrant(completed.session, client: body.client),
+                    signals: completed.signals.map(SignalsView.init)))
             if body.client == .web { setCookie(completed.session, on: &response) }
             return response
         }
@@ -156,9 +158,13 @@ public struct PasskeyAPI: Sendable {
             contract: RouteContract(responses: [.json(PasskeysResponse.self)]), transport: transport,
             access: access
         ) { _, auth in
-            try .json(
+            let user = auth.signedIn.user
+            let list = try passkeys.listPasskeys(userID: user.id)
+            return try .json(
                 PasskeysResponse(
-                    passkeys: try passkeys.listPasskeys(userID: auth.signedIn.user.id).map(PasskeyView.init)))
+                    passkeys: list.map(PasskeyView.init),
+                    signals: SignalsView(
+                        passkeys.signals.acceptedCredentials(user, passkeys: list, withDetails: true))))
         }
         router.addSignedIn(
             .PATCH, "/v1/me/passkeys/{id}", summary: "Rename one of the signed-in user's passkeys",
@@ -178,15 +184,19 @@ public struct PasskeyAPI: Sendable {
             .DELETE, "/v1/me/passkeys/{id}",
             summary: "Remove one of the signed-in user's passkeys (never the last; needs a recent sign-in)",
             contract: RouteContract(
-                responses: [.noContent],
+                responses: [.json(SignalsResponse.self, "The passkeys left, for the Signal API")],
                 problems: Problems.auth(.passkeyNotFound, .lastPasskey, .reauthenticationRequired)),
             transport: transport, access: access
         ) { request, auth in
-            try passkeys.deletePasskey(
+            let left = try passkeys.deletePasskey(
                 try access.recentlyAuthenticated(auth.signedIn),
                 credentialID: request.pathParameters["id"] ?? "",
                 context: request.clientContext)
-            return .noContent
+            return try .json(
+                SignalsResponse(
+                    signals: left.map {
+                        SignalsView(passkeys.signals.acceptedCredentials(auth.signedIn.user, passkeys: $0))
+                    }))
         }
         let policy = passkeys.policy
         let bankID = bankIDPolicy.map(MethodsResponse.BankIDSwitches.init)
@@ -273,6 +283,14 @@ struct RegistrationInitializeBody: OptionalJSONBody {
     var username: String?
     var displayName: String?
     var enrollmentToken: String?
+    /// `conditional`: the client runs the options with `mediation: "conditional"` (an automatic
+    /// passkey upgrade); absent for every other registration.
+    var mediation: RegistrationMediation?
+}
+
+/// The one `mediation` a registration may ask for; any other value is a malformed body.
+enum RegistrationMediation: String, Codable, CaseIterable {
+    case conditional
 }
 
 struct LoginInitializeBody: OptionalJSONBody {
@@ -432,6 +450,8 @@ struct RegistrationResponse: Codable {
     let session: SessionGrant?
     /// After a BankID recovery: what the new passkey revoked, so the user sees what happened.
     var recovery: RecoveryView? = nil
+    /// The account's passkeys and names, for the Signal API.
+    var signals: SignalsView? = nil
 }
 
 struct RecoveryView: Codable {
@@ -447,6 +467,8 @@ struct RecoveryView: Codable {
 struct LoginResponse: JSONWritable, Decodable {
     let user: UserView
     let session: SessionGrant
+    /// The account's passkeys and names, for the Signal API (not for the review account's login).
+    var signals: SignalsView? = nil
 
     func write(to writer: inout JSONWriter) {
         writer.object { object in
@@ -454,12 +476,24 @@ struct LoginResponse: JSONWritable, Decodable {
             user.write(to: &object)
             object.key("session")
             session.write(to: &object)
+            if let signals {
+                object.key("signals")
+                signals.write(to: &object)
+            }
         }
     }
 }
 
 struct PasskeysResponse: Codable {
     let passkeys: [PasskeyView]
+    /// The same list (and the account's names) for the Signal API.
+    let signals: SignalsView
+}
+
+/// An answer that carries only Signal API data (a removed passkey's: the ones left).
+struct SignalsResponse: Codable {
+    /// Absent when the list could not be read after the change, which stands.
+    let signals: SignalsView?
 }
 
 struct MethodsResponse: Codable {

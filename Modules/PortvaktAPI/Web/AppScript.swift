@@ -55,6 +55,7 @@ enum AppScript {
             signedOut: 'You are signed out.',
             accountCreated: 'Your account is ready and you are signed in.',
             passkeyAdded: 'The passkey was added.',
+            passkeyUpgraded: 'You are signed in, and your browser saved a passkey for this device: next time, sign in with it.',
             passkeyRenamed: 'The passkey was renamed.',
             passkeyRemoved: 'The passkey was removed.',
             sessionEnded: 'The session was ended.',
@@ -162,6 +163,7 @@ enum AppScript {
             signedOut: 'Du är utloggad.',
             accountCreated: 'Ditt konto är klart och du är inloggad.',
             passkeyAdded: 'Lösennyckeln lades till.',
+            passkeyUpgraded: 'Du är inloggad, och webbläsaren sparade en lösennyckel för den här enheten: logga in med den nästa gång.',
             passkeyRenamed: 'Lösennyckeln fick ett nytt namn.',
             passkeyRemoved: 'Lösennyckeln togs bort.',
             sessionEnded: 'Sessionen avslutades.',
@@ -293,12 +295,43 @@ enum AppScript {
           });
           if (response.status === 204) return null;
           const data = await response.json().catch(() => ({}));
+          // Answers and refusals alike may carry what the password manager should hear.
+          tellPasswordManager(data.signals ?? data.result?.signals);
           if (!response.ok) {
             throw Object.assign(new Error(data.title || `HTTP ${response.status}`), {
               status: response.status, code: data.code, detail: data.detail,
             });
           }
           return data;
+        }
+
+        // ---- The Signal API: the server's `signals` passed to the browser's password manager, so a
+        // passkey removed here (or refused as unknown) stops being offered and new names show.
+        // Feature-detected per method; a browser without them, or one that rejects, changes nothing.
+        const SIGNALS = {
+          unknownCredential: 'signalUnknownCredential',
+          allAcceptedCredentials: 'signalAllAcceptedCredentials',
+          currentUserDetails: 'signalCurrentUserDetails',
+        };
+        // The last argument sent per method, since the last sign-out: the same news twice (a
+        // removal's answer, then the list reloaded after it) says nothing new.
+        let signalled = {};
+
+        function tellPasswordManager(signals) {
+          if (!window.PublicKeyCredential || !signals || typeof signals !== 'object') return;
+          for (const [key, method] of Object.entries(SIGNALS)) {
+            const argument = signals[key];
+            if (!argument || typeof PublicKeyCredential[method] !== 'function') continue;
+            // Members sorted: two answers may write the same argument's members in other orders.
+            const text = JSON.stringify(argument, Object.keys(argument).sort());
+            if (signalled[key] === text) continue;
+            signalled[key] = text;
+            try {
+              Promise.resolve(PublicKeyCredential[method](argument)).catch(() => {});
+            } catch {
+              // A synchronous throw (an old implementation) is as harmless as a rejection.
+            }
+          }
         }
 
         // ---- WebAuthn JSON <-> browser objects. ----
@@ -365,10 +398,13 @@ enum AppScript {
 
         // ---- The two ceremonies, each an initialize → browser → finalize round trip. ----
 
-        /** Creates a passkey: a new account (`body` holds username and displayName) or, signed in, `{}`. */
-        async function register(body, name) {
+        /** Creates a passkey: a new account (`body` holds username and displayName) or, signed in, `{}`
+         *  (`{ mediation: 'conditional' }` for an automatic upgrade, aborted through `signal`). */
+        async function register(body, name, signal) {
           const { challengeId, publicKey } = await api('POST', '/v1/passkeys/registration/initialize', body);
-          const credential = await navigator.credentials.create({ publicKey: creationOptions(publicKey) });
+          const credential = await navigator.credentials.create({
+            publicKey: creationOptions(publicKey), ...(body.mediation ? { mediation: body.mediation, signal } : {}),
+          });
           return api('POST', '/v1/passkeys/registration/finalize', {
             challengeId, credential: credentialJSON(credential), ...(name ? { name } : {}),
           });
@@ -428,6 +464,42 @@ enum AppScript {
           autofill = null;
         }
 
+        // Automatic passkey upgrade (conditional create): after a BankID sign-in where the server
+        // suggests a passkey (its configuration allows one after BankID), the browser is asked to
+        // make one without a prompt where it says it can (getClientCapabilities().conditionalCreate).
+        // It decides whether the user has agreed to that; a refusal is quiet and the "Add a passkey"
+        // button stays. The request may also stay pending (a browser with nothing to upgrade may
+        // never answer), so it is aborted before any other ceremony. The server accepts this one
+        // registration without user presence.
+        let upgrade = null;
+
+        async function upgradeToPasskey() {
+          if (!webAuthn || typeof PublicKeyCredential.getClientCapabilities !== 'function') return;
+          let capabilities;
+          try {
+            capabilities = await PublicKeyCredential.getClientCapabilities();
+          } catch {
+            return;
+          }
+          if (!capabilities?.conditionalCreate) return;
+          const controller = new AbortController();
+          upgrade = controller;
+          try {
+            await register({ mediation: 'conditional' }, null, controller.signal);
+          } catch {
+            return; // declined, not possible here, or aborted by another ceremony
+          } finally {
+            if (upgrade === controller) upgrade = null;
+          }
+          await loadPasskeys();
+          sayKey('passkeyUpgraded');
+        }
+
+        function stopUpgrade() {
+          upgrade?.abort();
+          upgrade = null;
+        }
+
         /** Runs a button's action: marks the page busy, reports failures, never leaves it stuck. */
         async function run(action) {
           document.body.setAttribute('aria-busy', 'true');
@@ -445,6 +517,8 @@ enum AppScript {
         // Switching views moves focus to the new view's heading, so keyboard and screen reader users
         // land where the page changed (not on the first load: the browser starts at the top anyway).
         function showSignedOut(messageKey, moveFocus = true) {
+          stopUpgrade(); // a conditional create may wait for good: autofill needs the one request slot
+          signalled = {}; // the next sign-in tells the password manager again
           document.body.dataset.state = 'signed-out';
           $('signed-in').hidden = true;
           $('signed-out').hidden = false;
@@ -789,9 +863,13 @@ enum AppScript {
           switch (result.code) {
             case 'bankid.signed_in':
               // A passkey is suggested only where this browser can make one.
-              return showAccount(result.suggestPasskey && webAuthn ? 'bankidSuggestPasskey' : 'signedIn');
+              await showAccount(result.suggestPasskey && webAuthn ? 'bankidSuggestPasskey' : 'signedIn');
+              if (result.suggestPasskey) upgradeToPasskey();
+              return;
             case 'bankid.account_created':
-              return showAccount(result.suggestPasskey && webAuthn ? 'bankidAccountCreated' : 'accountCreated');
+              await showAccount(result.suggestPasskey && webAuthn ? 'bankidAccountCreated' : 'accountCreated');
+              if (result.suggestPasskey) upgradeToPasskey();
+              return;
             case 'bankid.linked':
             case 'bankid.already_linked':
               await showAccount(result.code, false);
@@ -974,6 +1052,7 @@ enum AppScript {
 
           $('add-passkey-form').addEventListener('submit', (event) => {
             event.preventDefault();
+            stopUpgrade(); // one WebAuthn request at a time: the button wins
             sayKey('working');
             run(async () => {
               await register({}, $('new-passkey-name').value.trim());

@@ -332,5 +332,11 @@ extension Migration {
                 UPDATE sessions SET authenticated_at = created_at;
                 ALTER TABLE sessions ALTER COLUMN authenticated_at SET NOT NULL;
                 """),
+        Migration(
+            version: 9, name: "conditional registration challenges",
+            sql: """
+                -- As SQLite's version 16.
+                ALTER TABLE challenges ADD COLUMN conditional boolean NOT NULL DEFAULT false;
+                """),
     ]
 }

@@ -452,5 +452,13 @@ extension Migration {
                 ALTER TABLE sessions ADD COLUMN authenticated_at INTEGER NOT NULL DEFAULT 0;
                 UPDATE sessions SET authenticated_at = created_at;
                 """),
+        Migration(
+            version: 16, name: "conditional registration challenges",
+            sql: """
+                -- A registration started with mediation "conditional" (an automatic passkey
+                -- upgrade) may be answered without user presence; every other ceremony needs it.
+                ALTER TABLE challenges ADD COLUMN conditional INTEGER NOT NULL DEFAULT 0
+                    CHECK (conditional IN (0, 1));
+                """),
     ]
 }

@@ -157,6 +157,39 @@ struct RegistrationTests {
         }
     }
 
+    @Test("§7.1 step 14: a conditional-mediation registration may lack user presence, not verification")
+    func conditionalMediation() throws {
+        let notPresent = behaviour { $0.flags.remove(.userPresent) }
+        let json = Fixture.authenticator.register(
+            Fixture.es256, challenge: Fixture.challenge, origin: Fixture.origin, behaviour: notPresent
+        ).json()
+        let verified = try verifyRegistration(
+            response: RegistrationResponseJSON(json: json), expectedChallenge: Fixture.challenge,
+            relyingParty: Fixture.relyingParty, conditionalMediation: true, at: Fixture.now)
+        #expect(!verified.userPresent && verified.credentialID == Fixture.es256.id)
+        // The same response without the caller saying the options were conditional is refused.
+        expectCode(.ceremonyUserNotPresent) {
+            _ = try verifyRegistration(
+                response: RegistrationResponseJSON(json: json), expectedChallenge: Fixture.challenge,
+                relyingParty: Fixture.relyingParty, at: Fixture.now)
+        }
+        // UV stays the policy's: conditional does not lower it.
+        let neither = behaviour {
+            $0.flags.remove(.userPresent)
+            $0.flags.remove(.userVerified)
+        }
+        expectCode(.ceremonyUserNotVerified) {
+            _ = try verifyRegistration(
+                response: RegistrationResponseJSON(
+                    json: Fixture.authenticator.register(
+                        Fixture.es256, challenge: Fixture.challenge, origin: Fixture.origin,
+                        behaviour: neither
+                    ).json()),
+                expectedChallenge: Fixture.challenge, relyingParty: Fixture.relyingParty,
+                conditionalMediation: true, at: Fixture.now)
+        }
+    }
+
     @Test("§7.1 step 15: UV is enforced under a required policy and the message names the mismatch")
     func userNotVerified() throws {
         let noUV = behaviour { $0.flags.remove(.userVerified) }
