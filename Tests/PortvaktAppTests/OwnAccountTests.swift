@@ -290,6 +290,12 @@ struct OwnAccountTests {
         let user = try #require(try renamed.jsonObject()["user"] as? [String: Any])
         #expect(
             user["username"] as? String == "ada.lovelace" && user["displayName"] as? String == "Ada Lovelace")
+        // What signalCurrentUserDetails takes: the WebAuthn user handle and the new names.
+        let details = try #require(
+            (try renamed.jsonObject()["signals"] as? [String: Any])?["currentUserDetails"] as? [String: Any])
+        let handle = try #require(try server.server.store.user(id: user["id"] as? String ?? "")?.userHandle)
+        #expect(details["rpId"] as? String == "localhost" && details["userId"] as? String == Base64URL.encode(handle))
+        #expect(details["name"] as? String == "ada.lovelace" && details["displayName"] as? String == "Ada Lovelace")
         let me = try #require(try c.me(token).jsonObject()["user"] as? [String: Any])
         #expect(me["username"] as? String == "ada.lovelace")
         let meID = try #require(me["id"] as? String)

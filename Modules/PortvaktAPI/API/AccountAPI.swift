@@ -39,7 +39,9 @@ public struct AccountAPI: Sendable {
             let user = try account.rename(
                 auth.signedIn, username: body.username, displayName: body.displayName,
                 context: request.clientContext)
-            return try .json(ProfileResponse(user: UserView(user)))
+            return try .json(
+                ProfileResponse(
+                    user: UserView(user), signals: SignalsView(passkeys.signals.currentUserDetails(user))))
         }
         router.addSignedIn(
             .DELETE, "/v1/me",
@@ -138,6 +140,8 @@ struct ProfileBody: Decodable {
 
 struct ProfileResponse: Codable {
     let user: UserView
+    /// `currentUserDetails`, so the password manager shows the new name (the Signal API).
+    let signals: SignalsView
 }
 
 struct RevokedSessionsResponse: Codable {
