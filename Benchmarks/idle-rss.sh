@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Idle resident memory of the release `portvakt serve` (issue 17's target: under 20 MB), measured
+# as Docs/performance-memory.md says: Config/development.json with a fresh dataDirectory and both
+# listen ports 0 (so the BankID simulator runs in-process, as in development); after both
+# "listening" lines, wait 2 s and read VmRSS. RUNS runs (default 3); the last run's breakdown by
+# mapping (the binary's own pages, anonymous memory, each shared library) goes to
+# .build/bench/idle-rss-breakdown.txt. Prints the figures and records them (Benchmarks/record.py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.build/release/portvakt}
+RUNS=${RUNS:-3}
+mkdir -p .build/bench
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+config = json.load(open("Config/development.json"))
+config["listen"]["public"]["port"] = 0
+config["listen"]["admin"]["port"] = 0
+config["dataDirectory"] = work + "/data"
+json.dump(config, open(work + "/config.json", "w"))
+PY
+
+# Sums /proc/PID/smaps by mapping: the binary, anonymous (heap, stacks), each library.
+breakdown() {
+  awk -v bin="$(readlink -f "$BIN")" '
+    /^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6 ? $6 : "[anon]"); if (name == bin) name = "portvakt (binary)"; next }
+    /^Rss:/ { rss[name] += $2; total += $2 }
+    /^Anonymous:/ { anon += $2 }
+    END {
+      printf "%8d kB  total Rss\n", total
+      printf "%8d kB  of which Anonymous\n", anon
+      for (n in rss) if (rss[n] > 0) printf "%8d kB  %s\n", rss[n], n | "sort -nr"
+    }' "/proc/$1/smaps"
+}
+
+values=()
+for run in $(seq 1 "$RUNS"); do
+  rm -rf "$work/data"
+  "$BIN" serve --config "$work/config.json" >"$work/out" 2>"$work/log" &
+  pid=$!
+  for _ in $(seq 1 400); do
+    [ "$(grep -c '"msg":"listening"' "$work/log" || true)" -ge 2 ] && break
+    sleep 0.05
+  done
+  [ "$(grep -c '"msg":"listening"' "$work/log" || true)" -ge 2 ] || { cat "$work/log" >&2; exit 1; }
+  sleep 2
+  rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+  threads=$(ls "/proc/$pid/task" | wc -l)
+  values+=("$rss")
+  echo "run $run: VmRSS $rss kB, $threads threads"
+  [ "$run" = "$RUNS" ] && { breakdown "$pid" >.build/bench/idle-rss-breakdown.txt;
+    for t in /proc/$pid/task/*; do cat "$t/comm"; done | sort | uniq -c >>.build/bench/idle-rss-breakdown.txt; }
+  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+done
+
+median=$(printf '%s\n' "${values[@]}" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+mb=$(awk "BEGIN {printf \"%.1f\", $median / 1024}")
+echo "idle RSS (median of $RUNS): $mb MB (target < 20 MB); breakdown: .build/bench/idle-rss-breakdown.txt"
+python3 Benchmarks/record.py "idle resident memory of portvakt serve (development config, BankID simulator in-process, median of $RUNS runs)" \
+  "serve.idle_rss_development=$mb:MB"
