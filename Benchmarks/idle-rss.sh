@@ -40,6 +40,7 @@ breakdown() {
 values=()
 for run in $(seq 1 "$RUNS"); do
   rm -rf "$work/data"
+  : >"$work/log"
   "$BIN" serve --config "$work/config.json" >"$work/out" 2>"$work/log" &
   pid=$!
   for _ in $(seq 1 400); do
@@ -52,13 +53,35 @@ for run in $(seq 1 "$RUNS"); do
   threads=$(ls "/proc/$pid/task" | wc -l)
   values+=("$rss")
   echo "run $run: VmRSS $rss kB, $threads threads"
-  [ "$run" = "$RUNS" ] && { breakdown "$pid" >.build/bench/idle-rss-breakdown.txt;
-    for t in /proc/$pid/task/*; do cat "$t/comm"; done | sort | uniq -c >>.build/bench/idle-rss-breakdown.txt; }
+  if [ "$run" = "$RUNS" ]; then
+    breakdown "$pid" >.build/bench/idle-rss-breakdown.txt
+    for t in /proc/$pid/task/*; do cat "$t/comm"; done | sort | uniq -c >>.build/bench/idle-rss-breakdown.txt
+    # Then the same server after requests: 150 login starts (the development configuration's
+    # auth burst is 200) and 1,000 readiness checks on one keep-alive connection, every answer
+    # checked (the code a request needs comes back).
+    port=$(sed -n 's/.*"address":"127.0.0.1:\([0-9]*\)","listener":"public".*/\1/p' "$work/log")
+    python3 - "$port" <<'PY'
+import http.client, sys
+connection = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+for index in range(1000):
+    if index < 150:
+        connection.request(
+            "POST", "/v1/passkeys/login/initialize", body=b"{}", headers={"Content-Type": "application/json"})
+        response = connection.getresponse(); response.read()
+        assert response.status == 200, response.status
+    connection.request("GET", "/health/ready")
+    response = connection.getresponse(); response.read()
+    assert response.status == 200, response.status
+PY
+    loaded=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+    echo "after 1,150 requests: VmRSS $loaded kB"
+  fi
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 done
 
 median=$(printf '%s\n' "${values[@]}" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
 mb=$(awk "BEGIN {printf \"%.1f\", $median / 1024}")
 echo "idle RSS (median of $RUNS): $mb MB (target < 20 MB); breakdown: .build/bench/idle-rss-breakdown.txt"
-python3 Benchmarks/record.py "idle resident memory of portvakt serve (development config, BankID simulator in-process, median of $RUNS runs)" \
-  "serve.idle_rss_development=$mb:MB"
+python3 Benchmarks/record.py "idle resident memory of portvakt serve (development config, BankID simulator in-process, median of $RUNS runs; then after 1,150 requests)" \
+  "serve.idle_rss_development=$mb:MB" \
+  "serve.rss_after_requests_development=$(awk "BEGIN {printf \"%.1f\", $loaded / 1024}"):MB"
