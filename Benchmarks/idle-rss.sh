@@ -14,15 +14,8 @@ work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-python3 - "$work" <<'PY'
-import json, sys
-work = sys.argv[1]
-config = json.load(open("Config/development.json"))
-config["listen"]["public"]["port"] = 0
-config["listen"]["admin"]["port"] = 0
-config["dataDirectory"] = work + "/data"
-json.dump(config, open(work + "/config.json", "w"))
-PY
+. Benchmarks/idle-server.sh
+write_idle_config
 
 # Sums /proc/PID/smaps by mapping: the binary, anonymous (heap, stacks), each library.
 breakdown() {
@@ -43,11 +36,7 @@ for run in $(seq 1 "$RUNS"); do
   : >"$work/log"
   "$BIN" serve --config "$work/config.json" >"$work/out" 2>"$work/log" &
   pid=$!
-  for _ in $(seq 1 400); do
-    [ "$(grep -c '"msg":"listening"' "$work/log" || true)" -ge 2 ] && break
-    sleep 0.05
-  done
-  [ "$(grep -c '"msg":"listening"' "$work/log" || true)" -ge 2 ] || { cat "$work/log" >&2; exit 1; }
+  wait_for_listeners "$work/log" 20
   sleep 2
   rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
   threads=$(ls "/proc/$pid/task" | wc -l)

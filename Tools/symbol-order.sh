@@ -20,25 +20,14 @@ work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-python3 - "$work" <<'PY'
-import json, sys
-work = sys.argv[1]
-config = json.load(open("Config/development.json"))
-config["listen"]["public"]["port"] = 0
-config["listen"]["admin"]["port"] = 0
-config["dataDirectory"] = work + "/data"
-json.dump(config, open(work + "/config.json", "w"))
-PY
+. Benchmarks/idle-server.sh
+write_idle_config
 
 # 1. Start to idle: dump callgrind's counts 2 s after both listeners are up.
 valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/startup.callgrind" \
   "$BIN" serve --config "$work/config.json" >"$work/out" 2>"$work/log" &
 pid=$!
-for _ in $(seq 1 1200); do
-  [ "$(grep -c '"msg":"listening"' "$work/log" || true)" -ge 2 ] && break
-  sleep 0.1
-done
-[ "$(grep -c '"msg":"listening"' "$work/log" || true)" -ge 2 ] || { cat "$work/log" >&2; exit 1; }
+wait_for_listeners "$work/log" 120
 sleep 2
 callgrind_control --dump=idle "$pid" >/dev/null 2>&1
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
@@ -54,7 +43,7 @@ else
   echo "no .build/release/bench-login: the order covers startup only" >&2
 fi
 
-# Keep the names the binary defines as code, in each profile's first-seen order, in two groups:
+# Keep the names the binary defines as code, profile by profile, in two groups:
 # first the functions that have a section of their own (-function-sections), so they end up
 # packed together; then those that share one `.text` section with others (the static Swift
 # runtime's and FoundationEssentials' objects were built without -function-sections): lld moves
@@ -69,9 +58,12 @@ defined = set(open(sys.argv[1]).read().split())
 shared = set(open(sys.argv[2]).read().split())
 out, profiles = sys.argv[3], sys.argv[4:]
 pattern = re.compile(r"^c?fn=\((\d+)\)(?: (.+))?$")
+# Each profile's new names sorted: the order inside a group does not change which windows it
+# fills, and sorted the file only changes where the code did (callgrind's own numbering
+# follows the threads' interleaving).
 own, blocks, seen = [], [], set()
 for profile in profiles:
-    names = {}
+    names, new_own, new_blocks = {}, [], []
     for line in open(profile, errors="replace"):
         match = pattern.match(line.rstrip("\n"))
         if not match:
@@ -82,7 +74,9 @@ for profile in profiles:
         name = names.get(match.group(1), "").split("'")[0]
         if name in defined and name not in seen:
             seen.add(name)
-            (blocks if name in shared else own).append(name)
+            (new_blocks if name in shared else new_own).append(name)
+    own += sorted(new_own)
+    blocks += sorted(new_blocks)
     print(f"{profile.rsplit('/', 1)[-1]}: {len(own)} + {len(blocks)} functions so far", file=sys.stderr)
 with open(out, "w") as handle:
     handle.write("\n".join(own + blocks) + "\n")
