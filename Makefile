@@ -6,9 +6,16 @@ BIN_RELEASE := .build/release/portvakt
 # relocations (DT_RELR, glibc >= 2.36): the static runtime's ~83,000 relocations shrink from a
 # 2 MB table the loader reads at every start to 16 kB, about 1.5 MB less resident memory. The
 # DWARF sections (11 MB the process never maps) are left out; the symbol table stays, so perf,
-# callgrind and crash backtraces still name every function.
-RELEASE := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
-	-Xlinker --strip-debug
+# callgrind and crash backtraces still name every function. Each function gets a section of its own
+# (-function-sections) so lld can place them in the order Tools/symbol-order.txt gives: what
+# `serve` runs from start to idle, then a passkey login, packed into few of the kernel's 64 KiB
+# fault-around windows (Docs/performance-memory.md). Tools/symbol-order.sh regenerates it; names
+# that no longer exist are skipped without a warning, so a stale file only costs resident memory.
+# Tools/code-layout.ld gathers the compiler's unnamed functions, which no ordering file can name.
+RELEASE := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
+	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --strip-debug \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/Tools/symbol-order.txt -Xlinker --no-warn-symbol-ordering \
+	-Xlinker -T -Xlinker $(CURDIR)/Tools/code-layout.ld
 
 .PHONY: deps build run test lint bench clean
 

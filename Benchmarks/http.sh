@@ -166,4 +166,4 @@ python3 Benchmarks/record.py "HTTP front: GET /health/alive (x ${DURATION}s), fo
   "http.introspect.share_of_alive=$introspect_ratio:%" \
   "serve.idle_rss=$(awk "BEGIN {printf \"%.1f\", $idle_rss / 1024}"):MB" \
   "serve.rss_after_load=$(awk "BEGIN {printf \"%.1f\", $after_rss / 1024}"):MB"
-echo "targets: front >= 80% of bare (got $ratio%); idle RSS < 30 MB (got $(awk "BEGIN {printf \"%.1f\", $idle_rss / 1024}") MB)"
+echo "targets: front >= 80% of bare (got $ratio%); idle RSS < 20 MB (got $(awk "BEGIN {printf \"%.1f\", $idle_rss / 1024}") MB)"

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Kernel
 
 /// `portvakt serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
 enum ServeCommand {
@@ -17,6 +18,10 @@ enum ServeCommand {
                 "Admin API token (shown once, store it now; only its hash is kept):\n  \(token)\n".utf8)
         }
         logger.log(.info, "ready", ["publicURL": configuration.publicURL])
+        // Starting ran much code that serving never runs again (configuration, migrations, the
+        // BankID simulator's certificates): let go of those pages now; code a request needs
+        // comes back as a minor fault from the page cache (Docs/performance-memory.md).
+        logger.log(.info, "startup code released", ["residentKB": String(CodePages.releaseResident())])
 
         logger.log(.info, "stopping", ["signal": signals.wait()])
         server.shutdown(grace: 10)

@@ -188,6 +188,47 @@ struct ProcessTests {
         #expect(health.status == 200)
     }
 
+    @Test("once up, the server lets go of the code only starting ran, and still serves every route")
+    func startupCodeReleased() throws {
+        let directory = try TemporaryDirectory()
+        let config = try Self.writeConfig(in: directory)
+        let server = try PortvaktProcess(
+            ["serve", "--config", config], environment: ["PORTVAKT_DATA": directory.path])
+        let port = try server.waitForPort(listener: "public")
+        #expect(server.waitForFirstOutput())
+        let deadline = Date().addingTimeInterval(10)
+        while !server.stderr.contains("startup code released"), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let line = try #require(
+            server.stderr.split(separator: "\n").first { $0.contains("\"msg\":\"startup code released\"") })
+        let released = try #require(
+            line.split(separator: "\"").drop { $0 != "residentKB" }.dropFirst(2).first.flatMap { Int($0) })
+        // What starting had mapped of the binary's and the libraries' code, against what is
+        // mapped again after the release (the idle threads' code).
+        #expect(released > 2048, "resident code at start: \(released) kB")
+        let smaps = try String(contentsOfFile: "/proc/\(server.pid)/smaps", encoding: .utf8)
+        var residentCode = 0
+        var executable = false
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 6, fields[0].contains("-"), !fields[0].hasSuffix(":") {
+                executable = fields[1] == "r-xp" && fields[5].hasPrefix("/")
+            } else if executable, fields.first == "Rss:", fields.count >= 2 {
+                residentCode += Int(fields[1]) ?? 0
+            }
+        }
+        #expect(residentCode < released / 2, "code resident again: \(residentCode) of \(released) kB")
+        let health = try client.send(url: "http://127.0.0.1:\(port)/health/ready")
+        #expect(health.status == 200)
+        let login = try client.send(
+            method: "POST", url: "http://127.0.0.1:\(port)/v1/passkeys/login/initialize",
+            headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
+        #expect(login.status == 200)
+        server.send(SIGTERM)
+        #expect(server.wait() == 0)
+    }
+
     /// A configuration on the given ports (0: free ones) with the data in `directory`.
     static func writeConfig(in directory: TemporaryDirectory, public: Int, admin: Int) throws -> String {
         let url = directory.url.appendingPathComponent("portvakt.json")
