@@ -1154,6 +1154,7 @@ def step_account_delete_bankid(server, page):
         page.wait(lambda: page.find("#bankid").is_displayed() and page.find("#bankid-qr").is_displayed(),
                   "the BankID signature's panel")
         check(page.find("#bankid-heading").text == "Confirm that it is you", "the panel is not the re-authentication")
+        page.screenshot("reauthenticate_bankid")
         page.find("#bankid-cancel").click()
         page.wait_status("You did not confirm that it is you, so nothing was changed.")
         check(page.state() == "signed-in" and me(page)[0] == 200, "a cancelled signature deleted the account")

@@ -918,7 +918,7 @@ enum AppScript {
             status = await api('GET', orderPath(current.id) + query);
           } catch (error) {
             if (order !== current) return;
-            endBankID({});
+            endBankID({}, error); // a re-authentication waiting on this order fails with the same error
             sayError(error);
             return;
           }
@@ -992,13 +992,13 @@ enum AppScript {
         }
 
         /** The order ended without a result: says why and offers to start again. */
-        function endBankID(message) {
+        function endBankID(message, error = notConfirmed()) {
           forgetOrder();
           hideQR();
           $('bankid-launch').hidden = true;
           if (message.text || message.key) setBankIDMessage(message);
           // A re-authentication's signature is not started again from here: the act itself is.
-          $('bankid-restart').hidden = settleSigning(notConfirmed());
+          $('bankid-restart').hidden = settleSigning(error);
           setI18n($('bankid-cancel'), 'close');
           ($('bankid-restart').hidden ? $('bankid-cancel') : $('bankid-restart')).focus();
         }
