@@ -13,7 +13,9 @@ it, and create an account with BankID; the automatic passkey upgrade after a Ban
 (conditional create, or the button where this Chromium makes none, which the step says), and the
 Signal API (the page's signal* calls, seen through a hook the test injects: after sign-in, after
 a removal with the ids left, and for a passkey whose account was deleted, which Chromium's
-virtual authenticator then forgets); then, on a second server that keeps BankID's rule against
+virtual authenticator then forgets); "Your account": rename, download the export, and delete
+the account behind its dialog with the inline re-authentication (a passkey; for a BankID-only
+account a BankID signature) once the 30 s recent sign-in has been waited out; then, on a second server that keeps BankID's rule against
 ID switching, BankID sign-up with no passkey, link or recovery offered. Each step saves a screenshot under .build/browser-screenshots/. The last line is
 `N passed, N failed` (CI reads it).
 
