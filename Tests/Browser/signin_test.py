@@ -1075,6 +1075,14 @@ def step_account_names(server, page):
     check(page.find("#status").get_attribute("class") == "error", "the refusal is not shown as an error")
     check(me(page)[1]["user"]["username"] == "edith", "a taken username changed the account")
     page.type("#account-username-field", "edith")
+    # In Swedish too.
+    page.find("#language").click()
+    page.wait(lambda: page.find("#your-account-heading").text == "Ditt konto", "the Swedish account section")
+    check(page.find("#download-data").text == "Ladda ner mina uppgifter", "the download button is not Swedish")
+    check(page.find("#delete-account").text == "Radera mitt konto", "the delete button is not Swedish")
+    page.screenshot("account_swedish")
+    page.find("#language").click()
+    page.wait(lambda: page.find("#your-account-heading").text == "Your account", "English again")
 
 
 def step_account_export(server, page):
