@@ -13,7 +13,9 @@ it, and create an account with BankID; the automatic passkey upgrade after a Ban
 (conditional create, or the button where this Chromium makes none, which the step says), and the
 Signal API (the page's signal* calls, seen through a hook the test injects: after sign-in, after
 a removal with the ids left, and for a passkey whose account was deleted, which Chromium's
-virtual authenticator then forgets); then, on a second server that keeps BankID's rule against
+virtual authenticator then forgets); "Your account": rename, download the export, and delete
+the account behind its dialog with the inline re-authentication (a passkey; for a BankID-only
+account a BankID signature) once the 30 s recent sign-in has been waited out; then, on a second server that keeps BankID's rule against
 ID switching, BankID sign-up with no passkey, link or recovery offered. Each step saves a screenshot under .build/browser-screenshots/. The last line is
 `N passed, N failed` (CI reads it).
 
@@ -24,6 +26,7 @@ Usage: signin_test.py --binary .build/debug/portvakt
 """
 
 import argparse
+from datetime import datetime
 import json
 import os
 import re
@@ -62,6 +65,8 @@ PASSKEY_ROUTES = [
     "/v1/me/passkeys/{id}",
 ]
 WAIT_SECONDS = 15
+REAUTHENTICATION_SECONDS = 30
+DOWNLOADS = ROOT / ".build" / "browser-downloads"
 
 
 class StepFailed(Exception):
@@ -104,6 +109,9 @@ class Server:
             # A recovery asks for the passport/ID-card check (the simulated app's "approve" does it
             # at once; "open" stops at userMrtd, which step_bankid_text_and_mrtd shows).
             "bankid": {"requirements": {"recovery": {"mrtd": True}}},
+            # The shortest window a recent sign-in counts for, so step_account_delete can outwait it
+            # (the server has no clock to move; 30 s is the least the configuration accepts).
+            "account": {"reauthenticationSeconds": REAUTHENTICATION_SECONDS},
         }
         config.update(extra_config or {})
         (self.dir / "config.json").write_text(json.dumps(config))
@@ -992,6 +1000,187 @@ def step_bankid_conditional_create(server, page):
         page.override("no-upgrade", WITHOUT_UPGRADE)
 
 
+# Records the page's fetch calls (method, path, status) in sessionStorage, across page loads.
+FETCH_HOOK = """
+(() => {
+  const original = window.fetch.bind(window);
+  window.fetch = async (path, options = {}) => {
+    const response = await original(path, options);
+    const calls = JSON.parse(sessionStorage.getItem('test.fetches') || '[]');
+    calls.push({ method: options.method || 'GET', path: String(path), status: response.status });
+    sessionStorage.setItem('test.fetches', JSON.stringify(calls));
+    return response;
+  };
+})();
+"""
+
+
+def me(page):
+    """GET /v1/me from the page, with its cookie: (status, JSON or None)."""
+    return page.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch('/v1/me', {credentials: 'same-origin'})"
+        ".then(async r => done([r.status, r.ok ? await r.json() : null]), e => done([String(e), null]));")
+
+
+def outwait_recent_sign_in(page):
+    """Sleeps until this session's last proof of presence is older than the window (at most 31 s)."""
+    authenticated = me(page)[1]["session"]["authenticatedAt"]
+    proof = datetime.fromisoformat(authenticated.replace("Z", "+00:00")).timestamp()
+    left = proof + REAUTHENTICATION_SECONDS + 1 - time.time()
+    check(left <= REAUTHENTICATION_SECONDS + 1, f"the proof is {left:.0f} s from stale: clocks disagree")
+    if left > 0:
+        time.sleep(left)
+
+
+def confirm_deletion(page):
+    page.find("#delete-account").click()
+    page.find("#delete-confirm").click()
+    page.find("#delete-confirm-button").click()
+
+
+def step_account_names(server, page):
+    # A new account on a fresh authenticator, for the account steps (name, export, deletion).
+    page.driver.delete_all_cookies()
+    page.driver.remove_virtual_authenticator()
+    add_authenticator(page.driver)
+    page.override("fetch-hook", FETCH_HOOK)
+    page.open()
+    page.type("#signup-username", "edith")
+    page.type("#signup-display", "Edith Export")
+    page.find("#signup-button").click()
+    page.wait_state("signed-in")
+    check(page.find("#account-heading").text == "Signed in as Edith Export", "wrong account heading")
+    check(page.find("#your-account-heading").text == "Your account", "no 'Your account' section")
+    field = page.find("#account-display-field")
+    check(field.get_attribute("value") == "Edith Export", f"the name field holds {field.get_attribute('value')!r}")
+    label = page.find('label[for="account-display-field"]').text
+    check(label == "Your name", f"the name field's label is {label!r}")
+    page.forget_recorded("test.signals")
+    page.type("#account-display-field", "Edith Exportsson")
+    page.find("#account-display-field").send_keys(Keys.ENTER)
+    page.wait_status("Your name was saved.")
+    check(page.find("#account-heading").text == "Signed in as Edith Exportsson", "the heading kept the old name")
+    status, answer = me(page)
+    check(status == 200 and answer["user"]["displayName"] == "Edith Exportsson"
+          and answer["user"]["username"] == "edith", f"GET /v1/me after the rename: {status} {answer}")
+    # PATCH's signals reached the password manager: the new name, for this account.
+    details = page.signal_calls("signalCurrentUserDetails")
+    check(details and details[-1]["displayName"] == "Edith Exportsson" and details[-1]["name"] == "edith",
+          f"signalCurrentUserDetails after the rename: {details}")
+    # A taken username is refused and shown; nothing changes.
+    page.type("#account-username-field", "ada")
+    page.find("#names-button").click()
+    page.wait_status("That username is taken.")
+    check(page.find("#status").get_attribute("class") == "error", "the refusal is not shown as an error")
+    check(me(page)[1]["user"]["username"] == "edith", "a taken username changed the account")
+    page.type("#account-username-field", "edith")
+    # In Swedish too.
+    page.find("#language").click()
+    page.wait(lambda: page.find("#your-account-heading").text == "Ditt konto", "the Swedish account section")
+    check(page.find("#download-data").text == "Ladda ner mina uppgifter", "the download button is not Swedish")
+    check(page.find("#delete-account").text == "Radera mitt konto", "the delete button is not Swedish")
+    page.screenshot("account_swedish")
+    page.find("#language").click()
+    page.wait(lambda: page.find("#your-account-heading").text == "Your account", "English again")
+
+
+def step_account_export(server, page):
+    shutil.rmtree(DOWNLOADS, ignore_errors=True)
+    DOWNLOADS.mkdir(parents=True)
+    page.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(DOWNLOADS)})
+    page.find("#download-data").click()
+    page.wait_status("Your data was downloaded as portvakt-account-")
+    deadline = time.monotonic() + WAIT_SECONDS
+    files = []
+    while time.monotonic() < deadline:
+        files = [f for f in DOWNLOADS.iterdir() if f.suffix == ".json"]
+        if files:
+            break
+        time.sleep(0.2)
+    check(len(files) == 1, f"downloaded files: {list(DOWNLOADS.iterdir())}")
+    check(re.fullmatch(r"portvakt-account-\d{4}-\d{2}-\d{2}\.json", files[0].name), f"file name {files[0].name}")
+    text = files[0].read_text()
+    export = json.loads(text)
+    user = me(page)[1]["user"]
+    check(export["format"] == "portvakt.account-export.v1", f"format {export.get('format')!r}")
+    check(export["user"]["id"] == user["id"] and export["user"]["username"] == "edith"
+          and export["user"]["displayName"] == "Edith Exportsson", f"the export's user: {export['user']}")
+    check([p["id"] for p in export["passkeys"]] == page.passkey_ids(), "the export's passkeys differ from the list")
+    # No secret in it: no session or enrollment token, not this session's cookie value.
+    cookie = next(c["value"] for c in page.driver.get_cookies() if c["name"].endswith("portvakt_session"))
+    check("pvs_" not in text and "pve_" not in text and cookie not in text, "the export holds a token")
+    page.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "default"})
+
+
+def step_account_delete(server, page):
+    # The confirmation: a modal dialog, focus inside, Escape cancels, and nothing happens unticked.
+    page.find("#delete-account").click()
+    dialog = page.find("#delete-dialog")
+    check(dialog.get_attribute("open") is not None, "the confirmation did not open")
+    check("cannot be undone" in page.find("#delete-consequence").text, "the dialog does not say what happens")
+    check(page.driver.switch_to.active_element.get_attribute("id") == "delete-confirm", "focus is not in the dialog")
+    page.screenshot("delete_dialog")
+    page.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+    page.wait(lambda: page.find("#delete-dialog").get_attribute("open") is None, "Escape to close the dialog")
+    page.wait(lambda: page.driver.switch_to.active_element.get_attribute("id") == "delete-account",
+              "focus back on the delete button")
+    page.find("#delete-account").click()
+    page.find("#delete-confirm-button").click()  # not ticked: the form does not submit
+    check(page.find("#delete-dialog").get_attribute("open") is not None, "the dialog closed without the tick")
+    check(me(page)[0] == 200, "the account went without the tick")
+    # Outwait the recent sign-in: the server then asks for a re-authentication, which the page does
+    # inline with the virtual authenticator, then deletes.
+    outwait_recent_sign_in(page)
+    page.forget_recorded("test.fetches")
+    page.find("#delete-confirm").click()
+    page.find("#delete-confirm-button").click()
+    page.wait_state("signed-out")
+    page.wait_status("Your account was deleted. You are signed out.")
+    calls = [(c["method"], c["path"], c["status"]) for c in page.recorded("test.fetches")]
+    expected = [("DELETE", "/v1/me", 403), ("POST", "/v1/me/reauthenticate/initialize", 200),
+                ("POST", "/v1/me/reauthenticate/finalize", 200), ("DELETE", "/v1/me", 204)]
+    check(calls[:4] == expected, f"the deletion's calls: {calls}")
+    check(page.find("#signin-heading").is_displayed(), "the sign-in page is not shown")
+    check(page.driver.switch_to.active_element.get_attribute("id") == "signin-heading", "focus is not on sign-in")
+    check(me(page)[0] == 401, "GET /v1/me still answers after the deletion")
+    found = server.admin("GET", "/admin/v1/users?search=edith")
+    check(not [u for u in found["users"] if u.get("username") == "edith"], "the account is still there")
+    page.restore("fetch-hook")
+
+
+def step_account_delete_bankid(server, page):
+    # An account with BankID and no passkey re-authenticates with a BankID signature: the page runs
+    # a sign order in its BankID panel, then deletes. Cancelling the signature changes nothing.
+    page.driver.delete_all_cookies()
+    page.override("fetch-hook", FETCH_HOOK)
+    try:
+        page.open()
+        run_bankid_qr(server, page, "#bankid-signup", "Maria Exempelsson")
+        page.wait_state("signed-in")
+        check(page.passkey_names() == [], f"Maria has passkeys: {page.passkey_names()}")
+        outwait_recent_sign_in(page)
+        confirm_deletion(page)
+        page.wait(lambda: page.find("#bankid").is_displayed() and page.find("#bankid-qr").is_displayed(),
+                  "the BankID signature's panel")
+        check(page.find("#bankid-heading").text == "Confirm that it is you", "the panel is not the re-authentication")
+        page.screenshot("reauthenticate_bankid")
+        page.find("#bankid-cancel").click()
+        page.wait_status("You did not confirm that it is you, so nothing was changed.")
+        check(page.state() == "signed-in" and me(page)[0] == 200, "a cancelled signature deleted the account")
+        page.forget_recorded("test.fetches")
+        confirm_deletion(page)
+        scan_as_person(server, page.bankid_qr(), "Maria Exempelsson")
+        page.wait_state("signed-out")
+        page.wait_status("Your account was deleted. You are signed out.")
+        calls = [(c["method"], c["path"].split("?")[0], c["status"]) for c in page.recorded("test.fetches")]
+        check(calls[0] == ("DELETE", "/v1/me", 403) and calls[1] == ("POST", "/v1/bankid/orders", 201)
+              and calls[-1] == ("DELETE", "/v1/me", 204), f"the deletion's calls: {calls}")
+        check(me(page)[0] == 401, "GET /v1/me still answers after the deletion")
+    finally:
+        page.restore("fetch-hook")
+
+
 PAGE_STEPS = [step_page_served, step_page_loads, step_swedish]
 CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_add_passkey, step_rename,
                   step_remove, step_sessions, step_autofill, step_fallback, step_enrollment_link,
@@ -1000,6 +1189,7 @@ CEREMONY_STEPS = [step_sign_up, step_sign_out, step_sign_in_discoverable, step_a
                   step_bankid_login, step_lose_authenticator, step_bankid_recovery, step_sign_in_new_passkey,
                   step_old_passkey_revoked, step_bankid_first_sign_up, step_bankid_same_device,
                   step_bankid_without_passkeys, step_bankid_conditional_create, step_unknown_credential,
+                  step_account_names, step_account_export, step_account_delete, step_account_delete_bankid,
                   step_bankid_login_of_its_own]
 
 

@@ -122,6 +122,31 @@ enum AppScript {
             'bankid.return_mismatch': 'This return from BankID does not belong to the order started here. Start again.',
             'account.disabled': 'This account is disabled.',
             method_disabled: 'That is switched off on this server.',
+            accountHeading: 'Your account',
+            saveNames: 'Save',
+            namesSaved: 'Your name was saved.',
+            namesUnchanged: 'Nothing to save: the names are as they were.',
+            'user.invalid_username': 'That username cannot be used. Choose another one.',
+            'user.invalid_display_name': 'That name cannot be used. Write it another way.',
+            'user.username_taken': 'That username is taken. Choose another one.',
+            downloadData: 'Download my data',
+            downloadHint: 'One JSON file with everything this server holds about you: your account, passkeys, sessions, BankID link and the log of what happened to your account.',
+            dataDownloaded: 'Your data was downloaded as {file}.',
+            deleteAccount: 'Delete my account',
+            deleteHeading: 'Delete your account?',
+            deleteConsequence: 'Your account, every passkey, every session and any BankID link are removed at once, on every device. This cannot be undone. The server keeps the log of what happened to the account, naming it by its id only, for a limited time.',
+            deleteConfirmLabel: 'I understand: delete my account and everything in it',
+            deleteForever: 'Delete my account for good',
+            accountDeleted: 'Your account was deleted. You are signed out.',
+            'review.deletion_refused': 'This account cannot be deleted here.',
+            reauthPasskey: 'To do that, confirm that it is you with your passkey…',
+            reauthBankID: 'To do that, confirm that it is you: sign with BankID.',
+            reauthOrderHeading: 'Confirm that it is you',
+            reauthSignText: 'I confirm that it is me, to change my account at {host}.',
+            reauthenticationIncomplete: 'You did not confirm that it is you, so nothing was changed.',
+            reauthenticationUnavailable: 'For this, sign out and sign in again first (it needs a recent sign-in).',
+            'reauthentication_failed': 'That passkey is not one of your account’s.',
+            'bankid.identity_mismatch': 'That BankID is not the one linked to your account, so nothing was changed.',
           },
           sv: {
             otherLanguage: 'English',
@@ -230,6 +255,31 @@ enum AppScript {
             'bankid.return_mismatch': 'Den här återkomsten från BankID hör inte till beställningen som startades här. Börja om.',
             'account.disabled': 'Kontot är avstängt.',
             method_disabled: 'Det är avstängt på den här servern.',
+            accountHeading: 'Ditt konto',
+            saveNames: 'Spara',
+            namesSaved: 'Ditt namn sparades.',
+            namesUnchanged: 'Inget att spara: namnen är som förut.',
+            'user.invalid_username': 'Det användarnamnet går inte att använda. Välj ett annat.',
+            'user.invalid_display_name': 'Det namnet går inte att använda. Skriv det på ett annat sätt.',
+            'user.username_taken': 'Användarnamnet är upptaget. Välj ett annat.',
+            downloadData: 'Ladda ner mina uppgifter',
+            downloadHint: 'En JSON-fil med allt den här servern har om dig: ditt konto, lösennycklar, sessioner, BankID-kopplingen och loggen över vad som hänt med ditt konto.',
+            dataDownloaded: 'Dina uppgifter laddades ner som {file}.',
+            deleteAccount: 'Radera mitt konto',
+            deleteHeading: 'Radera ditt konto?',
+            deleteConsequence: 'Ditt konto, alla lösennycklar, alla sessioner och en eventuell BankID-koppling tas bort direkt, på alla enheter. Det går inte att ångra. Servern behåller loggen över vad som hänt med kontot, där det bara nämns med sitt id, under en begränsad tid.',
+            deleteConfirmLabel: 'Jag förstår: radera mitt konto och allt i det',
+            deleteForever: 'Radera mitt konto för gott',
+            accountDeleted: 'Ditt konto raderades. Du är utloggad.',
+            'review.deletion_refused': 'Det här kontot kan inte raderas här.',
+            reauthPasskey: 'För att göra det, bekräfta att det är du med din lösennyckel…',
+            reauthBankID: 'För att göra det, bekräfta att det är du: signera med BankID.',
+            reauthOrderHeading: 'Bekräfta att det är du',
+            reauthSignText: 'Jag bekräftar att det är jag, för att ändra mitt konto hos {host}.',
+            reauthenticationIncomplete: 'Du bekräftade inte att det är du, så inget ändrades.',
+            reauthenticationUnavailable: 'Logga ut och logga in igen först (det här kräver en ny inloggning).',
+            'reauthentication_failed': 'Den lösennyckeln hör inte till ditt konto.',
+            'bankid.identity_mismatch': 'Det BankID är inte det som är kopplat till ditt konto, så inget ändrades.',
           },
         };
 
@@ -297,12 +347,15 @@ enum AppScript {
           const data = await response.json().catch(() => ({}));
           // Answers and refusals alike may carry what the password manager should hear.
           tellPasswordManager(data.signals ?? data.result?.signals);
-          if (!response.ok) {
-            throw Object.assign(new Error(data.title || `HTTP ${response.status}`), {
-              status: response.status, code: data.code, detail: data.detail,
-            });
-          }
+          if (!response.ok) throw problem(response.status, data);
           return data;
+        }
+
+        /** A refusal as a thrown error: its status, problem code, detail and (re-authentication) methods. */
+        function problem(status, data) {
+          return Object.assign(new Error(data.title || `HTTP ${status}`), {
+            status, code: data.code, detail: data.detail, methods: data.methods,
+          });
         }
 
         // ---- The Signal API: the server's `signals` passed to the browser's password manager, so a
@@ -420,6 +473,63 @@ enum AppScript {
         function finishSignIn(challengeId, credential) {
           return api('POST', '/v1/passkeys/login/finalize', { challengeId, credential: credentialJSON(credential) });
         }
+
+        // ---- Re-authentication: what cannot be undone needs a recent proof that the user is here. ----
+        // The server answers 403 reauthentication_required with the ways this user has (`methods`);
+        // the page gives the proof inline (a passkey, else a BankID signature) and asks once more.
+        // Every protected call goes through this one wrapper (Docs/signin-page.md).
+
+        /** Runs `request` (one API call); on `reauthentication_required`, re-authenticates and runs it again, once. */
+        async function withReauthentication(request) {
+          try {
+            return await request();
+          } catch (error) {
+            if (error.code !== 'reauthentication_required') throw error;
+            await reauthenticate(error.methods ?? []);
+            return request();
+          }
+        }
+
+        async function reauthenticate(methods) {
+          if (methods.includes('passkey') && webAuthn) {
+            stopUpgrade(); // one WebAuthn request at a time
+            sayKey('reauthPasskey');
+            // The signed-in user's own passkeys only; this never opens a session (Docs/api.md#re-authentication).
+            const { challengeId, publicKey } = await api('POST', '/v1/me/reauthenticate/initialize');
+            const credential = await navigator.credentials.get({ publicKey: requestOptions(publicKey) });
+            await api('POST', '/v1/me/reauthenticate/finalize', { challengeId, credential: credentialJSON(credential) });
+            return;
+          }
+          if (methods.includes('bankid')) return signWithBankID();
+          // No way to prove presence in this session (no passkey here, no linked BankID): a new sign-in is.
+          throw Object.assign(new Error('reauthentication unavailable'), { code: 'reauthenticationUnavailable' });
+        }
+
+        // A BankID signature by the account's linked identity is a proof too. Its order runs in the
+        // BankID panel like any other; the promise settles when the order ends. Another device only:
+        // this device would leave the page for the BankID app and lose the request waiting here.
+        let signing = null; // { resolve, reject } while a re-authentication's signature runs
+
+        function signWithBankID() {
+          return new Promise((resolve, reject) => {
+            signing = { resolve, reject };
+            sayKey('reauthBankID');
+            startBankID('sign', 'other', { userVisibleData: t('reauthSignText', { host: location.host }) })
+              .catch((error) => settleSigning(error));
+          });
+        }
+
+        /** Ends the waiting re-authentication: `null` when signed, otherwise why it did not finish. */
+        function settleSigning(error) {
+          const waiting = signing;
+          signing = null;
+          if (!waiting) return false;
+          if (error) waiting.reject(error);
+          else waiting.resolve();
+          return true;
+        }
+
+        const notConfirmed = () => Object.assign(new Error('not confirmed'), { code: 'reauthenticationIncomplete' });
 
         // Autofill sign-in (conditional mediation): a request waits quietly while the page shows the
         // form, and the browser offers this site's passkeys in the username field's autofill. Only one
@@ -545,6 +655,7 @@ enum AppScript {
           bankIDLink = me.bankId ?? null;
           sessionMethod = me.session.authMethod;
           drawAccountHeading();
+          fillNames();
           drawBankIDLink();
           drawAddPasskey();
           $('signed-out').hidden = true;
@@ -564,6 +675,67 @@ enum AppScript {
           if (!account) return;
           $('account-heading').textContent = t('signedInAs', { name: account.displayName });
           $('account-username').textContent = t('usernameIs', { username: account.username ?? '' });
+        }
+
+        // ---- Your account: the names, a download of everything held, deletion. ----
+
+        /** The name form shows what the server holds (after sign-in and after each save). */
+        function fillNames() {
+          $('account-username-field').value = account.username ?? '';
+          $('account-display-field').value = account.displayName ?? '';
+        }
+
+        /** PATCH /v1/me with the names that changed; its signals reach the password manager in api(). */
+        async function saveNames() {
+          const wanted = { username: $('account-username-field').value.trim(), displayName: $('account-display-field').value.trim() };
+          const changes = Object.fromEntries(Object.entries(wanted).filter(([key, value]) => value !== (account[key] ?? '')));
+          if (!Object.keys(changes).length) return sayKey('namesUnchanged');
+          account = (await api('PATCH', '/v1/me', changes)).user;
+          drawAccountHeading();
+          fillNames();
+          sayKey('namesSaved');
+        }
+
+        /** GET /v1/me/export as a file: fetched (so a refusal, like the rate limit, is shown here), then
+         *  handed to the browser as a download under the server's file name. */
+        async function downloadData() {
+          const response = await fetch('/v1/me/export', { credentials: 'same-origin', headers: { 'Accept-Language': lang } });
+          if (!response.ok) throw problem(response.status, await response.json().catch(() => ({})));
+          const disposition = response.headers.get('Content-Disposition') ?? '';
+          const file = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'portvakt-account.json';
+          const url = URL.createObjectURL(await response.blob());
+          const link = el('a', { href: url, download: file, hidden: true });
+          document.body.append(link);
+          link.click();
+          link.remove();
+          setTimeout(() => URL.revokeObjectURL(url), 60000); // the download has started by then
+          sayKey('dataDownloaded', { file });
+        }
+
+        // The deletion's confirmation is a modal <dialog>: focus moves into it, Escape cancels, and the
+        // button deletes only once the box saying what it means is ticked.
+        function openDeleteDialog() {
+          $('delete-confirm').checked = false;
+          $('delete-dialog').showModal();
+          $('delete-confirm').focus();
+        }
+
+        function closeDeleteDialog() {
+          $('delete-dialog').close();
+        }
+
+        async function deleteAccount() {
+          closeDeleteDialog();
+          await withReauthentication(() => api('DELETE', '/v1/me'));
+          // The server cleared the cookie and ended every session of the account.
+          forgetAccount();
+          showSignedOut('accountDeleted');
+        }
+
+        function forgetAccount() {
+          account = null;
+          passkeys = [];
+          sessions = [];
         }
 
         async function loadPasskeys() {
@@ -597,7 +769,7 @@ enum AppScript {
             remove.setAttribute('aria-label', `${t('remove')}: ${name}`);
             rename.addEventListener('click', () => openRename(item, passkey));
             remove.addEventListener('click', () => run(async () => {
-              await api('DELETE', `/v1/me/passkeys/${encodeURIComponent(passkey.id)}`);
+              await withReauthentication(() => api('DELETE', `/v1/me/passkeys/${encodeURIComponent(passkey.id)}`));
               await loadPasskeys();
               sayKey('passkeyRemoved');
               $('passkeys-heading').focus();
@@ -687,6 +859,7 @@ enum AppScript {
         const PENDING_ORDER = 'portvakt.bankid'; // localStorage: the same-device order BankID returns to
         const ORDER_HEADINGS = {
           login: 'bankidLoginHeading', signup: 'bankidSignupHeading', recovery: 'recoveryOrderHeading', link: 'linkHeading',
+          sign: 'reauthOrderHeading',
         };
         let methods = {}; // GET /v1/methods: which journeys this server offers
         let order = null; // the running order: { id, intent, device, nonce?, startedAt, announced?, timer? }
@@ -694,7 +867,7 @@ enum AppScript {
 
         const orderPath = (id) => `/v1/bankid/orders/${encodeURIComponent(id)}`;
 
-        async function startBankID(intent, device) {
+        async function startBankID(intent, device, extra = {}) {
           stopAutofill();
           cancelBankID();
           lastStart = { intent, device };
@@ -702,7 +875,7 @@ enum AppScript {
           setBankIDMessage({ key: 'bankidStarting' });
           let started;
           try {
-            started = await api('POST', '/v1/bankid/orders', { intent, device });
+            started = await api('POST', '/v1/bankid/orders', { intent, device, ...extra });
           } catch (error) {
             closeBankID();
             throw error;
@@ -745,7 +918,7 @@ enum AppScript {
             status = await api('GET', orderPath(current.id) + query);
           } catch (error) {
             if (order !== current) return;
-            endBankID({});
+            endBankID({}, error); // a re-authentication waiting on this order fails with the same error
             sayError(error);
             return;
           }
@@ -819,14 +992,15 @@ enum AppScript {
         }
 
         /** The order ended without a result: says why and offers to start again. */
-        function endBankID(message) {
+        function endBankID(message, error = notConfirmed()) {
           forgetOrder();
           hideQR();
           $('bankid-launch').hidden = true;
           if (message.text || message.key) setBankIDMessage(message);
-          $('bankid-restart').hidden = false;
+          // A re-authentication's signature is not started again from here: the act itself is.
+          $('bankid-restart').hidden = settleSigning(error);
           setI18n($('bankid-cancel'), 'close');
-          $('bankid-restart').focus();
+          ($('bankid-restart').hidden ? $('bankid-cancel') : $('bankid-restart')).focus();
         }
 
         /** The panel's message: BankID's text from the server (in the language of the request that
@@ -860,6 +1034,12 @@ enum AppScript {
 
         /** What a completed order means for the page, by its result code (Docs/api.md#bankid-orders). */
         async function finishBankID(result) {
+          if (signing) {
+            // A re-authentication: only the account's own signature counts (bankid.identity_mismatch otherwise).
+            if (result.code !== 'bankid.signed') settleSigning(Object.assign(new Error(result.code), { code: result.code }));
+            else settleSigning(null);
+            return;
+          }
           switch (result.code) {
             case 'bankid.signed_in':
               // A passkey is suggested only where this browser can make one.
@@ -1010,6 +1190,7 @@ enum AppScript {
             const running = Boolean(order);
             cancelBankID();
             closeBankID();
+            settleSigning(notConfirmed());
             if (running) sayKey('bankidCancelled');
             $(document.body.dataset.state === 'signed-in' ? 'account-heading' : 'signin-heading').focus();
             startAutofill(); // signed out: offer the passkeys in autofill again
@@ -1065,11 +1246,31 @@ enum AppScript {
 
           $('signout').addEventListener('click', () => run(async () => {
             await api('POST', '/v1/logout');
-            account = null;
-            passkeys = [];
-            sessions = [];
+            forgetAccount();
             showSignedOut('signedOut');
           }));
+
+          $('names-form').addEventListener('submit', (event) => {
+            event.preventDefault();
+            run(saveNames);
+          });
+          $('download-data').addEventListener('click', () => run(downloadData));
+          $('delete-account').addEventListener('click', openDeleteDialog);
+          $('delete-cancel').addEventListener('click', () => {
+            closeDeleteDialog();
+            $('delete-account').focus();
+          });
+          // Escape closes a modal dialog by itself (the cancel event); focus goes back to the button.
+          $('delete-dialog').addEventListener('close', () => {
+            if (document.body.dataset.state === 'signed-in' && !$('delete-account').contains(document.activeElement)) {
+              $('delete-account').focus();
+            }
+          });
+          $('delete-form').addEventListener('submit', (event) => {
+            event.preventDefault();
+            if (!$('delete-confirm').checked) return $('delete-confirm').focus();
+            run(deleteAccount);
+          });
 
           sayKey('loading');
           run(async () => {

@@ -93,5 +93,18 @@ enum AppStyle {
         }
         #bankid-qr[aria-pressed="true"] img { width: min(90vw, 90vh); height: min(90vw, 90vh); }
         #bankid-message { font-weight: 600; min-height: 1.5rem; }
+        /* What cannot be undone looks different from the rest, in red. */
+        button.danger { background: transparent; color: var(--error); border-color: var(--error); }
+        button.danger-solid { background: var(--error); border-color: var(--error); color: var(--bg); }
+        dialog {
+          max-width: min(34rem, calc(100vw - 2rem)); padding: 1rem 1.25rem;
+          color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 0.5rem;
+        }
+        #download-hint { margin-bottom: 1rem; }
+        dialog::backdrop { background: rgb(0 0 0 / 0.5); }
+        dialog h3 { margin-top: 0; }
+        .check { display: flex; gap: 0.5rem; align-items: start; }
+        .check input { margin-top: 0.3rem; width: 1.1rem; height: 1.1rem; }
+        .check label { font-weight: 600; }
         """#
 }

@@ -112,6 +112,36 @@ enum PageHTML {
         \#(bankIDChoice("link", describedBy: "bankid-link-heading bankid-link-hint"))
         </div>
         </div>
+        <h3 id="your-account-heading" tabindex="-1" data-i18n="accountHeading"></h3>
+        <form id="names-form">
+        <label for="account-username-field" data-i18n="username"></label>
+        <input id="account-username-field" name="username" autocomplete="username" autocapitalize="none"
+         spellcheck="false" required>
+        <label for="account-display-field" data-i18n="displayName"></label>
+        <input id="account-display-field" name="displayName" autocomplete="name" required>
+        <button type="submit" id="names-button" data-i18n="saveNames"></button>
+        </form>
+        <div class="actions">
+        <button type="button" id="download-data" data-i18n="downloadData" aria-describedby="download-hint"></button>
+        </div>
+        <p id="download-hint" class="hint" data-i18n="downloadHint"></p>
+        <div class="actions">
+        <button type="button" id="delete-account" class="danger" data-i18n="deleteAccount"></button>
+        </div>
+        <dialog id="delete-dialog" aria-labelledby="delete-heading" aria-describedby="delete-consequence">
+        <form id="delete-form" method="dialog">
+        <h3 id="delete-heading" data-i18n="deleteHeading"></h3>
+        <p id="delete-consequence" data-i18n="deleteConsequence"></p>
+        <div class="check">
+        <input type="checkbox" id="delete-confirm" required>
+        <label for="delete-confirm" data-i18n="deleteConfirmLabel"></label>
+        </div>
+        <div class="actions">
+        <button type="submit" id="delete-confirm-button" class="danger-solid" data-i18n="deleteForever"></button>
+        <button type="button" id="delete-cancel" class="cancel" data-i18n="cancel"></button>
+        </div>
+        </form>
+        </dialog>
         </section>
         </main>
         <noscript><p>Portvakt needs JavaScript for passkeys and BankID. Portvakt behöver JavaScript för lösennycklar och BankID.</p></noscript>
