@@ -525,6 +525,20 @@ def step_sessions(server, page):
     page.wait_status("The session was ended.")
     page.wait(lambda: page.session_count() == 1, "one session left")
     check(page.state() == "signed-in", "ending the other session signed this one out")
+    check(not page.find("#end-other-sessions").is_displayed(), "'everywhere else' offered with no other session")
+    # Two more sessions (each sign-in after forgetting the cookie leaves the one before live), then
+    # every other one at once: DELETE /v1/me/sessions, a protected act (the sign-in is recent here).
+    for _ in range(2):
+        page.driver.delete_all_cookies()
+        page.open()
+        page.find("#signin-button").click()
+        page.wait_state("signed-in")
+    page.wait(lambda: page.session_count() == 3, "three sessions")
+    page.find("#end-other-sessions").click()
+    page.wait_status("Your 2 other sessions were ended.")
+    page.wait(lambda: page.session_count() == 1, "only this session left")
+    check(page.state() == "signed-in", "ending the other sessions signed this one out")
+    check(not page.find("#end-other-sessions").is_displayed(), "'everywhere else' still offered")
 
 
 def step_autofill(server, page):

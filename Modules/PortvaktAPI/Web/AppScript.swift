@@ -49,6 +49,8 @@ enum AppScript {
             expires: 'Expires',
             address: 'Address',
             endSession: 'End session',
+            endOtherSessions: 'Sign out everywhere else',
+            noOtherSessions: 'There was no other session to end.',
             working: 'Waiting for your passkey…',
             loading: 'Loading…',
             signedIn: 'You are signed in.',
@@ -182,6 +184,8 @@ enum AppScript {
             expires: 'Upphör',
             address: 'Adress',
             endSession: 'Avsluta session',
+            endOtherSessions: 'Logga ut på alla andra enheter',
+            noOtherSessions: 'Det fanns ingen annan session att avsluta.',
             working: 'Väntar på din lösennyckel…',
             loading: 'Laddar…',
             signedIn: 'Du är inloggad.',
@@ -822,6 +826,7 @@ enum AppScript {
         }
 
         function drawSessions() {
+          $('end-other-sessions').hidden = !sessions.some((session) => !session.current);
           $('sessions').replaceChildren(...sessions.map((session) => {
             const item = el('li', { className: 'card' });
             item.dataset.id = session.id;
@@ -1230,6 +1235,15 @@ enum AppScript {
               await showAccount('accountCreated');
             });
           });
+
+          // Every other session at once (a lost or shared device): it needs a recent proof of presence.
+          $('end-other-sessions').addEventListener('click', () => run(async () => {
+            const { revoked } = await withReauthentication(() => api('DELETE', '/v1/me/sessions'));
+            await loadSessions();
+            if (revoked === 0) sayKey('noOtherSessions');
+            else sayKey(revoked === 1 ? 'sessionsEndedOne' : 'sessionsEndedMany', { count: revoked });
+            $('sessions-heading').focus();
+          }));
 
           $('add-passkey-form').addEventListener('submit', (event) => {
             event.preventDefault();

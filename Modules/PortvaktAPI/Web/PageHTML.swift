@@ -103,6 +103,7 @@ enum PageHTML {
         </form>
         <h3 id="sessions-heading" tabindex="-1" data-i18n="sessionsHeading"></h3>
         <ul id="sessions"></ul>
+        <button type="button" id="end-other-sessions" class="end-session" data-i18n="endOtherSessions" hidden></button>
         <div id="bankid-account" hidden>
         <h3 id="bankid-account-heading" tabindex="-1" data-i18n="bankidHeading"></h3>
         <p id="bankid-link-state"></p>
