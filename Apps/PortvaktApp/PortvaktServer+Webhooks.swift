@@ -114,31 +114,30 @@ final class WebhookRuntime: Sendable {
         return (failed, purged)
     }
 
+    /// One counter family by endpoint and `label`, in a stable order.
+    private static func renderCounter(
+        _ name: String, help: String, label: String, _ tally: Tally<EndpointLabel>, into text: inout String
+    ) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
+        for (key, count) in tally.snapshot.sorted(by: {
+            ($0.key.endpoint, $0.key.value) < ($1.key.endpoint, $1.key.value)
+        }) {
+            text += "\(name){endpoint=\"\(key.endpoint)\",\(label)=\"\(key.value)\"} \(count)\n"
+        }
+    }
+
     /// The webhook families of `/metrics`; nothing without endpoints.
     func render(store: SQLStore, now: Date, into text: inout String) throws {
         guard dispatcher != nil else { return }
-        text += """
-            # HELP portvakt_webhook_attempts_total Webhook POSTs by endpoint and result (2xx, 3xx, 4xx, 5xx, timeout, connection, tls, error), counted by this instance.
-            # TYPE portvakt_webhook_attempts_total counter
-
-            """
-        for (key, count) in attempts.snapshot.sorted(by: {
-            ($0.key.endpoint, $0.key.value) < ($1.key.endpoint, $1.key.value)
-        }) {
-            text +=
-                "portvakt_webhook_attempts_total{endpoint=\"\(key.endpoint)\",result=\"\(key.value)\"} \(count)\n"
-        }
-        text += """
-            # HELP portvakt_webhook_deliveries_total Webhook deliveries this instance ended, by endpoint and outcome (delivered, failed).
-            # TYPE portvakt_webhook_deliveries_total counter
-
-            """
-        for (key, count) in outcomes.snapshot.sorted(by: {
-            ($0.key.endpoint, $0.key.value) < ($1.key.endpoint, $1.key.value)
-        }) {
-            text +=
-                "portvakt_webhook_deliveries_total{endpoint=\"\(key.endpoint)\",outcome=\"\(key.value)\"} \(count)\n"
-        }
+        Self.renderCounter(
+            "portvakt_webhook_attempts_total",
+            help:
+                "Webhook POSTs by endpoint and result (2xx, 3xx, 4xx, 5xx, timeout, connection, tls, error), counted by this instance.",
+            label: "result", attempts, into: &text)
+        Self.renderCounter(
+            "portvakt_webhook_deliveries_total",
+            help: "Webhook deliveries this instance ended, by endpoint and outcome (delivered, failed).",
+            label: "outcome", outcomes, into: &text)
         text += """
             # HELP portvakt_webhook_attempt_duration_seconds How long webhook POSTs took, connect included.
             # TYPE portvakt_webhook_attempt_duration_seconds histogram
