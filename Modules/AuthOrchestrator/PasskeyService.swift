@@ -675,21 +675,20 @@ public struct PasskeyService: Sendable {
 
     /// Deletes one of the signed-in user's passkeys, unless it is the account's last way in. A way
     /// in less cannot be undone by the user, so it needs a recent proof of presence.
-    /// - Returns: the passkeys left, for the Signal API; nil when they could not be read (the
-    ///   removal stands).
+    /// - Returns: `allAcceptedCredentials` with the passkeys left, for the Signal API; nil when
+    ///   they could not be read (the removal stands).
     /// - Throws: `passkey.not_found`, `passkey.last_passkey`.
     @discardableResult
     public func deletePasskey(_ proof: RecentlyAuthenticated, credentialID: String, context: ClientContext)
-        throws -> [StoredPasskey]?
+        throws -> PasskeySignals?
     {
-        try deletePasskey(userID: proof.signedIn.user.id, credentialID: credentialID, context: context)
+        let user = proof.signedIn.user
+        try deletePasskey(userID: user.id, credentialID: credentialID, context: context)
+        return try? signals.acceptedCredentials(user)
     }
 
     /// `deletePasskey(_:credentialID:context:)` by user id, for the tests of its rules.
-    @discardableResult
-    func deletePasskey(userID: String, credentialID: String, context: ClientContext) throws
-        -> [StoredPasskey]?
-    {
+    func deletePasskey(userID: String, credentialID: String, context: ClientContext) throws {
         guard let id = Base64URL.decode(credentialID) else {
             throw AuthError(.passkeyNotFound, "no such passkey")
         }
@@ -708,16 +707,14 @@ public struct PasskeyService: Sendable {
                 throw AuthError(.passkeyNotFound, "no such passkey")
             }
             feed.committed(outbox)
-            return try? accounts.passkeys(userID: userID)
+            return
         }
         let record = ChangeRecord(
             auditEvent(
                 .passkeyDeleted, userID: userID, context: context, details: ["credentialId": credentialID]),
             outbox: outbox)
         switch try accounts.deletePasskeyUnlessLast(credentialID: id, userID: userID, record: record) {
-        case .deleted:
-            feed.committed(outbox)
-            return try? accounts.passkeys(userID: userID)
+        case .deleted: feed.committed(outbox)
         case .notFound: throw AuthError(.passkeyNotFound, "no such passkey")
         case .lastPasskey:
             throw AuthError(

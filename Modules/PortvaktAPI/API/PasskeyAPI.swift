@@ -192,11 +192,7 @@ public struct PasskeyAPI: Sendable {
                 try access.recentlyAuthenticated(auth.signedIn),
                 credentialID: request.pathParameters["id"] ?? "",
                 context: request.clientContext)
-            return try .json(
-                SignalsResponse(
-                    signals: left.map {
-                        SignalsView(passkeys.signals.acceptedCredentials(auth.signedIn.user, passkeys: $0))
-                    }))
+            return try .json(SignalsResponse(signals: left.map(SignalsView.init)))
         }
         let policy = passkeys.policy
         let bankID = bankIDPolicy.map(MethodsResponse.BankIDSwitches.init)
