@@ -157,7 +157,8 @@ public final class PortvaktServer: Sendable {
             coordinator: bankID?.coordinator, identities: store, accounts: store, audit: store,
             sessions: sessions, policy: Self.bankIDPolicy(configuration), clock: clock, random: random,
             recoveryTokens: enrollmentService, sandbox: reviewLogin,
-            content: Self.bankIDOrderContent(configuration, hasher: bankID?.hasher), feed: changeFeed)
+            content: Self.bankIDOrderContent(configuration, hasher: bankID?.hasher), feed: changeFeed,
+            signals: passkeys.signals)
         if let summary = configuration.idSwitchingSummary {
             // Which features exchange a BankID identification for a passkey, and why they may.
             let features = bankIDFlows.policy.idSwitchingFeatures.map(\.rawValue)
@@ -224,7 +225,7 @@ public final class PortvaktServer: Sendable {
         BankIDAPI(
             service: bankIDFlows, access: access, transport: transport,
             qrRenderer: { BankIDQRCode.svg($0) },
-            onResult: { [bankIDResults] code in bankIDResults.record(code) }, signals: passkeys.signals
+            onResult: { [bankIDResults] code in bankIDResults.record(code) }
         ).register(on: &publicRouter)
         ReviewAPI(service: reviewLogin, transport: transport).register(on: &publicRouter)
         WebPages.register(on: &publicRouter)

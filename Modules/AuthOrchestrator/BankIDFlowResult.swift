@@ -42,6 +42,9 @@ public struct BankIDFlowResult: Sendable {
     /// Recovery: the one-time enrollment token for a new passkey (`bankid.recovery_verified`),
     /// delivered once; POST /v1/passkeys/registration/initialize takes it.
     public let enrollmentToken: String?
+    /// A result that opened a session: the account's passkeys and names, for the Signal API
+    /// (nil when they could not be read: the result stands).
+    public internal(set) var signals: PasskeySignals?
 
     private init(
         _ code: BankIDOutcome, clientKind: ClientKind, user: User? = nil, session: IssuedSession? = nil,

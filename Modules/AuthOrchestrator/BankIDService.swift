@@ -33,6 +33,8 @@ public struct BankIDService: Sendable {
     let link: BankIDLinkJourney
     let sign: BankIDSignJourney
     let recovery: BankIDRecoveryJourney
+    /// Builds the Signal API data of a result that opens a session; nil leaves it out.
+    let signals: PasskeySignalBuilder?
 
     /// The longest text a step-up may ask the user to sign, in characters.
     public static let maximumSignTextLength = BankIDSignJourney.maximumTextLength
@@ -45,13 +47,17 @@ public struct BankIDService: Sendable {
     ///   - sandbox: tells the accounts that may not link an identity (`ReviewLoginService`);
     ///     nil when there are none.
     ///   - content: the texts, requirements and device data each order carries.
+    ///   - signals: builds the Signal API data of a result that opens a session (the account's
+    ///     passkeys and names), so the password manager matches the account BankID signed in to.
     public init(
         coordinator: BankIDCollectCoordinator?, identities: any BankIDIdentityStore, accounts: any UserStore,
         audit: any AuditStore, sessions: SessionService, policy: BankIDPolicy, clock: any WallClock,
         random: any RandomSource, recoveryTokens: (any BankIDRecoveryTokenIssuer)?,
-        sandbox: (any BankIDSandbox)?, content: BankIDOrderContent, feed: ChangeFeed = .off
+        sandbox: (any BankIDSandbox)?, content: BankIDOrderContent, feed: ChangeFeed = .off,
+        signals: PasskeySignalBuilder? = nil
     ) {
         self.coordinator = coordinator
+        self.signals = signals
         self.identities = identities
         self.audit = audit
         self.policy = policy
@@ -305,6 +311,11 @@ public struct BankIDService: Sendable {
         var result: BankIDFlowResult?
         if snapshot.status == .complete, let completion = snapshot.completion {
             result = try complete(flow, snapshot: snapshot, completion: completion, context: context)
+            // A sign-in or sign-up: the account's passkeys and names, read when delivered. A read
+            // that fails leaves them out; the result stands.
+            if let signals, result?.session != nil, let user = result?.user {
+                result?.signals = try? signals.acceptedCredentials(user, withDetails: true)
+            }
         } else if snapshot.status == .failed, flow.consumedAt == nil {
             try recordFailure(flow, hintCode: snapshot.hintCode, context: context)
         }

@@ -460,6 +460,34 @@ struct BankIDAPITests {
     }
 
     @Test(
+        "a BankID result that opens a session carries the account's Signal API data; the polls after it and one without a session do not",
+        arguments: TestEngine.tested
+    )
+    func resultSignals(engine: TestEngine) async throws {
+        let server = try TestServer.inProcess(engine: engine)
+        defer { server.stop() }
+        var newcomer = BankIDClient(server)
+        #expect(result(try await newcomer.run("login", as: "199001012385"))["signals"] == nil)
+
+        var signup = BankIDClient(server)
+        let started = try await signup.start("signup").jsonObject()
+        let orderID = try #require(started["orderId"] as? String)
+        try await signup.scan(try #require(started["qrData"] as? String))
+        let created = result(try await signup.final(orderID))
+        let userID = try #require((created["user"] as? [String: Any])?["id"] as? String)
+        let user = try #require(try server.server.store.user(id: userID))
+        let signals = try #require(created["signals"] as? [String: Any], "\(created)")
+        let accepted = try #require(signals["allAcceptedCredentials"] as? [String: Any])
+        #expect(accepted["rpId"] as? String == "localhost")
+        #expect(accepted["userId"] as? String == Base64URL.encode(user.userHandle))
+        #expect((accepted["allAcceptedCredentialIds"] as? [String])?.isEmpty == true, "no passkey yet")
+        let details = try #require(signals["currentUserDetails"] as? [String: Any])
+        #expect(details["displayName"] as? String == user.displayName)
+        let again = try await signup.status(orderID)
+        #expect(result(try again.jsonObject())["signals"] == nil, "bankid.result_delivered carries none")
+    }
+
+    @Test(
         "login falls back to the linked account; a person with no account gets bankid.no_account and nothing is created",
         arguments: TestEngine.tested
     )

@@ -24,8 +24,6 @@ public struct BankIDAPI: Sendable {
     let qrRenderer: (@Sendable (String) -> String?)?
     /// Told each journey's result code once, when it is delivered (for metrics).
     let onResult: @Sendable (BankIDOutcome) -> Void
-    /// The Signal API data a result that signs in carries; nil leaves it out.
-    let signals: PasskeySignalBuilder?
 
     /// The header native clients send their binding value in.
     public static let bindingHeader = "Portvakt-BankID-Binding"
@@ -35,15 +33,12 @@ public struct BankIDAPI: Sendable {
     ///   - qrRenderer: draws QR data as SVG (`qrSvg`), when available.
     ///   - onResult: receives each journey's result code (`bankid.signed_in`, …) once, when the
     ///     poll that completes it delivers it.
-    ///   - signals: builds the Signal API data of a result that opens a session (the account's
-    ///     passkeys and names), so the password manager matches the account BankID signed in to.
     public init(
         service: BankIDService, access: AccountSessionService, transport: SessionTransport,
         qrRenderer: (@Sendable (String) -> String?)? = nil,
-        onResult: @escaping @Sendable (BankIDOutcome) -> Void = { _ in }, signals: PasskeySignalBuilder? = nil
+        onResult: @escaping @Sendable (BankIDOutcome) -> Void = { _ in }
     ) {
         self.onResult = onResult
-        self.signals = signals
         self.service = service
         self.access = access
         self.transport = transport
@@ -113,13 +108,7 @@ public struct BankIDAPI: Sendable {
                 requester: try requester(request, signInRequired: false), returnNonce: request.query["nonce"],
                 context: request.clientContext)
             let language = Self.language(request.headers["accept-language"])
-            var result = status.result.map { ResultView($0) }
-            // A sign-in or sign-up: the account's passkeys and names, read when delivered. A read
-            // that fails leaves them out; the result stands.
-            if let delivered = status.result, delivered.session != nil, let user = delivered.user {
-                result?.signals = (try? signals?.acceptedCredentials(user, withDetails: true)).map(
-                    SignalsView.init)
-            }
+            let result = status.result.map { ResultView($0) }
             // Later polls of a finished journey answer bankid.result_delivered: counted once.
             if let code = status.result?.code, code != .resultDelivered { onResult(code) }
             var response = try HTTPResponse.json(
@@ -247,7 +236,7 @@ struct ResultView: Codable {
     /// Recovery: the one-time token for POST /v1/passkeys/registration/initialize.
     let enrollmentToken: String?
     /// A result that opened a session: the account's passkeys and names, for the Signal API.
-    var signals: SignalsView? = nil
+    let signals: SignalsView?
 
     init(_ result: BankIDFlowResult) {
         enrollmentToken = result.enrollmentToken
@@ -257,6 +246,7 @@ struct ResultView: Codable {
         suggestPasskey = result.suggestPasskey ? true : nil
         steppedUpUntil = result.steppedUpUntil.map(UTCTimestamp.string)
         signupAvailable = result.code == .noAccount ? result.signupAvailable : nil
+        signals = result.signals.map(SignalsView.init)
     }
 }
 
