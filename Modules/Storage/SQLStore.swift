@@ -165,7 +165,7 @@ extension SQLStore: SessionAccessStore {
     public func sessionWithOwner(tokenHash: [UInt8]) throws -> (session: Session, owner: User)? {
         // One statement, so one read transaction instead of two: a seek of the token hash's
         // index, then of the users' key for the owner (as `passkeyWithOwner` for the login).
-        try engine.read { connection in
+        try engine.pointRead { connection in
             try connection.queryFirst(StoreSQL.sessionWithOwnerSQL, [tokenHash]) { row in
                 (
                     session: try Self.session(row),
@@ -509,7 +509,7 @@ extension SQLStore: AccountStore {
 
     public func passkey(credentialID: [UInt8]) throws -> StoredPasskey? {
         // The login hot path: one seek of the primary key's index, through a cached statement.
-        try engine.read { connection in
+        try engine.pointRead { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.passkeyColumns) FROM passkeys WHERE credential_id = ?1",
                 [credentialID], Self.passkey)
@@ -519,7 +519,7 @@ extension SQLStore: AccountStore {
     public func passkeyWithOwner(credentialID: [UInt8]) throws -> (passkey: StoredPasskey, owner: User)? {
         // One statement, so one read transaction (one WAL read lock, one check of the page cache)
         // instead of two: a seek of the passkeys' key, then of the users' key for the owner.
-        try engine.read { connection in
+        try engine.pointRead { connection in
             try connection.queryFirst(StoreSQL.passkeyWithOwnerSQL, [credentialID]) { row in
                 (
                     passkey: try Self.passkey(row),
@@ -541,7 +541,7 @@ extension SQLStore: AccountStore {
     }
 
     public func credentialIDs(userID: String) throws -> [[UInt8]] {
-        try engine.read { connection in
+        try engine.pointRead { connection in
             try connection.query(
                 "SELECT credential_id FROM passkeys WHERE user_id = ?1 ORDER BY created_at, credential_id",
                 [userID]

@@ -582,6 +582,89 @@ struct SQLiteDatabaseTests {
         #expect(try store.user(id: "u1") != nil, "committed rows are visible to the next read")
     }
 
+    /// Whether `connection` refuses writes at the SQL level: 1 on a reader (`query_only`), 0 on
+    /// the writer.
+    static func queryOnly(_ connection: Connection) throws -> Int64? {
+        try connection.queryFirst("PRAGMA query_only") { try $0.int64(0) }
+    }
+
+    @Test(
+        "a point read borrows the idle writer, whose page cache survives commits, and reads the latest commit"
+    )
+    func pointReadBorrowsIdleWriter() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLStore(database: database)
+        #expect(try database.pointRead(Self.queryOnly) == 0, "the writer, which is not query_only")
+        #expect(try database.read(Self.queryOnly) == 1, "a plain read stays on a reader")
+        try store.insertUser(makeUser("u1"))
+        #expect(
+            try database.pointRead { try $0.queryFirst("SELECT id FROM users") { try $0.string(0) } } == "u1")
+    }
+
+    @Test("a point read on the borrowed writer refuses every write and hands it back as it was")
+    func pointReadRefusesWrites() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLStore(database: database)
+        let insert =
+            "INSERT INTO users (id, display_name, created_at, user_handle) VALUES (?1, ?2, ?3, randomblob(32))"
+        #expect(throws: StorageError(.readOnly, "")) {
+            try database.pointRead { try $0.execute(insert, ["u1", "One", epoch]) }
+        }
+        #expect(throws: StorageError(.readOnly, ""), "BEGIN IMMEDIATE takes the write lock") {
+            try database.pointRead { try $0.execute("BEGIN IMMEDIATE") }
+        }
+        #expect(throws: StorageError(.readOnly, ""), "raw SQL (pragmas, DDL) is never a read") {
+            try database.pointRead { try $0.exec("PRAGMA query_only = OFF") }
+        }
+        // A read transaction left open by the body is ended when the writer is handed back.
+        let leftOpen = try database.pointRead { connection -> Bool in
+            try connection.execute("BEGIN")
+            _ = try connection.queryFirst("SELECT count(*) FROM users") { try $0.int64(0) }
+            return connection.isInTransaction
+        }
+        #expect(leftOpen)
+        #expect(try database.pointRead { $0.isInTransaction } == false)
+        // Writes work as before, on the same connection, and the refused insert left nothing.
+        try store.insertUser(makeUser("u2"))
+        #expect(try store.user(id: "u1") == nil)
+        #expect(try store.user(id: "u2") != nil)
+        #expect(try database.write { try $0.execute(insert, ["u3", "Three", epoch]) } == 1)
+    }
+
+    @Test("a point read does not wait for a write that holds the writer: it runs on a reader")
+    func pointReadDuringWrite() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let store = SQLStore(database: database)
+        try store.insertUser(makeUser("u0"))
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            _ = try? database.write { connection in
+                try SQLStore.insert(makeUser("u1"), on: connection)
+                inside.signal()
+                _ = release.wait(timeout: .now() + 10)
+            }
+            finished.signal()
+        }
+        writer.start()
+        #expect(inside.wait(timeout: .now() + 10) == .success)
+        let started = Date()
+        #expect(try database.pointRead(Self.queryOnly) == 1, "on a reader while the writer is held")
+        #expect(
+            try database.pointRead { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
+                == ["u0"], "the uncommitted row is invisible")
+        #expect(Date().timeIntervalSince(started) < 2, "the point reads did not wait for the writer")
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(
+            try database.pointRead { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
+                == ["u0", "u1"])
+    }
+
     @Test("8 threads × 200 inserts from concurrent writers all land")
     func concurrentWriters() throws {
         let database = try SQLiteDatabase(path: path)

@@ -138,6 +138,15 @@ public enum StorageEngine: Sendable {
         case .postgresql(let database): try database.read { try body($0) }
         }
     }
+
+    /// `read` for a short read of a few rows by key on a request's hot path; on SQLite it may
+    /// run on the idle writer, whose page cache survives commits (`SQLiteDatabase.pointRead`).
+    func pointRead<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        switch self {
+        case .sqlite(let database): try database.pointRead { try body($0) }
+        case .postgresql(let database): try database.read { try body($0) }
+        }
+    }
 }
 
 /// What the server and the CLI do with either engine's database as a whole; both classes have

@@ -30,6 +30,9 @@ final class Connection: SQLConnection, @unchecked Sendable {
     /// What the WAL hook calls; kept here, so that it lives exactly as long as the handle that
     /// points at it.
     private var walHook: WALHook?
+    /// Set while `readingOnly` runs: statements that would write are refused, as `query_only`
+    /// refuses them on a reader (see `SQLiteDatabase.pointRead`, which borrows the writer).
+    private var refusesWrites = false
 
     /// Opens the database at `path`.
     /// - Throws: `StorageError` translated from SQLite's open result.
@@ -130,6 +133,8 @@ final class Connection: SQLConnection, @unchecked Sendable {
     /// Runs one or more SQL statements that take no parameters (pragmas, DDL, BEGIN/COMMIT).
     /// The SQL is not cached: these run rarely, and DDL would invalidate cached plans anyway.
     func exec(_ sql: String) throws(StorageError) {
+        // Raw SQL is pragmas and DDL, never a read: refused while borrowed for one.
+        guard !refusesWrites else { throw StorageError(.readOnly, "a read tried to run raw SQL") }
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(rawHandle, sql, nil, nil, &errorMessage)
         // sqlite3_exec allocates the message; free it whether or not we use it.
@@ -159,6 +164,10 @@ final class Connection: SQLConnection, @unchecked Sendable {
             statement = try prepare(sql)
             compiled = true
         }
+        if refusesWrites, sqlite3_stmt_readonly(statement.rawHandle) == 0 {
+            if compiled { statement.finalize() }
+            throw StorageError(.readOnly, "a read tried to change the database")
+        }
         statement.inUse = true
         defer {
             statement.reset()
@@ -168,6 +177,19 @@ final class Connection: SQLConnection, @unchecked Sendable {
             }
         }
         return try body(statement)
+    }
+
+    /// Runs `body` with every statement that would write refused with `.readOnly` (checked with
+    /// `sqlite3_stmt_readonly`, which counts `BEGIN` and `COMMIT` as reading but `BEGIN
+    /// IMMEDIATE` as writing), and ends any transaction `body` left open, so a connection that
+    /// writes can lend itself to a read and be handed back exactly as it was.
+    func readingOnly<T>(_ body: (Connection) throws -> T) throws -> T {
+        refusesWrites = true
+        defer {
+            refusesWrites = false
+            if isInTransaction { _ = try? execute("ROLLBACK") }
+        }
+        return try body(self)
     }
 
     /// Runs a statement that returns no rows, with `arguments` bound to `?1`, `?2`, ….

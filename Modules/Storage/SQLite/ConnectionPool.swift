@@ -41,6 +41,24 @@ final class ConnectionPool: Sendable {
         return try body(connection)
     }
 
+    /// Runs `body` with an idle connection if there is one right now; returns nil, without
+    /// waiting and without running `body`, when every connection is busy or the pool is closed.
+    ///
+    /// A caller already waiting in `withConnection` keeps precedence: the semaphore hands a
+    /// returned connection to a waiter before a try like this one can take it.
+    func withConnectionIfIdle<T>(_ body: (Connection) throws -> T) throws -> T? {
+        guard available.wait(timeout: .now()) == .success else { return nil }
+        let connection = state.withLock { state -> Connection? in
+            state.closed ? nil : state.idle.popLast()
+        }
+        guard let connection else {
+            available.signal()
+            return nil
+        }
+        defer { checkIn(connection) }
+        return try body(connection)
+    }
+
     /// Closes idle connections now and busy ones when they come back; later calls throw `.closed`.
     func close() {
         let idle = state.withLock { state -> [Connection] in
