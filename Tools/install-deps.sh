@@ -51,6 +51,8 @@ if [ "$level" = bench ]; then
   # Benchmarks/login-instructions.sh counts a login's instructions under callgrind (its
   # callgrind_control and callgrind_annotate come in the same package).
   need_tool valgrind valgrind
+  # Benchmarks/login-syscalls.sh counts a login's system calls with strace -c.
+  need_tool strace strace
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

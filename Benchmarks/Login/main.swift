@@ -65,10 +65,12 @@ var fixedLogins: Int?
 var warmupLogins = 50
 /// Where callgrind writes its profile of the fixed logins; nil runs the server natively.
 var callgrindOutput: String?
+/// Where `strace -c` writes its count of the server's system calls during the fixed logins.
+var straceOutput: String?
 let usage = """
     usage: bench-login --binary PATH [--seconds N] [--main-only] [--threads N] [--clients N[,N…]]
                        [--postgres-pid PID] [--no-postgresql | --postgresql-only]
-           bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE]
+           bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE | --strace FILE]
     The PostgreSQL runs need PORTVAKT_TEST_POSTGRES_URL (Benchmarks/login.sh starts a cluster and sets it).
 
     """
@@ -86,6 +88,7 @@ while let argument = arguments.next() {
     case "--logins": fixedLogins = arguments.next().flatMap(Int.init) ?? 0
     case "--warmup": warmupLogins = arguments.next().flatMap(Int.init) ?? -1
     case "--callgrind": callgrindOutput = arguments.next()
+    case "--strace": straceOutput = arguments.next()
     default:
         FileHandle.standardError.write(Data(usage.utf8))
         exit(2)
@@ -97,7 +100,8 @@ if !(seconds > 0 && seconds <= 3600) || !sqliteRuns && !postgreSQLRuns
     || !(1...4).contains(mainClientCounts.count)
     || mainClientCounts.contains(where: { !(1...1024).contains($0) })
     || postgreSQLRuns && fixedLogins == nil && TestPostgreSQL.url == nil
-    || fixedLogins.map({ !(1...100_000).contains($0) }) ?? (callgrindOutput != nil)
+    || fixedLogins.map({ !(1...100_000).contains($0) }) ?? (callgrindOutput != nil || straceOutput != nil)
+    || callgrindOutput != nil && straceOutput != nil
     || !(0...100_000).contains(warmupLogins)
 {
     FileHandle.standardError.write(Data(usage.utf8))
@@ -763,9 +767,10 @@ func runTool(_ command: [String]) throws {
 
 /// The fixed workload (--logins): the main run's users on SQLite, `warmup` logins, then `count`
 /// measured ones, under callgrind (collecting only around the measured logins) when `callgrind`
-/// names its output file. Returns the number of failed logins.
+/// names its output file, or with `strace -c` attached to every thread of the server around them
+/// when `strace` does. Returns the number of failed logins.
 func fixedRun(
-    binary: String, count: Int, warmup: Int, clients: Int, threads: Int?, callgrind: String?
+    binary: String, count: Int, warmup: Int, clients: Int, threads: Int?, callgrind: String?, strace: String?
 ) throws -> Int {
     let directory = try TemporaryDirectory(prefix: "portvakt-bench-login-fixed")
     let credentials = try prepare(realUsers: 10_000, filler: 0, in: directory.path).credentials
@@ -789,15 +794,43 @@ func fixedRun(
     var failed = logins(warmup, port: port, credentials: credentials, clients: clients, firstUser: 0)
     let pid = String(server.pid)
     if callgrind != nil { try runTool(["callgrind_control", "--instr=on", pid]) }
+    let tracer = try strace.map { try attachStrace(to: server.pid, output: $0) }
     failed += logins(count, port: port, credentials: credentials, clients: clients, firstUser: warmup)
     if callgrind != nil { try runTool(["callgrind_control", "--instr=off", pid]) }
+    if let tracer {
+        // SIGINT detaches strace from every thread and makes it write its table.
+        tracer.interrupt()
+        tracer.waitUntilExit()
+    }
     return failed
+}
+
+/// Starts `strace -f -c` on the server `pid` (with -f, on every thread it has and starts), and
+/// returns once strace has attached, so that it counts everything after.
+func attachStrace(to pid: Int32, output: String) throws -> Process {
+    let tracer = Process()
+    tracer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    tracer.arguments = ["strace", "-f", "-c", "-o", output, "-p", String(pid)]
+    let messages = Pipe()
+    tracer.standardError = messages
+    try tracer.run()
+    // "Process N attached with M threads" on its standard error, once all of them are.
+    var text = ""
+    let reader = messages.fileHandleForReading
+    while !text.contains(" attached") {
+        let chunk = reader.availableData
+        guard !chunk.isEmpty else {
+            throw BenchConnection.Failure(description: "strace ended before attaching: \(text)")
+        }
+        text += String(decoding: chunk, as: UTF8.self)
+    }
+    return tracer
 }
 
 if let fixedLogins {
     let failed = try fixedRun(
         binary: binary, count: fixedLogins, warmup: warmupLogins, clients: mainClients, threads: threads,
-        callgrind: callgrindOutput)
+        callgrind: callgrindOutput, strace: straceOutput)
     if failed > 0 {
         FileHandle.standardError.write(Data("bench-login: \(failed) logins failed\n".utf8))
         exit(1)
