@@ -165,7 +165,7 @@ extension SQLStore: SessionAccessStore {
     public func sessionWithOwner(tokenHash: [UInt8]) throws -> (session: Session, owner: User)? {
         // One statement, so one read transaction instead of two: a seek of the token hash's
         // index, then of the users' key for the owner (as `passkeyWithOwner` for the login).
-        try engine.pointRead { connection in
+        try engine.read { connection in
             try connection.queryFirst(StoreSQL.sessionWithOwnerSQL, [tokenHash]) { row in
                 (
                     session: try Self.session(row),
