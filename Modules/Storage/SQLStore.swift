@@ -508,7 +508,9 @@ extension SQLStore: AccountStore {
     }
 
     public func passkey(credentialID: [UInt8]) throws -> StoredPasskey? {
-        // The login hot path: one seek of the primary key's index, through a cached statement.
+        // One seek of the primary key's index, through a cached statement; its callers (the
+        // registration's duplicate check, a rename, the admin API) write next, so it reads on the
+        // writer's warm cache when it can.
         try engine.pointRead { connection in
             try connection.queryFirst(
                 "SELECT \(StoreSQL.passkeyColumns) FROM passkeys WHERE credential_id = ?1",

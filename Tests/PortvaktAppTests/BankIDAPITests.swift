@@ -135,12 +135,19 @@ struct BankIDClient {
     mutating func run(_ intent: String, as person: String = "198112289874", text: String? = nil) async throws
         -> [String: Any]
     {
+        try await complete(intent, as: person, text: text).final
+    }
+
+    /// `run`, also naming the order, for a test that polls it again.
+    mutating func complete(_ intent: String, as person: String = "198112289874", text: String? = nil)
+        async throws -> (orderID: String, final: [String: Any])
+    {
         let started = try await start(intent, text: text)
         #expect(started.status == 201, "\(started.text)")
         let object = try started.jsonObject()
         let orderID = try #require(object["orderId"] as? String)
         try await scan(try #require(object["qrData"] as? String), as: person)
-        return try await final(orderID)
+        return (orderID, try await final(orderID))
     }
 }
 
@@ -470,10 +477,8 @@ struct BankIDAPITests {
         #expect(result(try await newcomer.run("login", as: "199001012385"))["signals"] == nil)
 
         var signup = BankIDClient(server)
-        let started = try await signup.start("signup").jsonObject()
-        let orderID = try #require(started["orderId"] as? String)
-        try await signup.scan(try #require(started["qrData"] as? String))
-        let created = result(try await signup.final(orderID))
+        let (orderID, final) = try await signup.complete("signup")
+        let created = result(final)
         let userID = try #require((created["user"] as? [String: Any])?["id"] as? String)
         let user = try #require(try server.server.store.user(id: userID))
         let signals = try #require(created["signals"] as? [String: Any], "\(created)")

@@ -555,31 +555,39 @@ struct SQLiteDatabaseTests {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         let store = SQLStore(database: database)
+        try Self.whileWriting(database, inserting: "u1") { () throws in
+            let started = Date()
+            #expect(try store.userCount() == 0, "the uncommitted row is invisible")
+            #expect(try store.user(id: "u1") == nil)
+            #expect(Date().timeIntervalSince(started) < 2, "reads did not wait for the writer")
+        }
+        #expect(try store.user(id: "u1") != nil, "committed rows are visible to the next read")
+    }
+
+    /// Runs `during` while another thread holds a write transaction open that inserted user
+    /// `userID`, then lets that transaction commit and waits for it.
+    static func whileWriting(
+        _ database: SQLiteDatabase, inserting userID: String, _ during: () throws -> Void
+    ) throws {
         let inside = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         let writer = Thread {
             _ = try? database.write { connection in
-                try connection.execute(
-                    "INSERT INTO users (id, display_name, created_at, user_handle) VALUES (?1, ?2, ?3, randomblob(32))",
-                    ["u1", "One", epoch])
+                try SQLStore.insert(makeUser(userID), on: connection)
                 inside.signal()
-                // Hold the transaction open until the reads are done (bounded, so a bug cannot hang).
+                // Hold the transaction open until `during` is done (bounded, so a bug cannot hang).
                 _ = release.wait(timeout: .now() + 10)
             }
             finished.signal()
         }
         writer.start()
         #expect(inside.wait(timeout: .now() + 10) == .success)
-
-        let started = Date()
-        #expect(try store.userCount() == 0, "the uncommitted row is invisible")
-        #expect(try store.user(id: "u1") == nil)
-        #expect(Date().timeIntervalSince(started) < 2, "reads did not wait for the writer")
-
-        release.signal()
-        #expect(finished.wait(timeout: .now() + 10) == .success)
-        #expect(try store.user(id: "u1") != nil, "committed rows are visible to the next read")
+        defer {
+            release.signal()
+            #expect(finished.wait(timeout: .now() + 10) == .success)
+        }
+        try during()
     }
 
     /// Whether `connection` refuses writes at the SQL level: 1 on a reader (`query_only`), 0 on
@@ -639,27 +647,16 @@ struct SQLiteDatabaseTests {
         defer { database.close() }
         let store = SQLStore(database: database)
         try store.insertUser(makeUser("u0"))
-        let inside = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-        let writer = Thread {
-            _ = try? database.write { connection in
-                try SQLStore.insert(makeUser("u1"), on: connection)
-                inside.signal()
-                _ = release.wait(timeout: .now() + 10)
-            }
-            finished.signal()
+        try Self.whileWriting(database, inserting: "u1") { () throws in
+            let started = Date()
+            #expect(try database.pointRead(Self.queryOnly) == 1, "on a reader while the writer is held")
+            #expect(
+                try database.pointRead {
+                    try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) }
+                }
+                    == ["u0"], "the uncommitted row is invisible")
+            #expect(Date().timeIntervalSince(started) < 2, "the point reads did not wait for the writer")
         }
-        writer.start()
-        #expect(inside.wait(timeout: .now() + 10) == .success)
-        let started = Date()
-        #expect(try database.pointRead(Self.queryOnly) == 1, "on a reader while the writer is held")
-        #expect(
-            try database.pointRead { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
-                == ["u0"], "the uncommitted row is invisible")
-        #expect(Date().timeIntervalSince(started) < 2, "the point reads did not wait for the writer")
-        release.signal()
-        #expect(finished.wait(timeout: .now() + 10) == .success)
         #expect(
             try database.pointRead { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
                 == ["u0", "u1"])

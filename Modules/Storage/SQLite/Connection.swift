@@ -165,7 +165,7 @@ final class Connection: SQLConnection, @unchecked Sendable {
             compiled = true
         }
         if refusesWrites, sqlite3_stmt_readonly(statement.rawHandle) == 0 {
-            if compiled { statement.finalize() }
+            // A statement compiled just now is not cached yet: its deinit finalises it.
             throw StorageError(.readOnly, "a read tried to change the database")
         }
         statement.inUse = true

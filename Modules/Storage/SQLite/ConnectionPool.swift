@@ -29,14 +29,7 @@ final class ConnectionPool: Sendable {
     /// - Throws: `StorageError(.closed)` once the pool is closed, or whatever `body` throws.
     func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         available.wait()
-        let connection = state.withLock { state -> Connection? in
-            state.closed ? nil : state.idle.popLast()
-        }
-        guard let connection else {
-            // Pass the wake-up on, so every waiter learns the pool is closed.
-            available.signal()
-            throw StorageError(.closed, "the database is closed")
-        }
+        guard let connection = checkOut() else { throw StorageError(.closed, "the database is closed") }
         defer { checkIn(connection) }
         return try body(connection)
     }
@@ -47,14 +40,7 @@ final class ConnectionPool: Sendable {
     /// A caller already waiting in `withConnection` keeps precedence: the semaphore hands a
     /// returned connection to a waiter before a try like this one can take it.
     func withConnectionIfIdle<T>(_ body: (Connection) throws -> T) throws -> T? {
-        guard available.wait(timeout: .now()) == .success else { return nil }
-        let connection = state.withLock { state -> Connection? in
-            state.closed ? nil : state.idle.popLast()
-        }
-        guard let connection else {
-            available.signal()
-            return nil
-        }
+        guard available.wait(timeout: .now()) == .success, let connection = checkOut() else { return nil }
         defer { checkIn(connection) }
         return try body(connection)
     }
@@ -68,6 +54,16 @@ final class ConnectionPool: Sendable {
         }
         for connection in idle { connection.close() }
         available.signal()
+    }
+
+    /// Takes an idle connection once the semaphore granted one; nil when the pool is closed, after
+    /// passing the wake-up on, so every waiter learns it is.
+    private func checkOut() -> Connection? {
+        let connection = state.withLock { state -> Connection? in
+            state.closed ? nil : state.idle.popLast()
+        }
+        if connection == nil { available.signal() }
+        return connection
     }
 
     private func checkIn(_ connection: Connection) {
