@@ -40,8 +40,11 @@ final class Connection: SQLConnection, @unchecked Sendable {
         var db: OpaquePointer?
         // NOMUTEX: the pool serialises use, so SQLite's per-call mutex would be pure overhead.
         // EXRESCODE: extended codes let the wrapper tell a UNIQUE failure from a foreign-key one.
+        // The VFS batches the WAL's writes per commit (WALWriteBatching); the default one if
+        // SQLite had none to wrap.
         let rc = sqlite3_open_v2(
-            path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
+            path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+            WALWriteBatching.registered)
         // SQLite hands back a handle even when opening fails; it must be closed either way.
         handle = db
         guard rc == SQLITE_OK, db != nil else {
@@ -76,6 +79,10 @@ final class Connection: SQLConnection, @unchecked Sendable {
 
     /// Whether a transaction is open (SQLite is outside autocommit mode).
     var isInTransaction: Bool { sqlite3_get_autocommit(rawHandle) == 0 }
+
+    /// The writes SQLite made to this connection's WAL and the writes that reached the file since
+    /// the WAL was opened, or nil while it is not open (tests use it to prove frames are batched).
+    var walWriteCounts: (received: Int, issued: Int)? { WALWriteBatching.counts(of: rawHandle) }
 
     /// How many statements the cache holds now.
     var cachedStatementCount: Int { cache.count }
