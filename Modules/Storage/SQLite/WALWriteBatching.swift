@@ -47,7 +47,7 @@ enum WALWriteBatching {
         return vfsName
     }()
 
-    /// What the WAL of `connection`'s main database has received and issued since it was opened,
+    /// What the WAL of the connection `handle` has received and issued since it was opened,
     /// or nil when its WAL is not open or not batched (tests use it to prove frames are batched).
     static func counts(of handle: OpaquePointer) -> (received: Int, issued: Int)? {
         var pointer: UnsafeMutableRawPointer?
