@@ -484,10 +484,10 @@ public struct PasskeyService: Sendable {
             event: auditEvent(.passkeyLogin, userID: user.id, context: context, details: details),
             at: now)
         record.replacedSessionOutbox = feed.replacedSessionOutbox(replacingSessionID, at: now)
-        let committed = try logins.commitPasskeyLogin(record)
+        let credentialIDs = try logins.commitPasskeyLogin(record)
         // Used up by the commit, whatever its answer.
         attempt.challenge = nil
-        guard committed else {
+        guard let credentialIDs else {
             // Another finalize with the same challenge won the race, or it expired meanwhile.
             throw AuthError(
                 .challengeInvalid, "the challenge is unknown, used, expired or for another ceremony")
@@ -498,7 +498,7 @@ public struct PasskeyService: Sendable {
         used.lastUsedAt = now
         return CompletedLogin(
             user: user, passkey: used, session: session, counterRegressed: verified.counterRegressed,
-            signals: try? signals.acceptedCredentials(user, withDetails: true))
+            signals: signals.acceptedCredentials(user, credentialIDs: credentialIDs, withDetails: true))
     }
 
     /// Refuses a login whose counter went backwards (§7.2 step 22, under the reject policy), as a

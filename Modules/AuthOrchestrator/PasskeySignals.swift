@@ -114,17 +114,19 @@ public struct PasskeySignalBuilder: Sendable {
         PasskeySignals(currentUserDetails: details(user))
     }
 
-    /// `allAcceptedCredentials` from a list the caller already read, with `currentUserDetails`
-    /// when `withDetails`.
-    /// - Parameter passkeys: every passkey of `user` (a partial list would hide the others).
-    public func acceptedCredentials(_ user: User, passkeys: [StoredPasskey], withDetails: Bool = false)
+    /// `allAcceptedCredentials` from credential ids the caller already read, with
+    /// `currentUserDetails` when `withDetails`.
+    /// - Parameter credentialIDs: every passkey of `user`'s, in `credentialIDs(userID:)`'s order
+    ///   (a partial list would hide the others).
+    public func acceptedCredentials(_ user: User, credentialIDs: [[UInt8]], withDetails: Bool = false)
         -> PasskeySignals
     {
-        accepted(user, ids: passkeys.map(\.credentialID), withDetails: withDetails)
+        accepted(user, ids: credentialIDs, withDetails: withDetails)
     }
 
     /// `allAcceptedCredentials` from the store's current list, with `currentUserDetails` when
-    /// `withDetails`. Only the ids are read: this runs after every sign-in.
+    /// `withDetails`. Only the ids are read: this runs after every registration and BankID sign-in
+    /// (a passkey sign-in gets them from its commit).
     /// - Throws: `StorageError` when the list cannot be read.
     public func acceptedCredentials(_ user: User, withDetails: Bool = false) throws -> PasskeySignals {
         try accepted(user, ids: accounts.credentialIDs(userID: user.id), withDetails: withDetails)

@@ -281,12 +281,15 @@ public protocol PasskeyLoginStore: Sendable {
     /// when it was still good, records the passkey's use (as `recordPasskeyUse`), stores the
     /// session, revokes the replaced one and appends the event.
     ///
-    /// - Returns: false when the challenge was already used, has expired or is for another
-    ///   purpose: the challenge is gone and nothing else was written. Of two concurrent commits
-    ///   for one challenge exactly one returns true.
+    /// - Returns: The credential ids of the session user's passkeys as the commit left them (in
+    ///   `credentialIDs(userID:)`'s order: what the Signal API lists after the sign-in, read in
+    ///   the same transaction rather than in a read of its own after it); nil when the challenge
+    ///   was already used, has expired or is for another purpose: the challenge is gone and
+    ///   nothing else was written. Of two concurrent commits for one challenge exactly one
+    ///   returns a list.
     /// - Throws: `StorageError(.notFound)` when the passkey no longer exists, `.conflict` when
     ///   the session collides; nothing is written then (the challenge stays).
-    func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool
+    func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> [[UInt8]]?
 
     /// Records the passkey's use (as `recordPasskeyUse`), the proof of presence on those of the
     /// record's sessions that are the user's and not revoked, and the event, in one transaction.

@@ -543,12 +543,15 @@ extension SQLStore: AccountStore {
     }
 
     public func credentialIDs(userID: String) throws -> [[UInt8]] {
-        try engine.pointRead { connection in
-            try connection.query(
-                "SELECT credential_id FROM passkeys WHERE user_id = ?1 ORDER BY created_at, credential_id",
-                [userID]
-            ) { try $0.blob(0) }
-        }
+        try engine.pointRead { try Self.credentialIDs(userID: userID, on: $0) }
+    }
+
+    /// The credential ids of the user's passkeys, in `passkeys(userID:)`'s order.
+    static func credentialIDs(userID: String, on connection: any SQLConnection) throws -> [[UInt8]] {
+        try connection.query(
+            "SELECT credential_id FROM passkeys WHERE user_id = ?1 ORDER BY created_at, credential_id",
+            [userID]
+        ) { try $0.blob(0) }
     }
 
     public func passkeyCount(userID: String) throws -> Int {
@@ -794,19 +797,19 @@ enum Transports {
 }
 
 extension SQLStore: PasskeyLoginStore {
-    public func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> Bool {
+    public func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> [[UInt8]]? {
         // Encoded before taking the write lock: the writer does only SQL.
         let details = AuditDetails.encode(record.event.details)
         return try engine.write { connection in
             switch record.challenge {
             case .stored(let id):
                 guard try Self.consumeChallenge(id: id, purpose: .login, at: record.at, on: connection) != nil
-                else { return false }
+                else { return nil }
             case .sealed(let challenge, let expiresAt):
                 guard
                     try Self.useSealedChallenge(
                         challenge, expiresAt: expiresAt, at: record.at, on: connection)
-                else { return false }
+                else { return nil }
             }
             try Self.recordPasskeyUse(
                 credentialID: record.credentialID, signCount: record.signCount,
@@ -817,7 +820,9 @@ extension SQLStore: PasskeyLoginStore {
                     replaced, at: record.at, outbox: record.replacedSessionOutbox, on: connection)
             }
             _ = try Self.insert(record.event, details: details, on: connection)
-            return true
+            // A few keys of one index, on pages this transaction just read: cheaper here than a
+            // read transaction of its own after the commit (its locks, a connection from the pool).
+            return try Self.credentialIDs(userID: record.session.userID, on: connection)
         }
     }
 }

@@ -49,7 +49,11 @@ struct PasskeyLoginStoreTests {
         arguments: StoreKind.tested)
     func commits(kind: StoreKind) throws {
         let fixture = try prepared(kind)
-        #expect(try fixture.store.commitPasskeyLogin(record()))
+        try fixture.store.insertPasskey(makePasskey([0, 7], userID: "u1", createdAt: at(2)))
+        try fixture.store.createUser(makeUser("u2"), firstPasskey: makePasskey([4], userID: "u2"))
+        #expect(
+            try fixture.store.commitPasskeyLogin(record()) == [[1, 2, 3], [0, 7]],
+            "every passkey of the user's and only theirs, oldest first, for the Signal API's list")
         #expect(try fixture.store.challengeCount() == 0)
         let passkey = try #require(try fixture.store.passkey(credentialID: [1, 2, 3]))
         #expect(passkey.signCount == 9)
@@ -64,13 +68,14 @@ struct PasskeyLoginStoreTests {
     @Test("a used, expired or other-purpose challenge commits nothing", arguments: StoreKind.tested)
     func refusesStaleChallenges(kind: StoreKind) throws {
         let fixture = try prepared(kind)
-        #expect(try fixture.store.commitPasskeyLogin(record()))
-        #expect(try !fixture.store.commitPasskeyLogin(record(session: "again")), "used")
+        #expect(try fixture.store.commitPasskeyLogin(record()) != nil)
+        #expect(try fixture.store.commitPasskeyLogin(record(session: "again")) == nil, "used")
         try fixture.store.insertChallenge(makeChallenge("late"))
         #expect(
-            try !fixture.store.commitPasskeyLogin(record(challenge: "late", session: "late", at: at(300))))
+            try fixture.store.commitPasskeyLogin(record(challenge: "late", session: "late", at: at(300)))
+                == nil)
         try fixture.store.insertChallenge(makeChallenge("signup", purpose: .registration))
-        #expect(try !fixture.store.commitPasskeyLogin(record(challenge: "signup", session: "other")))
+        #expect(try fixture.store.commitPasskeyLogin(record(challenge: "signup", session: "other")) == nil)
         #expect(try fixture.store.challengeCount() == 0, "a refused challenge is used up too")
         for id in ["again", "late", "other"] { #expect(try fixture.store.session(id: id) == nil) }
         #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
@@ -92,7 +97,7 @@ struct PasskeyLoginStoreTests {
         #expect(try fixture.store.passkey(credentialID: [1, 2, 3])?.signCount == 5)
         #expect(try fixture.store.session(id: "old")?.revokedAt == nil)
         #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).isEmpty)
-        #expect(try fixture.store.commitPasskeyLogin(record()), "the challenge is still good")
+        #expect(try fixture.store.commitPasskeyLogin(record()) != nil, "the challenge is still good")
     }
 
     @Test("of eight racing commits for one challenge exactly one wins", arguments: StoreKind.tested)
@@ -103,7 +108,7 @@ struct PasskeyLoginStoreTests {
         let failures = Atomic(0)
         onThreads(8) { index in
             do {
-                if try store.commitPasskeyLogin(self.record(session: "s\(index)", replacing: nil)) {
+                if try store.commitPasskeyLogin(self.record(session: "s\(index)", replacing: nil)) != nil {
                     winners.add(1, ordering: .relaxed)
                 }
             } catch {

@@ -164,7 +164,8 @@ public struct PasskeyAPI: Sendable {
                 PasskeysResponse(
                     passkeys: list.map(PasskeyView.init),
                     signals: SignalsView(
-                        passkeys.signals.acceptedCredentials(user, passkeys: list, withDetails: true))))
+                        passkeys.signals.acceptedCredentials(
+                            user, credentialIDs: list.map(\.credentialID), withDetails: true))))
         }
         router.addSignedIn(
             .PATCH, "/v1/me/passkeys/{id}", summary: "Rename one of the signed-in user's passkeys",
