@@ -48,8 +48,9 @@ public enum StorageCopy {
         var columnList: String { columns.map(\.name).joined(separator: ", ") }
     }
 
-    /// Every data table of SQLite's schema version 15 and PostgreSQL's version 8, parents before
-    /// the tables whose foreign keys point at them (users first).
+    /// Every data table of the schema versions below (`sqliteSchemaVersion`,
+    /// `postgreSQLSchemaVersion`), parents before the tables whose foreign keys point at them
+    /// (users first).
     static let tables: [Table] = [
         Table(
             "users",
@@ -164,8 +165,8 @@ public enum StorageCopy {
     ]
 
     /// The SQLite and PostgreSQL schema versions whose tables `tables` describes.
-    static let sqliteSchemaVersion = 16
-    static let postgreSQLSchemaVersion = 9
+    static let sqliteSchemaVersion = 17
+    static let postgreSQLSchemaVersion = 10
 
     /// At most this many parameters go in one multi-row INSERT (PostgreSQL allows 65535): large
     /// enough that a million audit events take a few thousand round trips, small enough that each

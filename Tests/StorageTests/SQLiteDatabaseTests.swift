@@ -359,6 +359,11 @@ struct SQLiteDatabaseTests {
         let list = try plan(
             "SELECT name FROM passkeys WHERE user_id = ?2 AND ?1 = ?1 ORDER BY created_at, credential_id")
         #expect(list.contains("passkeys_user_id (user_id=?)"), "\(list)")
+        #expect(!list.contains("TEMP B-TREE"), "the index yields the order: \(list)")
+        let ids = try plan(
+            "SELECT credential_id FROM passkeys WHERE user_id = ?2 AND ?1 = ?1 ORDER BY created_at, credential_id"
+        )
+        #expect(ids == "SEARCH passkeys USING COVERING INDEX passkeys_user_id (user_id=?)", "\(ids)")
         let withOwner = try plan(
             "SELECT u.username FROM passkeys AS p JOIN users AS u ON u.id = p.user_id WHERE p.credential_id = ?1 AND ?2 = ?2"
         )
