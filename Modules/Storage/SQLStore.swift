@@ -820,8 +820,8 @@ extension SQLStore: PasskeyLoginStore {
                     replaced, at: record.at, outbox: record.replacedSessionOutbox, on: connection)
             }
             _ = try Self.insert(record.event, details: details, on: connection)
-            // A few keys of one index, on pages this transaction just read: cheaper here than a
-            // read transaction of its own after the commit (its locks, a connection from the pool).
+            // A range of one index that holds the ids (migration 17): cheaper here than a read
+            // transaction of its own after the commit (its locks, a connection from the pool).
             return try Self.credentialIDs(userID: record.session.userID, on: connection)
         }
     }

@@ -1,5 +1,5 @@
 import CSQLite
-import Synchronization
+import Glibc
 
 /// A VFS over SQLite's default one that hands a commit's WAL frames to the kernel in two writes
 /// instead of two per frame.
@@ -35,11 +35,12 @@ enum WALWriteBatching {
         let vfs = UnsafeMutablePointer<sqlite3_vfs>.allocate(capacity: 1)
         vfs.initialize(to: base.pointee)
         vfs.pointee.pNext = nil
-        vfs.pointee.zName = UnsafePointer(strdupStatic(vfsName))
+        // Kept for the life of the process, as the registration is.
+        vfs.pointee.zName = UnsafePointer(strdup(vfsName))
         vfs.pointee.szOsFile = Int32(BatchedFile.realOffset) + base.pointee.szOsFile
         // The wrapped VFS's own functions receive this struct instead of theirs; every field they
         // read (mxPathname, pAppData, …) is a copy of theirs. Only xOpen needs the original.
-        vfs.pointee.xOpen = { vfs, name, file, flags, outFlags in
+        vfs.pointee.xOpen = { _, name, file, flags, outFlags in
             BatchedFile.open(name: name, file: file!, flags: flags, outFlags: outFlags)
         }
         baseVFS = base
@@ -61,13 +62,6 @@ enum WALWriteBatching {
 
     /// The VFS wrapped; set once, before registration publishes ours.
     nonisolated(unsafe) fileprivate static var baseVFS: UnsafeMutablePointer<sqlite3_vfs>!
-
-    private static func strdupStatic(_ text: String) -> UnsafeMutablePointer<CChar> {
-        let bytes = Array(text.utf8CString)
-        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
-        copy.initialize(from: bytes, count: bytes.count)
-        return copy
-    }
 }
 
 /// The layout of a batched WAL file: SQLite's `sqlite3_file` (its methods pointer), the buffer,
@@ -83,7 +77,9 @@ private struct BatchedFile {
     nonisolated(unsafe) static let methods: UnsafeMutablePointer<sqlite3_io_methods> = {
         let methods = UnsafeMutablePointer<sqlite3_io_methods>.allocate(capacity: 1)
         methods.initialize(to: sqlite3_io_methods())
-        methods.pointee.iVersion = 3
+        // Version 1: no shared-memory or mapping methods, which SQLite calls on the database
+        // file and never on its WAL.
+        methods.pointee.iVersion = 1
         methods.pointee.xClose = { file in
             let rc = flushing(file!) { _ in SQLITE_OK }
             let closed = real(file!).pointee.pMethods.pointee.xClose(real(file!))
@@ -126,49 +122,6 @@ private struct BatchedFile {
         methods.pointee.xDeviceCharacteristics = { file in
             let real = real(file!)
             return real.pointee.pMethods.pointee.xDeviceCharacteristics(real)
-        }
-        // SQLite calls the shared-memory and mapping methods on the database file, never on its
-        // WAL; forwarded (after a flush) so that the wrapper is a complete file all the same.
-        methods.pointee.xShmMap = { file, region, size, extend, pointer in
-            flushing(file!) { real in
-                guard real.pointee.pMethods.pointee.iVersion >= 2 else { return SQLITE_IOERR }
-                return real.pointee.pMethods.pointee.xShmMap(real, region, size, extend, pointer)
-            }
-        }
-        methods.pointee.xShmLock = { file, offset, count, flags in
-            flushing(file!) { real in
-                guard real.pointee.pMethods.pointee.iVersion >= 2 else { return SQLITE_IOERR }
-                return real.pointee.pMethods.pointee.xShmLock(real, offset, count, flags)
-            }
-        }
-        methods.pointee.xShmBarrier = { file in
-            _ = flushing(file!) { real in
-                if real.pointee.pMethods.pointee.iVersion >= 2 {
-                    real.pointee.pMethods.pointee.xShmBarrier(real)
-                }
-                return SQLITE_OK
-            }
-        }
-        methods.pointee.xShmUnmap = { file, delete in
-            flushing(file!) { real in
-                guard real.pointee.pMethods.pointee.iVersion >= 2 else { return SQLITE_OK }
-                return real.pointee.pMethods.pointee.xShmUnmap(real, delete)
-            }
-        }
-        methods.pointee.xFetch = { file, offset, amount, pointer in
-            flushing(file!) { real in
-                guard real.pointee.pMethods.pointee.iVersion >= 3 else {
-                    pointer?.pointee = nil
-                    return SQLITE_OK
-                }
-                return real.pointee.pMethods.pointee.xFetch(real, offset, amount, pointer)
-            }
-        }
-        methods.pointee.xUnfetch = { file, offset, pointer in
-            flushing(file!) { real in
-                guard real.pointee.pMethods.pointee.iVersion >= 3 else { return SQLITE_OK }
-                return real.pointee.pMethods.pointee.xUnfetch(real, offset, pointer)
-            }
         }
         return methods
     }()
@@ -255,8 +208,9 @@ final class WALBuffer {
         let appends = count > 0 && offset == start + Int64(count)
         let deferrable: Bool
         if awaitingPage {
-            // The page of the non-committing frame whose header the buffer ends with.
-            deferrable = appends && amount >= 512
+            // The page of the non-committing frame whose header the buffer ends with (pages are
+            // 512 bytes to 64 KiB, so one always fits an emptied buffer).
+            deferrable = appends && amount >= 512 && amount <= Self.capacity
         } else if amount == Self.frameHeaderSize {
             // Bytes 4–7 of a frame header: the database size after the commit, 0 on frames that
             // do not commit.
@@ -265,26 +219,18 @@ final class WALBuffer {
         } else {
             deferrable = amount == Self.walHeaderSize && offset == 0
         }
-        if !appends, count > 0 {
+        // What the buffer holds goes first when this write does not continue it or would not fit.
+        if count > 0, !appends || count + amount > Self.capacity {
             let rc = flush(to: file)
             guard rc == SQLITE_OK else { return rc }
-        }
-        guard count + amount <= Self.capacity else {
-            // Too large to join the buffer: the buffer, then the write itself.
-            let rc = flush(to: file)
-            guard rc == SQLITE_OK else { return rc }
-            return deferrable && amount <= Self.capacity
-                ? append(data, amount, at: offset) : through(data, amount, at: offset, to: file)
         }
         if deferrable {
-            return append(data, amount, at: offset)
+            append(data, amount, at: offset)
+            return SQLITE_OK
         }
-        if count == 0 {
-            awaitingPage = false
-            return through(data, amount, at: offset, to: file)
-        }
+        if count == 0 { return through(data, amount, at: offset, to: file) }
         // Joins what the buffer holds, and all of it goes out now.
-        _ = append(data, amount, at: offset)
+        append(data, amount, at: offset)
         return flush(to: file)
     }
 
@@ -297,13 +243,12 @@ final class WALBuffer {
         return through(bytes, amount, at: start, to: file)
     }
 
-    private func append(_ data: UnsafeRawPointer, _ amount: Int, at offset: Int64) -> Int32 {
+    private func append(_ data: UnsafeRawPointer, _ amount: Int, at offset: Int64) {
         if count == 0 { start = offset }
         (bytes + count).copyMemory(from: data, byteCount: amount)
         count += amount
         // A header just buffered waits for its page; a page (or the WAL header) completes it.
         awaitingPage = amount == Self.frameHeaderSize
-        return SQLITE_OK
     }
 
     private func through(
