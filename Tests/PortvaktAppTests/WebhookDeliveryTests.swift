@@ -117,8 +117,14 @@ struct WebhookDeliveryTests {
         let entries = try Self.emit(server, [.userDeleted(userID: "usr_1", at: server.clock.now())])
         let entry = try #require(entries.first)
         #expect(receiver.wait(for: 1), "the first attempt arrives")
-        // The retry is due a second or so later on the server's (fixed) clock.
-        let pending = try admin.object("GET", "/admin/v1/webhooks/deliveries?state=pending")
+        // The retry is due a second or so later on the server's (fixed) clock. The sender records
+        // the attempt after the receiver has answered it, so the listing may lag the receiver.
+        var pending: [String: Any] = [:]
+        for _ in 0..<100 {
+            pending = try admin.object("GET", "/admin/v1/webhooks/deliveries?state=pending")
+            if (pending["deliveries"] as? [[String: Any]])?.first?["attempts"] as? Int == 1 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         let listed = try #require((pending["deliveries"] as? [[String: Any]])?.first)
         #expect(listed["attempts"] as? Int == 1 && listed["lastStatus"] as? Int == 500)
         #expect(listed["lastError"] as? String == "status_5xx" && listed["eventId"] as? String == entry.id)
