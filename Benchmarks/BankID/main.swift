@@ -1,7 +1,7 @@
-// BankID benchmark: animated QR codes generated per second (one thread), and the upstream /collect
-// calls per order when 50 pollers poll one order as fast as they like for BENCH_SECONDS, through the
-// real coordinator, libcurl transport and SQLite store against the in-process BankID simulator over
-// mutual TLS. Prints name=value:unit pairs for Benchmarks/record.py.
+// BankID benchmark: animated QR codes generated per second (one thread), as data and drawn as SVG,
+// and the upstream /collect calls per order when 50 pollers poll one order as fast as they like for
+// BENCH_SECONDS, through the real coordinator, libcurl transport and SQLite store against the
+// in-process BankID simulator over mutual TLS. Prints name=value:unit pairs for Benchmarks/record.py.
 import BankIDCore
 import BankIDSimulator
 import CryptoCore
@@ -23,6 +23,17 @@ let qrRate = Benchmarking.rate(seconds: 1) {
         token: "67df3917-fa0d-44e5-b327-edcc928297f8", secret: secret, startedAt: start,
         now: start.addingTimeInterval(Double(elapsed % 30))
     ).isEmpty
+}
+
+// The same codes drawn as the status endpoint's SVG (libqrencode's encoding, then the SVG text):
+// what every poll of a QR order costs beyond the HMAC.
+var drawn = 0
+let svgRate = Benchmarking.rate(seconds: 1) {
+    drawn &+= 1
+    let data = BankIDQRCode.data(
+        token: "67df3917-fa0d-44e5-b327-edcc928297f8", secret: secret, startedAt: start,
+        now: start.addingTimeInterval(Double(drawn % 30)))
+    return BankIDQRCode.svg(data) != nil
 }
 
 /// Polls one order from `pollers` tasks until `deadline`; returns how many polls were answered.
@@ -89,6 +100,7 @@ let intervals = duration / coordinator.timing.pollInterval
 print(
     [
         "bankid_qr_codes_per_s=\(Int(qrRate)):codes/s",
+        "bankid_qr_svg_per_s=\(Int(svgRate)):codes/s",
         "bankid_collect_pollers=\(pollers):pollers",
         "bankid_polls_served_per_s=\(Int(Double(polls) / duration)):polls/s",
         "bankid_upstream_collects_per_order=\(collects):collects",

@@ -30,25 +30,66 @@ public struct QRCodeMatrix: Sendable, Equatable {
     /// turn it into a code the BankID app cannot read). Scale it with CSS; it has no fixed size.
     public var svg: String {
         let side = width + 2 * Self.quietZone
-        var path = ""
-        path.reserveCapacity(modules.count * 4)
-        for row in 0..<width {
-            var column = 0
-            while column < width {
-                guard self[row, column] else {
-                    column += 1
-                    continue
+        // Built as bytes: a code has a few hundred runs, and a status poll draws a new one every
+        // second for every pending order, so formatting each run with string interpolation was
+        // a third of the drawing's cost.
+        var text = ASCIIText(capacity: 320 + modules.count * 4)
+        text.append(#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 "#)
+        text.append(side)
+        text.append(" ")
+        text.append(side)
+        text.append(#"" shape-rendering="crispEdges" role="img" aria-label="BankID QR code"><rect width=""#)
+        text.append(side)
+        text.append(#"" height=""#)
+        text.append(side)
+        text.append(##"" fill="#ffffff"/><path fill="#000000" d=""##)
+        modules.withUnsafeBufferPointer { modules in
+            for row in 0..<width {
+                let first = row * width
+                var column = 0
+                while column < width {
+                    guard modules[first + column] else {
+                        column += 1
+                        continue
+                    }
+                    // One horizontal run per stretch of dark modules keeps the path short.
+                    var run = 1
+                    while column + run < width, modules[first + column + run] { run += 1 }
+                    text.append("M")
+                    text.append(column + Self.quietZone)
+                    text.append(" ")
+                    text.append(row + Self.quietZone)
+                    text.append("h")
+                    text.append(run)
+                    text.append("v1h-")
+                    text.append(run)
+                    text.append("z")
+                    column += run
                 }
-                // One horizontal run per stretch of dark modules keeps the path short.
-                var run = 1
-                while column + run < width, self[row, column + run] { run += 1 }
-                path += "M\(column + Self.quietZone) \(row + Self.quietZone)h\(run)v1h-\(run)z"
-                column += run
             }
         }
-        return
-            #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \#(side) \#(side)" shape-rendering="crispEdges" role="img" aria-label="BankID QR code">"#
-            + ##"<rect width="\##(side)" height="\##(side)" fill="#ffffff"/><path fill="#000000" d="\##(path)"/></svg>"##
+        text.append(#""/></svg>"#)
+        return text.string
+    }
+}
+
+/// ASCII text appended to as bytes (a value, so no access to it is checked at run time).
+private struct ASCIIText {
+    private var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// A number below 1,000 in decimal: a side is at most 177 + 8 modules.
+    mutating func append(_ number: Int) {
+        if number >= 100 { bytes.append(UInt8(ascii: "0") + UInt8(number / 100)) }
+        if number >= 10 { bytes.append(UInt8(ascii: "0") + UInt8(number / 10 % 10)) }
+        bytes.append(UInt8(ascii: "0") + UInt8(number % 10))
     }
 }
 
