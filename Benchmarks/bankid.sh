@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# BankID benchmark (see Benchmarks/BankID/main.swift): QR codes per second, and upstream collects per
-# order under 50 concurrent pollers against the in-process simulator over mutual TLS.
+# BankID benchmark (see Benchmarks/BankID/main.swift): QR codes per second (as data and as SVG),
+# and upstream collects per order under 50 concurrent pollers against the in-process simulator
+# over mutual TLS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck disable=SC2046
