@@ -12,14 +12,16 @@
 //            login, the PostgreSQL cluster's (--postgres-pid: the postmaster's process tree).
 //   small:   1,000 stored passkeys, 8 clients                      → p50, p99
 //   large:   1,000,000 stored passkeys (the same 1,000 real users plus filler), 8 clients
-// The small/large pair shows how latency grows with the credential table (target: under 1.5x).
+// The small/large pair shows how latency grows with the credential table (target: p50 under
+// 1.2x); the two servers are measured in 5 alternating windows, the medians of the windows.
 //   slow BankID: 1,000 users, 8 clients, on a quiet server and on one whose BankID simulator
 //            answers every call after 10 s while 200 pending orders are polled every 2 s (100
 //            polls a second, spread evenly), in 5 alternating windows; the median of each side's
 //            window p99s (target: within 1.2x: BankID never holds the threads that serve logins)
 //   slow webhook: 1,000 users, 8 clients, about 20 webhook events a second (logins that replace
-//            the session they came with), measured with a receiver that answers at once and then
-//            with one that never answers (target: p99 within 1.2x: delivery never holds a request)
+//            the session they came with), on a server whose receiver answers at once and on one
+//            whose receiver never answers, in 5 alternating windows; the median of each side's
+//            window p99s (target: p99 within 1.2x: delivery never holds a request)
 //
 // Usage: bench-login --binary PATH [--seconds N] [--main-only | --sides-only] [--threads N] [--clients N[,N…]]
 //                    [--postgres-pid PID] [--no-postgresql | --postgresql-only]
@@ -473,6 +475,43 @@ func run(realUsers: Int, filler: Int, clients: Int, seconds: Double, threads: In
         seedSeconds: seedSeconds)
 }
 
+/// Passkey login latency as the credential table grows: two servers with the same 1,000 real users,
+/// one with no other passkey and one with 999,000 filler passkeys besides, measured with 8
+/// clients in `rounds` alternating windows (for the reason `slowBankIDRun` gives). Returns each
+/// server's per-window (p50, p99) in µs, in round order.
+func growthRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
+    small: [(p50: Double, p99: Double)], large: [(p50: Double, p99: Double)]
+) {
+    func server(filler: Int) throws -> (RunningServer, [SoftwareCredential]) {
+        let directory = try TemporaryDirectory(prefix: "portvakt-bench-login")
+        let credentials = try prepare(realUsers: 1_000, filler: filler, in: directory.path).credentials
+        let port = freePort()
+        let process = try startServer(port: port, directory: directory.path, threads: threads)
+        return (RunningServer(process: process, port: port, directory: directory), credentials)
+    }
+    // Each server stops before its directory goes.
+    let (small, smallCredentials) = try server(filler: 0)
+    defer { stop(small.process) }
+    let (large, largeCredentials) = try server(filler: 999_000)
+    defer { stop(large.process) }
+    func window(_ server: RunningServer, _ credentials: [SoftwareCredential], _ seconds: Double) -> (
+        p50: Double, p99: Double
+    ) {
+        let latencies = measure(ports: [server.port], credentials: credentials, clients: 8, seconds: seconds)
+            .1
+        return (percentile(latencies, 0.5), percentile(latencies, 0.99))
+    }
+    _ = window(small, smallCredentials, 1)
+    _ = window(large, largeCredentials, 1)
+    var smallWindows: [(p50: Double, p99: Double)] = []
+    var largeWindows: [(p50: Double, p99: Double)] = []
+    for _ in 0..<rounds {
+        smallWindows.append(window(small, smallCredentials, seconds / Double(rounds)))
+        largeWindows.append(window(large, largeCredentials, seconds / Double(rounds)))
+    }
+    return (smallWindows, largeWindows)
+}
+
 /// The main run on PostgreSQL: a fresh database seeded through the store, `instances` servers on
 /// it (each with a data directory of its own), the clients spread over them.
 func postgreSQLRun(
@@ -684,64 +723,100 @@ final class WebhookReceiver: @unchecked Sendable {
     }
 }
 
-/// Passkey login latency beside webhook deliveries: on one server (1,000 users, 8 clients), a
-/// side loop makes about 20 events a second (a login that replaces the session it came with ends
-/// that session: `session.revoked`), first with a receiver that answers at once, then with one
-/// that hangs. Returns (healthy, hanging) sorted latencies and the events still pending at the
-/// end of the hanging run (proof it hung).
-func slowWebhookRun(seconds: Double, threads: Int?) throws -> ([Double], [Double], pendingWhileHanging: Int) {
-    func one(hanging: Bool) throws -> (latencies: [Double], pending: Int) {
-        let receiver = try WebhookReceiver(hanging: hanging)
-        let directory = try TemporaryDirectory(prefix: "portvakt-bench-webhooks")
-        let credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path).credentials
-        let port = freePort()
-        let server = try startServer(
-            port: port, directory: directory.path, threads: threads, webhook: receiver)
-        defer { stop(server) }
-        let stop = Atomic<Bool>(false)
+/// Passkey login latency beside webhook deliveries, as the medians over `rounds` rounds of the
+/// p99 of 8 clients' logins on two servers of 1,000 users each, measured in alternating windows
+/// (for the reason `slowBankIDRun` gives): one whose receiver answers at once and one whose
+/// receiver hangs. On each, a side loop makes about 20 events a second (a login that replaces the
+/// session it came with ends that session: `session.revoked`), running only in its server's
+/// windows. Returns (healthy, hanging) per-window p99s in µs and the events still pending at the
+/// hanging server at the end (proof it hung).
+func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
+    healthy: [Double], hanging: [Double], pendingWhileHanging: Int
+) {
+    /// One server with its receiver and its side loop, which makes events while `active`.
+    final class Side: @unchecked Sendable {
+        let receiver: WebhookReceiver
+        let directory: TemporaryDirectory
+        let credentials: [SoftwareCredential]
+        let port: Int
+        let server: PortvaktProcess
+        let active = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
         let made = Atomic<Int>(0)
-        let side = DispatchGroup()
-        side.enter()
-        Thread {
-            defer { side.leave() }
-            let connection = BenchConnection(port: port)
-            let authenticator = SoftwareAuthenticator()
-            var token: String?
-            var index = 0
-            while !stop.load(ordering: .relaxed) {
-                let began = DispatchTime.now().uptimeNanoseconds
-                let credential = credentials[(credentials.count - 1) - index % 100]
-                index += 1
-                if let issued = try? signIn(
-                    connection, origin: "http://localhost:\(port)", credential: credential,
-                    authenticator: authenticator, replacing: token)
-                {
-                    if token != nil { made.add(1, ordering: .relaxed) }
-                    token = issued
+        let loop = DispatchGroup()
+
+        init(hanging: Bool, threads: Int?) throws {
+            receiver = try WebhookReceiver(hanging: hanging)
+            directory = try TemporaryDirectory(prefix: "portvakt-bench-webhooks")
+            credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path).credentials
+            port = freePort()
+            server = try startServer(
+                port: port, directory: directory.path, threads: threads, webhook: receiver)
+            loop.enter()
+            Thread { [self] in
+                defer { loop.leave() }
+                let connection = BenchConnection(port: port)
+                let authenticator = SoftwareAuthenticator()
+                var token: String?
+                var index = 0
+                while !finished.load(ordering: .relaxed) {
+                    let began = DispatchTime.now().uptimeNanoseconds
+                    if active.load(ordering: .relaxed) {
+                        let credential = credentials[(credentials.count - 1) - index % 100]
+                        index += 1
+                        if let issued = try? signIn(
+                            connection, origin: "http://localhost:\(port)", credential: credential,
+                            authenticator: authenticator, replacing: token)
+                        {
+                            if token != nil { made.add(1, ordering: .relaxed) }
+                            token = issued
+                        }
+                    }
+                    let spent = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+                    if spent < 0.05 { usleep(UInt32((0.05 - spent) * 1e6)) }
                 }
-                let spent = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
-                if spent < 0.05 { usleep(UInt32((0.05 - spent) * 1e6)) }
-            }
-        }.start()
-        usleep(1_000_000)
-        _ = measure(ports: [port], credentials: Array(credentials.prefix(900)), clients: 8, seconds: 1)
-        let latencies = measure(
-            ports: [port], credentials: Array(credentials.prefix(900)), clients: 8, seconds: seconds
-        ).1
-        stop.store(true, ordering: .relaxed)
-        side.wait()
-        let pending = try pendingDeliveries(in: directory.path + "/portvakt.sqlite")
-        guard made.load(ordering: .relaxed) > Int(seconds * 10) else {
-            throw BenchConnection.Failure(description: "the side loop made too few events")
+            }.start()
         }
-        if !hanging, receiver.received.value.load(ordering: .relaxed) == 0 {
-            throw BenchConnection.Failure(description: "the healthy receiver got no delivery")
+
+        /// The p99 of 8 clients' logins (not the side loop's users) over `seconds`, the loop on.
+        func window(seconds: Double) -> Double {
+            active.store(true, ordering: .relaxed)
+            defer { active.store(false, ordering: .relaxed) }
+            return percentile(
+                measure(
+                    ports: [port], credentials: Array(credentials.prefix(900)), clients: 8, seconds: seconds
+                ).1,
+                0.99)
         }
-        return (latencies, pending)
+
+        /// Stops the loop and the server; the directory goes with the object.
+        func close() {
+            finished.store(true, ordering: .relaxed)
+            loop.wait()
+            stop(server)
+        }
     }
-    let healthy = try one(hanging: false)
-    let hanging = try one(hanging: true)
-    return (healthy.latencies, hanging.latencies, hanging.pending)
+    let healthy = try Side(hanging: false, threads: threads)
+    defer { healthy.close() }
+    let hanging = try Side(hanging: true, threads: threads)
+    defer { hanging.close() }
+    _ = healthy.window(seconds: 1)
+    _ = hanging.window(seconds: 1)
+    let window = seconds / Double(rounds)
+    var healthyP99: [Double] = []
+    var hangingP99: [Double] = []
+    for _ in 0..<rounds {
+        healthyP99.append(healthy.window(seconds: window))
+        hangingP99.append(hanging.window(seconds: window))
+    }
+    let pending = try pendingDeliveries(in: hanging.directory.path + "/portvakt.sqlite")
+    guard healthy.made.load(ordering: .relaxed) > Int(seconds * 10),
+        hanging.made.load(ordering: .relaxed) > Int(seconds * 10)
+    else { throw BenchConnection.Failure(description: "a side loop made too few events") }
+    if healthy.receiver.received.value.load(ordering: .relaxed) == 0 {
+        throw BenchConnection.Failure(description: "the healthy receiver got no delivery")
+    }
+    return (healthyP99, hangingP99, pending)
 }
 
 /// How many webhook deliveries are still pending in the SQLite file at `path` (read by its own
@@ -961,25 +1036,26 @@ if postgreSQLRuns {
     }
 }
 if sqliteRuns, !mainOnly {
-    let small = try run(realUsers: 1_000, filler: 0, clients: 8, seconds: seconds, threads: threads).latencies
-    let large = try run(realUsers: 1_000, filler: 999_000, clients: 8, seconds: seconds, threads: threads)
-        .latencies
+    let growth = try growthRun(seconds: seconds, threads: threads)
+    let (smallP50, smallP99) = (median(growth.small.map(\.p50)), median(growth.small.map(\.p99)))
+    let (largeP50, largeP99) = (median(growth.large.map(\.p50)), median(growth.large.map(\.p99)))
     let (quiet, busy) = try slowBankIDRun(seconds: seconds, threads: threads)
     let (quietP99, busyP99) = (median(quiet), median(busy))
     let (healthy, hanging, pending) = try slowWebhookRun(seconds: seconds, threads: threads)
+    let (healthyP99, hangingP99) = (median(healthy), median(hanging))
     figures += [
-        "login.p50_1k_passkeys=\(milliseconds(percentile(small, 0.5))):ms",
-        "login.p50_1m_passkeys=\(milliseconds(percentile(large, 0.5))):ms",
-        "login.p99_1k_passkeys=\(milliseconds(percentile(small, 0.99))):ms",
-        "login.p99_1m_passkeys=\(milliseconds(percentile(large, 0.99))):ms",
+        "login.p50_1k_passkeys=\(milliseconds(smallP50)):ms",
+        "login.p50_1m_passkeys=\(milliseconds(largeP50)):ms",
+        "login.p99_1k_passkeys=\(milliseconds(smallP99)):ms",
+        "login.p99_1m_passkeys=\(milliseconds(largeP99)):ms",
         "login.p99_bankid_idle=\(milliseconds(quietP99)):ms",
         "login.p99_bankid_slow_200_orders=\(milliseconds(busyP99)):ms",
         "login.p99_growth_slow_bankid=\(String(format: "%.2f", busyP99 / max(quietP99, 1))):x",
-        "login.p99_webhook_healthy=\(milliseconds(percentile(healthy, 0.99))):ms",
-        "login.p99_webhook_hanging=\(milliseconds(percentile(hanging, 0.99))):ms",
-        "login.p99_growth_hanging_webhook=\(String(format: "%.2f", percentile(hanging, 0.99) / max(percentile(healthy, 0.99), 1))):x",
+        "login.p99_webhook_healthy=\(milliseconds(healthyP99)):ms",
+        "login.p99_webhook_hanging=\(milliseconds(hangingP99)):ms",
+        "login.p99_growth_hanging_webhook=\(String(format: "%.2f", hangingP99 / max(healthyP99, 1))):x",
         "login.webhook_pending_while_hanging=\(pending):deliveries",
-        "login.p50_growth_1k_to_1m=\(String(format: "%.2f", percentile(large, 0.5) / max(percentile(small, 0.5), 1))):x",
+        "login.p50_growth_1k_to_1m=\(String(format: "%.2f", largeP50 / max(smallP50, 1))):x",
     ]
 }
 print(figures.joined(separator: " "))
