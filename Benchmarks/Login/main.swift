@@ -50,7 +50,7 @@ import TestSupport
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var binary = ".build/release/portvakt"
 var seconds = 10.0
-/// Only the main run (for profiling); the 1k/1M comparison is skipped.
+/// Only the main runs (for profiling); the side comparisons are skipped.
 var mainOnly = false
 /// Only the side comparisons (1k/1M passkeys, slow BankID, hanging webhook receiver), for
 /// repeating them: the main runs and PostgreSQL's are skipped.
@@ -85,7 +85,10 @@ while let argument = arguments.next() {
     case "--binary": binary = arguments.next() ?? binary
     case "--seconds": seconds = arguments.next().flatMap(Double.init) ?? seconds
     case "--main-only": mainOnly = true
-    case "--sides-only": sidesOnly = true
+    case "--sides-only":
+        // The PostgreSQL runs are main runs.
+        sidesOnly = true
+        postgreSQLRuns = false
     case "--threads": threads = arguments.next().flatMap(Int.init)
     case "--clients":
         mainClientCounts = arguments.next()?.split(separator: ",").map { Int($0) ?? 0 } ?? []
@@ -104,7 +107,6 @@ while let argument = arguments.next() {
 // Every run is bounded in time and clients; an engine asked for must run, not be skipped for
 // want of a server.
 if !(seconds > 0 && seconds <= 3600) || !sqliteRuns && !postgreSQLRuns || mainOnly && sidesOnly
-    || sidesOnly && (postgreSQLRuns || !sqliteRuns)
     || !(1...4).contains(mainClientCounts.count)
     || mainClientCounts.contains(where: { !(1...1024).contains($0) })
     || postgreSQLRuns && fixedLogins == nil && TestPostgreSQL.url == nil
@@ -460,55 +462,79 @@ func stop(_ server: PortvaktProcess) {
     server.wait()
 }
 
-/// One full run on a fresh database: prepare, serve, warm up, measure, stop.
-func run(realUsers: Int, filler: Int, clients: Int, seconds: Double, threads: Int?) throws -> RunFigures {
-    let directory = try TemporaryDirectory(prefix: "portvakt-bench-login")
+/// Stops a server before its data directory goes.
+func stop(_ server: RunningServer) {
+    withExtendedLifetime(server.directory) { stop(server.process) }
+}
+
+/// A server on a fresh SQLite data directory seeded with `realUsers` (and `filler` passkeys of
+/// nobody's), sending its events to `webhook` when given.
+func startSQLiteServer(
+    realUsers: Int, filler: Int = 0, prefix: String = "portvakt-bench-login", threads: Int?,
+    webhook: WebhookReceiver? = nil
+) throws -> (server: RunningServer, credentials: [SoftwareCredential], seedSeconds: Double) {
+    let directory = try TemporaryDirectory(prefix: prefix)
     let (credentials, seedSeconds) = try prepare(realUsers: realUsers, filler: filler, in: directory.path)
     let port = freePort()
-    let server = RunningServer(
-        process: try startServer(port: port, directory: directory.path, threads: threads), port: port,
-        directory: directory)
-    // Stopped before its directory goes.
-    defer { stop(server.process) }
+    let process = try startServer(port: port, directory: directory.path, threads: threads, webhook: webhook)
+    return (RunningServer(process: process, port: port, directory: directory), credentials, seedSeconds)
+}
+
+/// One full run on a fresh database: prepare, serve, warm up, measure, stop.
+func run(realUsers: Int, clients: Int, seconds: Double, threads: Int?) throws -> RunFigures {
+    let (server, credentials, seedSeconds) = try startSQLiteServer(realUsers: realUsers, threads: threads)
+    defer { stop(server) }
     return measure(
         [server], credentials: credentials, clients: clients, seconds: seconds, postmaster: nil,
         seedSeconds: seedSeconds)
 }
 
+/// The clients of every side comparison (1k/1M passkeys, slow BankID, hanging webhook receiver).
+let sideClients = 8
+
+/// The latencies (µs, sorted) of `sideClients` clients logging in on `server` for `seconds`.
+func sideWindow(_ server: RunningServer, _ credentials: [SoftwareCredential], seconds: Double) -> [Double] {
+    measure(ports: [server.port], credentials: credentials, clients: sideClients, seconds: seconds).1
+}
+
+/// Measures two sides in `rounds` alternating windows, `first` then `second` in each round, and
+/// returns each side's results in round order. Every side comparison runs its two servers this
+/// way: on 2 shared cores a p99 moves by a third from one window to the next, so sides measured
+/// one after the other measure that drift; alternating lets both see the same machine.
+func alternating<T>(rounds: Int, _ first: () throws -> T, _ second: () throws -> T) rethrows -> (
+    first: [T], second: [T]
+) {
+    var results: (first: [T], second: [T]) = ([], [])
+    for _ in 0..<rounds {
+        results.first.append(try first())
+        results.second.append(try second())
+    }
+    return results
+}
+
 /// Passkey login latency as the credential table grows: two servers with the same 1,000 real users,
-/// one with no other passkey and one with 999,000 filler passkeys besides, measured with 8
-/// clients in `rounds` alternating windows (for the reason `slowBankIDRun` gives). Returns each
-/// server's per-window (p50, p99) in µs, in round order.
+/// one with no other passkey and one with 999,000 filler passkeys besides, measured in `rounds`
+/// alternating windows. Returns each server's per-window (p50, p99) in µs, in round order.
 func growthRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
     small: [(p50: Double, p99: Double)], large: [(p50: Double, p99: Double)]
 ) {
-    func server(filler: Int) throws -> (RunningServer, [SoftwareCredential]) {
-        let directory = try TemporaryDirectory(prefix: "portvakt-bench-login")
-        let credentials = try prepare(realUsers: 1_000, filler: filler, in: directory.path).credentials
-        let port = freePort()
-        let process = try startServer(port: port, directory: directory.path, threads: threads)
-        return (RunningServer(process: process, port: port, directory: directory), credentials)
-    }
-    // Each server stops before its directory goes.
-    let (small, smallCredentials) = try server(filler: 0)
-    defer { stop(small.process) }
-    let (large, largeCredentials) = try server(filler: 999_000)
-    defer { stop(large.process) }
+    let (small, smallCredentials, _) = try startSQLiteServer(realUsers: 1_000, threads: threads)
+    defer { stop(small) }
+    let (large, largeCredentials, _) = try startSQLiteServer(
+        realUsers: 1_000, filler: 999_000, threads: threads)
+    defer { stop(large) }
     func window(_ server: RunningServer, _ credentials: [SoftwareCredential], _ seconds: Double) -> (
         p50: Double, p99: Double
     ) {
-        let latencies = measure(ports: [server.port], credentials: credentials, clients: 8, seconds: seconds)
-            .1
+        let latencies = sideWindow(server, credentials, seconds: seconds)
         return (percentile(latencies, 0.5), percentile(latencies, 0.99))
     }
     _ = window(small, smallCredentials, 1)
     _ = window(large, largeCredentials, 1)
-    var smallWindows: [(p50: Double, p99: Double)] = []
-    var largeWindows: [(p50: Double, p99: Double)] = []
-    for _ in 0..<rounds {
-        smallWindows.append(window(small, smallCredentials, seconds / Double(rounds)))
-        largeWindows.append(window(large, largeCredentials, seconds / Double(rounds)))
-    }
+    let windowSeconds = seconds / Double(rounds)
+    let (smallWindows, largeWindows) = alternating(
+        rounds: rounds, { window(small, smallCredentials, windowSeconds) },
+        { window(large, largeCredentials, windowSeconds) })
     return (smallWindows, largeWindows)
 }
 
@@ -544,30 +570,19 @@ func postgreSQLRun(
 /// one (no BankID order), and one whose simulator answers every call after 10 s while 200 pending
 /// orders are polled, each about every 2 s. The pollers run only in the loaded server's windows
 /// (its collects stay in flight throughout), so the quiet windows see a machine without the poll
-/// load and each round's two windows see the same machine: on 2 shared cores a p99 moves by a
-/// third from one window to the next, and measuring the two sides one after the other measured
-/// that drift, not BankID. Returns (quiet, loaded) per-window p99s in µs, in round order.
+/// load. Returns (quiet, loaded) per-window p99s in µs, in round order.
 func slowBankIDRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
     quiet: [Double], loaded: [Double]
 ) {
-    func server(_ prefix: String) throws -> (
-        PortvaktProcess, port: Int, [SoftwareCredential], TemporaryDirectory
-    ) {
-        let directory = try TemporaryDirectory(prefix: prefix)
-        let credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path).credentials
-        let port = freePort()
-        return (
-            try startServer(port: port, directory: directory.path, threads: threads), port, credentials,
-            directory
-        )
-    }
-    // Each server stops before its directory goes.
-    let (quietServer, quietPort, quietCredentials, quietDirectory) = try server("portvakt-bench-bankid-quiet")
-    defer { withExtendedLifetime(quietDirectory) { stop(quietServer) } }
-    let (loadedServer, port, credentials, loadedDirectory) = try server("portvakt-bench-bankid-load")
-    defer { withExtendedLifetime(loadedDirectory) { stop(loadedServer) } }
-    _ = measure(ports: [quietPort], credentials: quietCredentials, clients: 8, seconds: 1)
-    _ = measure(ports: [port], credentials: credentials, clients: 8, seconds: 1)
+    let (quiet, quietCredentials, _) = try startSQLiteServer(
+        realUsers: 1_000, prefix: "portvakt-bench-bankid-quiet", threads: threads)
+    defer { stop(quiet) }
+    let (loaded, credentials, _) = try startSQLiteServer(
+        realUsers: 1_000, prefix: "portvakt-bench-bankid-load", threads: threads)
+    defer { stop(loaded) }
+    let port = loaded.port
+    _ = sideWindow(quiet, quietCredentials, seconds: 1)
+    _ = sideWindow(loaded, credentials, seconds: 1)
 
     // 200 orders for another device, started while BankID is quick; each keeps its binding.
     let starter = BenchConnection(port: port)
@@ -636,24 +651,23 @@ func slowBankIDRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
     }
     usleep(2_500_000)  // the first collects are under way and slow
     let window = seconds / Double(rounds)
-    var quiet: [Double] = []
-    var loaded: [Double] = []
-    for _ in 0..<rounds {
-        polling.store(false, ordering: .relaxed)
-        quiet.append(
-            percentile(
-                measure(ports: [quietPort], credentials: quietCredentials, clients: 8, seconds: window).1,
-                0.99))
-        polling.store(true, ordering: .relaxed)
-        let before = polls.load(ordering: .relaxed)
-        loaded.append(
-            percentile(measure(ports: [port], credentials: credentials, clients: 8, seconds: window).1, 0.99))
-        // The load must have been there: about 100 answered polls a second.
-        guard polls.load(ordering: .relaxed) - before > Int(window * 50) else {
-            throw BenchConnection.Failure(description: "the pollers made too few polls")
-        }
-    }
-    return (quiet, loaded)
+    let (quietP99, loadedP99) = try alternating(
+        rounds: rounds,
+        {
+            polling.store(false, ordering: .relaxed)
+            return percentile(sideWindow(quiet, quietCredentials, seconds: window), 0.99)
+        },
+        {
+            polling.store(true, ordering: .relaxed)
+            let before = polls.load(ordering: .relaxed)
+            let p99 = percentile(sideWindow(loaded, credentials, seconds: window), 0.99)
+            // The load must have been there: about 100 answered polls a second.
+            guard polls.load(ordering: .relaxed) - before > Int(window * 50) else {
+                throw BenchConnection.Failure(description: "the pollers made too few polls")
+            }
+            return p99
+        })
+    return (quietP99, loadedP99)
 }
 
 /// The median of `values` (the mean of the middle two when their count is even).
@@ -724,9 +738,8 @@ final class WebhookReceiver: @unchecked Sendable {
 }
 
 /// Passkey login latency beside webhook deliveries, as the medians over `rounds` rounds of the
-/// p99 of 8 clients' logins on two servers of 1,000 users each, measured in alternating windows
-/// (for the reason `slowBankIDRun` gives): one whose receiver answers at once and one whose
-/// receiver hangs. On each, a side loop makes about 20 events a second (a login that replaces the
+/// p99 of 8 clients' logins on two servers of 1,000 users each, measured in alternating windows:
+/// one whose receiver answers at once and one whose receiver hangs. On each, a side loop makes about 20 events a second (a login that replaces the
 /// session it came with ends that session: `session.revoked`), running only in its server's
 /// windows. Returns (healthy, hanging) per-window p99s in µs and the events still pending at the
 /// hanging server at the end (proof it hung).
@@ -736,10 +749,8 @@ func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
     /// One server with its receiver and its side loop, which makes events while `active`.
     final class Side: @unchecked Sendable {
         let receiver: WebhookReceiver
-        let directory: TemporaryDirectory
+        let server: RunningServer
         let credentials: [SoftwareCredential]
-        let port: Int
-        let server: PortvaktProcess
         let active = Atomic<Bool>(false)
         let finished = Atomic<Bool>(false)
         let made = Atomic<Int>(0)
@@ -747,11 +758,9 @@ func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
 
         init(hanging: Bool, threads: Int?) throws {
             receiver = try WebhookReceiver(hanging: hanging)
-            directory = try TemporaryDirectory(prefix: "portvakt-bench-webhooks")
-            credentials = try prepare(realUsers: 1_000, filler: 0, in: directory.path).credentials
-            port = freePort()
-            server = try startServer(
-                port: port, directory: directory.path, threads: threads, webhook: receiver)
+            (server, credentials, _) = try startSQLiteServer(
+                realUsers: 1_000, prefix: "portvakt-bench-webhooks", threads: threads, webhook: receiver)
+            let port = server.port
             loop.enter()
             Thread { [self] in
                 defer { loop.leave() }
@@ -782,14 +791,10 @@ func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
         func window(seconds: Double) -> Double {
             active.store(true, ordering: .relaxed)
             defer { active.store(false, ordering: .relaxed) }
-            return percentile(
-                measure(
-                    ports: [port], credentials: Array(credentials.prefix(900)), clients: 8, seconds: seconds
-                ).1,
-                0.99)
+            return percentile(sideWindow(server, Array(credentials.prefix(900)), seconds: seconds), 0.99)
         }
 
-        /// Stops the loop and the server; the directory goes with the object.
+        /// Stops the loop, then the server.
         func close() {
             finished.store(true, ordering: .relaxed)
             loop.wait()
@@ -803,13 +808,9 @@ func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
     _ = healthy.window(seconds: 1)
     _ = hanging.window(seconds: 1)
     let window = seconds / Double(rounds)
-    var healthyP99: [Double] = []
-    var hangingP99: [Double] = []
-    for _ in 0..<rounds {
-        healthyP99.append(healthy.window(seconds: window))
-        hangingP99.append(hanging.window(seconds: window))
-    }
-    let pending = try pendingDeliveries(in: hanging.directory.path + "/portvakt.sqlite")
+    let (healthyP99, hangingP99) = alternating(
+        rounds: rounds, { healthy.window(seconds: window) }, { hanging.window(seconds: window) })
+    let pending = try pendingDeliveries(in: hanging.server.directory.path + "/portvakt.sqlite")
     guard healthy.made.load(ordering: .relaxed) > Int(seconds * 10),
         hanging.made.load(ordering: .relaxed) > Int(seconds * 10)
     else { throw BenchConnection.Failure(description: "a side loop made too few events") }
@@ -1001,7 +1002,7 @@ var figures: [String] = [
 ]
 if sqliteRuns, !sidesOnly {
     for clients in mainClientCounts {
-        let main = try run(realUsers: 10_000, filler: 0, clients: clients, seconds: seconds, threads: threads)
+        let main = try run(realUsers: 10_000, clients: clients, seconds: seconds, threads: threads)
         // Named by their clients: login.c16_*, login.c64_*.
         let name = "login.c\(clients)"
         figures += [

@@ -19,9 +19,6 @@ public struct QRCodeMatrix: Sendable, Equatable {
         modules = data.map { $0 & 1 == 1 }
     }
 
-    /// Whether the module at `row`, `column` is dark.
-    public subscript(row: Int, column: Int) -> Bool { modules[row * width + column] }
-
     /// The modules of the quiet zone around the code (the standard's 4).
     public static let quietZone = 4
 
