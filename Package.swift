@@ -100,9 +100,8 @@ let package = Package(
                 "PortvaktAPI", "PasskeyCore", "AuthOrchestrator",
             ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
-        // Linked ahead of the C library, mimalloc takes over malloc and free for the whole process
-        // (the Swift runtime, SQLite, OpenSSL, libmicrohttpd): under the server's threads it costs
-        // about half of glibc's allocator per login (Docs/performance.md, "mimalloc").
+        // mimalloc, linked ahead of the C library, serves malloc and free for the whole process
+        // (Docs/architecture.md, "mimalloc as the process's allocator").
         .executableTarget(
             name: "portvakt", dependencies: ["PortvaktApp"], path: "Apps/portvakt",
             swiftSettings: strictSettings, linkerSettings: [.linkedLibrary("mimalloc")]),
