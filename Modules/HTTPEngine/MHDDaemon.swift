@@ -59,17 +59,28 @@ final class AsyncHandlerExecutor: TaskExecutor {
 /// The connections still owing their current request, each with the monotonic time it must have
 /// arrived by: libmicrohttpd 0.9.75's only timeout is an idle one that every received byte
 /// restarts, so a whole-request bound has to be kept here and enforced from outside MHD.
+///
+/// Each connection's deadline is an atomic in a record of its own, which MHD hands back with the
+/// connection (its socket context): a request starts and ends its deadline without a lock that
+/// every worker thread would share. The lock is taken only as connections open and close, and by
+/// the watchdog.
 final class RequestDeadlines: Sendable {
-    private struct Entry {
+    /// One open connection: its socket and its deadline in monotonic nanoseconds (0 while its
+    /// request is being answered: the idle timeout covers slow readers).
+    final class Slot: Sendable {
         let socket: Int32
-        /// Nil while the request is being answered (the idle timeout covers slow readers).
-        var deadline: UInt64?
+        let deadline: Atomic<UInt64>
+
+        init(socket: Int32, deadline: UInt64) {
+            self.socket = socket
+            self.deadline = Atomic(deadline)
+        }
     }
 
-    /// Keyed by the connection pointer's address. The lock also orders a watchdog's shutdown()
-    /// before MHD closes the descriptor: MHD reports a close (removing the entry under this lock)
-    /// before it closes the socket, so a descriptor in the table is never one already reused.
-    private let table = Mutex<[UInt: Entry]>([:])
+    /// Keyed by the slot's identity. The lock also orders a watchdog's shutdown() before MHD
+    /// closes the descriptor: MHD reports a close (removing the slot under this lock) before it
+    /// closes the socket, so a descriptor in the table is never one already reused.
+    private let table = Mutex<[ObjectIdentifier: Slot]>([:])
     private let limit: UInt64
     private let clock = SystemMonotonicClock()
 
@@ -77,32 +88,39 @@ final class RequestDeadlines: Sendable {
         limit = UInt64(seconds) * 1_000_000_000
     }
 
-    private static func key(_ connection: OpaquePointer) -> UInt {
-        UInt(bitPattern: UnsafeRawPointer(connection))
-    }
-
-    /// A connection was accepted: its first request is due within the limit.
-    func opened(_ connection: OpaquePointer) {
+    /// A connection was accepted: its first request is due within the limit. The slot goes into
+    /// MHD's socket context for the connection (retained until `closed`).
+    func opened(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
         let socket = cmhd_connection_socket(connection)
-        guard socket >= 0 else { return }
-        let due = clock.nanoseconds() + limit
-        table.withLock { $0[Self.key(connection)] = Entry(socket: socket, deadline: due) }
+        guard socket >= 0, let socketContext else { return }
+        let slot = Slot(socket: socket, deadline: clock.nanoseconds() + limit)
+        table.withLock { $0[ObjectIdentifier(slot)] = slot }
+        socketContext.pointee = Unmanaged.passRetained(slot).toOpaque()
     }
 
     /// The request's header block and body are all in: no deadline while it is answered.
     func received(_ connection: OpaquePointer) {
-        table.withLock { $0[Self.key(connection)]?.deadline = nil }
+        Self.slot(of: connection)?.deadline.store(0, ordering: .relaxed)
     }
 
     /// A response was sent: the next request on this connection is due within the limit.
     func responded(_ connection: OpaquePointer) {
-        let due = clock.nanoseconds() + limit
-        table.withLock { $0[Self.key(connection)]?.deadline = due }
+        Self.slot(of: connection)?.deadline.store(clock.nanoseconds() + limit, ordering: .relaxed)
     }
 
     /// MHD is closing the connection (it closes the socket after this returns).
-    func closed(_ connection: OpaquePointer) {
-        _ = table.withLock { $0.removeValue(forKey: Self.key(connection)) }
+    func closed(_ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        guard let socketContext, let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let slot = Unmanaged<Slot>.fromOpaque(pointer)
+        _ = table.withLock { $0.removeValue(forKey: ObjectIdentifier(slot.takeUnretainedValue())) }
+        slot.release()
+    }
+
+    /// The connection's slot, from MHD's socket context; nil for one never tracked.
+    private static func slot(of connection: OpaquePointer) -> Slot? {
+        guard let pointer = cmhd_socket_context(connection) else { return nil }
+        return Unmanaged<Slot>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     /// Shuts down every connection past its deadline; MHD then sees the socket end, closes the
@@ -112,11 +130,17 @@ final class RequestDeadlines: Sendable {
         let now = clock.nanoseconds()
         return table.withLock { table in
             var count = 0
-            for (key, entry) in table {
-                guard let deadline = entry.deadline, deadline <= now else { continue }
+            for slot in table.values {
+                let deadline = slot.deadline.load(ordering: .relaxed)
+                guard deadline != 0, deadline <= now else { continue }
+                // Only if the request has not arrived (or been answered) meanwhile: a worker that
+                // stored another deadline since the load wins.
+                guard
+                    slot.deadline.compareExchange(expected: deadline, desired: 0, ordering: .relaxed)
+                        .exchanged
+                else { continue }
                 // shutdown(), not close(): the descriptor stays MHD's, and a poll on it wakes.
-                Glibc.shutdown(entry.socket, Int32(SHUT_RDWR))
-                table[key]?.deadline = nil
+                Glibc.shutdown(slot.socket, Int32(SHUT_RDWR))
                 count += 1
             }
             return count
@@ -544,13 +568,13 @@ final class MHDDaemon: @unchecked Sendable {
                 connection: connection, requestSlot: requestSlot)
         }
         // Every connection's start and close, for the request deadline.
-        let track: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+        let track: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
             guard let cls, let connection else { return }
             let deadlines = Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().deadlines
             if code == .CONNECTION_NOTIFY_STARTED {
-                deadlines.opened(connection)
+                deadlines.opened(connection, socketContext: socketContext)
             } else {
-                deadlines.closed(connection)
+                deadlines.closed(socketContext)
             }
         }
         let perAddress = UInt32(configuration.perAddressConnectionLimit)
@@ -566,11 +590,11 @@ final class MHDDaemon: @unchecked Sendable {
         // handshake. Given a trust store, MHD only *requests* a client certificate; this makes
         // GnuTLS require one and verify it against that store during the handshake, so a client
         // without a certificate from the client CA never gets a request through.
-        let requireClientCertificate: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+        let requireClientCertificate: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
             guard let cls, let connection else { return }
             let deadlines = Unmanaged<ConnectionHandler>.fromOpaque(cls).takeUnretainedValue().deadlines
-            guard code == .CONNECTION_NOTIFY_STARTED else { return deadlines.closed(connection) }
-            deadlines.opened(connection)
+            guard code == .CONNECTION_NOTIFY_STARTED else { return deadlines.closed(socketContext) }
+            deadlines.opened(connection, socketContext: socketContext)
             guard let session = cmhd_tls_session(connection) else { return }
             gnutls_certificate_server_set_request(OpaquePointer(session), GNUTLS_CERT_REQUIRE)
             gnutls_session_set_verify_cert(OpaquePointer(session), nil, 0)
