@@ -180,11 +180,17 @@ extension StringProtocol {
     /// §5.6.3). Byte-level, unlike Foundation's trimming, which is slow enough to show on the
     /// request path.
     public func trimmingOWS() -> String {
+        // On the string's own contiguous bytes where it has them (native strings do), without
+        // copying them into an array first.
+        utf8.withContiguousStorageIfAvailable(Self.trimmingOWS)
+            ?? Array(utf8).withUnsafeBufferPointer(Self.trimmingOWS)
+    }
+
+    private static func trimmingOWS(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         let isOWS: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        let utf8 = Array(self.utf8)
-        guard let first = utf8.firstIndex(where: { !isOWS($0) }),
-            let last = utf8.lastIndex(where: { !isOWS($0) })
+        guard let first = bytes.firstIndex(where: { !isOWS($0) }),
+            let last = bytes.lastIndex(where: { !isOWS($0) })
         else { return "" }
-        return String(decoding: utf8[first...last], as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[first...last]), as: UTF8.self)
     }
 }

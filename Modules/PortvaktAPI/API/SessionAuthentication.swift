@@ -86,10 +86,21 @@ extension HTTPRequest {
     /// The token of an `Authorization: Bearer` header; nil when absent or another scheme.
     /// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
     var bearerToken: String? {
-        guard let authorization = headers["authorization"] else { return nil }
-        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingOWS()
+        headers["authorization"].flatMap(Self.bearerToken(in:))
+    }
+
+    /// The token of an Authorization value: the scheme after any leading spaces, one space, and
+    /// the rest without its surrounding spaces and tabs. Read from the UTF-8 bytes (every
+    /// forward-auth check and bearer request runs this), with no split into new strings.
+    static func bearerToken(in authorization: String) -> String? {
+        let utf8 = authorization.utf8
+        let space = UInt8(ascii: " ")
+        guard let schemeStart = utf8.firstIndex(where: { $0 != space }),
+            let schemeEnd = utf8[schemeStart...].firstIndex(of: space),
+            // ASCII case folding: no other character folds to one of these letters.
+            utf8[schemeStart..<schemeEnd].elementsEqual("bearer".utf8, by: { ($0 | 0x20) == $1 })
+        else { return nil }
+        let token = authorization[utf8.index(after: schemeEnd)...].trimmingOWS()
         return token.isEmpty ? nil : token
     }
 }
