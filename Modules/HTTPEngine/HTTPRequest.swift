@@ -1,5 +1,5 @@
 import FoundationEssentials
-import Kernel
+public import Kernel
 
 /// A request as a handler sees it: parsed, size-checked, routed, with the client resolved.
 public struct HTTPRequest: Sendable {
@@ -74,14 +74,33 @@ public struct HTTPRequest: Sendable {
     ///   body is missing, not strict JSON, or not that shape; the detail names the member and
     ///   what is wrong with it, never its value (the decoder's own message can quote request data).
     public func decodeJSON<T: Decodable>(_ type: T.Type) throws(HTTPError) -> T {
+        _ = try strictJSONBody()
+        return try decoded(type)
+    }
+
+    /// `decodeJSON(_:)` for a type that reads itself from the strict parse: the same bodies are
+    /// accepted and refused, with the same details, but one of the right shape costs no
+    /// Foundation decoder.
+    public func decodeJSON<T: StrictJSONReadable>(_ type: T.Type) throws(HTTPError) -> T {
+        if let read = T(strict: try strictJSONBody()) { return read }
+        // Not the type's shape: the decoder says what is wrong, as for every other body.
+        return try decoded(type)
+    }
+
+    /// The body as the strict parser reads it, once its media type is JSON.
+    private func strictJSONBody() throws(HTTPError) -> StrictJSON.Value {
         try requireJSONBody()
         do {
-            _ = try StrictJSON.parse(body)
+            return try StrictJSON.parse(body)
         } catch {
             // The reason and offset quote no request data (a duplicate's name is not repeated).
             throw HTTPError.malformedJSON(
                 detail: "The request body is not strict JSON: \(error.reason) at byte \(error.offset).")
         }
+    }
+
+    /// The body, already found strict, mapped to `type` by Foundation's decoder.
+    private func decoded<T: Decodable>(_ type: T.Type) throws(HTTPError) -> T {
         do {
             return try JSONCoding.decoder.decode(T.self, from: Data(body))
         } catch let error as DecodingError {
@@ -173,6 +192,16 @@ public struct HTTPRequest: Sendable {
         return (media.count == 16 && hasPrefix("application/json"))
             || (hasPrefix("application/") && hasSuffix("+json"))
     }
+}
+
+/// A request body that reads itself from the strict parser's value, so that `decodeJSON` skips
+/// Foundation's decoder for it: for bodies on routes an app server may call on every request.
+/// `init(strict:)` returns nil for every value its `Decodable` form would not decode to the same
+/// thing (a test holds the two forms to each other); the decoder then reads that body, to refuse
+/// it with the detail every body gets.
+public protocol StrictJSONReadable: Decodable {
+    /// The value read from `value`, or nil when it is not exactly this type's shape.
+    init?(strict value: StrictJSON.Value)
 }
 
 extension StringProtocol {

@@ -29,8 +29,9 @@ public enum JSONCoding {
     }()
 }
 
-/// A response body written straight to bytes, for the few bodies on the sign-in path where
-/// Foundation's encoder showed in profiles. Such a type stays `Encodable` too (other responses
+/// A response body written straight to bytes, for the few bodies on the sign-in path and on
+/// routes an app server calls per request (introspection), where Foundation's encoder showed in
+/// profiles. Such a type stays `Encodable` too (other responses
 /// embed it); a test keeps the two forms equal: members in declaration order, nil ones omitted.
 public protocol JSONWritable: Encodable {
     /// Writes the value as one JSON value.

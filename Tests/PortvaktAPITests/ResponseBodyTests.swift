@@ -145,4 +145,38 @@ struct ResponseBodyTests {
         #expect("\ntoken\n".trimmingOWS() == "\ntoken\n")
         #expect("a b".trimmingOWS() == "a b")
     }
+
+    @Test("an introspection answer written by hand equals the encoded one, active or not")
+    func introspectionView() throws {
+        var full = IntrospectionView(active: true)
+        full.sub = "u1"
+        full.sid = "s1"
+        full.username = "ada \"the\" ✓"
+        full.amr = ["passkey"]
+        full.iat = 1_790_000_000
+        full.exp = 1_792_592_000
+        full.steppedUpUntil = 1_790_000_600
+        var plain = full
+        plain.username = nil
+        plain.steppedUpUntil = nil
+        for view in [IntrospectionView.inactive, full, plain] {
+            let (written, encoded) = try bothForms(view)
+            #expect(written == encoded)
+        }
+    }
+
+    @Test("an introspection body read from the strict parse is the decoder's, or left to the decoder")
+    func introspectionBody() throws {
+        let bodies = [
+            #"{"token": "pvs_abc"}"#, #"{"token": "pvs_abc", "extra": [1, {"a": null}]}"#,
+            #"{"extra": true, "token": "t\u00e9\n"}"#, #"{"token": ""}"#, #"{"token": 5}"#,
+            #"{"token": null}"#, #"{"token": ["pvs"]}"#, #"{}"#, #"[]"#, #""pvs_abc""#, #"{"Token": "x"}"#,
+        ]
+        for text in bodies {
+            let body = Array(text.utf8)
+            let read = IntrospectionBody(strict: try StrictJSON.parse(body))
+            let decoded = try? JSONCoding.decoder.decode(IntrospectionBody.self, from: Data(body))
+            #expect(read?.token == decoded?.token, "\(text)")
+        }
+    }
 }

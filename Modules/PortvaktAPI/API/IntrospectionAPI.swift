@@ -1,4 +1,5 @@
 public import AuthOrchestrator
+import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
 import Kernel
@@ -30,22 +31,28 @@ public struct IntrospectionAPI: Sendable {
         ) { request, _ in
             let body = try request.decodeJSON(IntrospectionBody.self)
             guard let found = try introspection.introspect(token: body.token) else {
-                return try .json(IntrospectionView.inactive)
+                return .json(writing: IntrospectionView.inactive)
             }
-            return try .json(IntrospectionView(found))
+            return .json(writing: IntrospectionView(found))
         }
     }
 }
 
 /// The token to introspect: a session token (`pvs_…`). Anything else is simply not active.
-struct IntrospectionBody: Decodable {
+struct IntrospectionBody: StrictJSONReadable {
     let token: String
+
+    init?(strict value: StrictJSON.Value) {
+        // Other members are ignored, as the decoder ignores them.
+        guard case .object(let object) = value, case .string(let token)? = object["token"] else { return nil }
+        self.token = token
+    }
 }
 
 /// The answer: `{"active": false}` alone, or an active session's claims. Times are seconds
 /// since 1970 (RFC 7662's NumericDate); `exp` is the absolute end, which the idle timeout may
 /// bring forward.
-struct IntrospectionView: Codable {
+struct IntrospectionView: JSONWritable, Decodable {
     let active: Bool
     /// The user's id.
     var sub: String?
@@ -75,6 +82,37 @@ struct IntrospectionView: Codable {
         iat = Self.seconds(found.session.createdAt)
         exp = Self.seconds(found.session.expiresAt)
         steppedUpUntil = found.steppedUpUntil.map(Self.seconds)
+    }
+
+    // Written by hand: an app server may introspect on every request it serves, and Foundation's
+    // encoder was a third of the route's instructions. Members in declaration order, nil ones left
+    // out, as the encoder writes them.
+    func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.key("active")
+            object.bool(active)
+            if let sub { object.member("sub", sub) }
+            if let sid { object.member("sid", sid) }
+            if let username { object.member("username", username) }
+            if let amr {
+                object.key("amr")
+                object.array { list in
+                    for method in amr { list.string(method) }
+                }
+            }
+            if let iat {
+                object.key("iat")
+                object.integer(iat)
+            }
+            if let exp {
+                object.key("exp")
+                object.integer(exp)
+            }
+            if let steppedUpUntil {
+                object.key("steppedUpUntil")
+                object.integer(steppedUpUntil)
+            }
+        }
     }
 
     /// NumericDate: whole seconds, rounded down.
