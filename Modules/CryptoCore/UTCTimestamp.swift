@@ -29,12 +29,11 @@ public enum UTCTimestamp {
 
     /// Appends the UTC time `seconds` after the epoch (plus `milliseconds`) to `bytes`.
     public static func append(seconds: Int, milliseconds: Int, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: length))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            write(
-                seconds: seconds, milliseconds: milliseconds,
-                into: UnsafeMutableBufferPointer(rebasing: buffer[start..<start + length]))
+        // Written on the stack and appended as one copy: every access-log line has a timestamp,
+        // and growing the array by a repeated zero first went through the generic append.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            write(seconds: seconds, milliseconds: milliseconds, into: buffer)
+            bytes.append(contentsOf: UnsafeBufferPointer(buffer))
         }
     }
 
