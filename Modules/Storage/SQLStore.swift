@@ -397,18 +397,15 @@ extension SQLStore: AuditStore {
         throws
         -> Int64
     {
-        let id = try connection.queryFirst(
+        try connection.insertReturningID(
             """
             INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """,
             [
                 event.at, event.action, event.actor, event.userID, event.requestID,
                 event.ipAddress, details,
-            ]
-        ) { try $0.int64(0) }
-        guard let id else { throw StorageError(.internal, "an audit insert returned no id") }
-        return id
+            ])
     }
 
     public func auditEvents(userID: String?, beforeID: Int64?, limit: Int) throws -> [AuditEvent] {

@@ -117,6 +117,14 @@ final class PostgreSQLConnection: SQLConnection, @unchecked Sendable {
         try run(sql, arguments).rows.first.map(transform)
     }
 
+    /// Runs an INSERT of one row with `RETURNING id` appended and returns that id.
+    func insertReturningID(_ sql: String, _ arguments: [any SQLBindable]) throws -> Int64 {
+        guard let id = try queryFirst(sql + " RETURNING id", arguments, { try $0.int64(0) }) else {
+            throw StorageError(.internal, "an insert that returns its id inserted no row")
+        }
+        return id
+    }
+
     /// Runs SQL without parameters and without preparing it (BEGIN, COMMIT, SET, DDL); it may hold
     /// several statements.
     /// - Returns: The last statement's command tag.

@@ -210,6 +210,15 @@ final class Connection: SQLConnection, @unchecked Sendable {
         }
     }
 
+    /// Runs an INSERT of one row and returns its rowid (the table's `id`, its INTEGER PRIMARY KEY).
+    func insertReturningID(_ sql: String, _ arguments: [any SQLBindable]) throws -> Int64 {
+        guard try execute(sql, arguments) == 1 else {
+            throw StorageError(.internal, "an insert that returns its id inserted no row")
+        }
+        // This connection's own last insert: no other thread uses it meanwhile.
+        return sqlite3_last_insert_rowid(rawHandle)
+    }
+
     /// Runs a query and maps every row with `transform`.
     func query<T>(
         _ sql: String, _ arguments: [any SQLBindable] = [], _ transform: (any SQLRow) throws -> T
