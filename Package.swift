@@ -168,7 +168,7 @@ let package = Package(
             name: "WebhookCoreTests", dependencies: ["Kernel", "CryptoCore", "WebhookCore", "TestSupport"],
             path: "Tests/WebhookCoreTests", swiftSettings: strictSettings),
         .testTarget(
-            name: "StorageTests", dependencies: ["Kernel", "Storage", "TestSupport"],
+            name: "StorageTests", dependencies: ["CSQLite", "Kernel", "Storage", "TestSupport"],
             path: "Tests/StorageTests",
             swiftSettings: strictSettings),
         .testTarget(

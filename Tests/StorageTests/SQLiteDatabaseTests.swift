@@ -1,3 +1,4 @@
+import CSQLite
 import CryptoCore
 import Dispatch
 import Foundation
@@ -63,6 +64,16 @@ struct SQLiteDatabaseTests {
                     try $0.string(0)
                 })
         }
+    }
+
+    @Test("SQLite keeps no memory statistics: its allocations take no process-wide lock")
+    func noMemoryStatistics() throws {
+        let database = try SQLiteDatabase(path: path, clock: FixedClock(at(0.5)))
+        defer { database.close() }
+        #expect(try tableNames(database).contains("users"))
+        // Counted only while statistics are on; SQLite has allocated plenty by now.
+        #expect(sqlite3_memory_used() == 0)
+        #expect(sqlite3_memory_highwater(0) == 0)
     }
 
     // MARK: Migrations

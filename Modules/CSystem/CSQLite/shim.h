@@ -11,4 +11,9 @@ static inline int csqlite_db_config_int(sqlite3 *db, int option, int value, int 
     return sqlite3_db_config(db, option, value, result);
 }
 
+/// sqlite3_config is variadic; this form sets SQLITE_CONFIG_MEMSTATUS (before SQLite initialises).
+static inline int csqlite_config_memstatus(int enabled) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, enabled);
+}
+
 #endif
