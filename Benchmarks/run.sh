@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .build/bench
-for bench in Benchmarks/idle-rss.sh Benchmarks/http.sh Benchmarks/passkey.sh Benchmarks/login.sh Benchmarks/login-instructions.sh Benchmarks/login-syscalls.sh Benchmarks/bankid.sh; do
+for bench in Benchmarks/idle-rss.sh Benchmarks/http.sh Benchmarks/passkey.sh Benchmarks/login.sh Benchmarks/login-instructions.sh Benchmarks/route-instructions.sh Benchmarks/login-syscalls.sh Benchmarks/bankid.sh; do
   "$bench"
 done
 echo
