@@ -21,22 +21,9 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-wait_for_port() { # file listener: the port from a {"msg":"listening"} log line, or "bare"
+wait_for_bare() { # file: the port from bench-bare-http's "listening on" line
   for _ in $(seq 1 200); do
-    port=$(python3 - "$1" "$2" <<'PY' 2>/dev/null || true
-import json, sys
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if sys.argv[2] == "bare" and line.startswith("bench-bare-http listening on "):
-        print(line.split()[3].rsplit(":", 1)[1]); break
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        continue
-    if entry.get("msg") == "listening" and entry.get("listener") == sys.argv[2]:
-        print(entry["address"].rsplit(":", 1)[1]); break
-PY
-)
+    port=$(awk 'index($0, "bench-bare-http listening on ") == 1 {split($4, a, ":"); print a[2]; exit}' "$1")
     [ -n "$port" ] && { echo "$port"; return 0; }
     sleep 0.05
   done
@@ -45,39 +32,21 @@ PY
 
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
-# Portvakt on the embedded default (SQLite, access log on), on free ports; wrk's 64 connections all
-# come from 127.0.0.1, so the per-address cap (64 by default) is lifted to the total one. The
-# review account gives a real session over HTTP without a browser (as in Tests/Contract/run.sh);
-# rateLimits.backend (forward auth and introspection) is raised so wrk measures the routes, not
-# 429s. /health/alive's class keeps its default.
-review_user=bench.reviewer
-review_code="bench-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
-cat >"$work/config.json" <<JSON
-{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "http": {"threads": $THREADS, "perAddressConnectionLimit": 1024},
- "rateLimits": {"backend": {"burst": 100000, "perSecond": 100000}},
- "reviewAccount": {"enabled": true, "username": "$review_user"}}
-JSON
-portvakt() { PORTVAKT_DATA="$work/data" PORTVAKT_REVIEW_CODE="$review_code" "$BIN/portvakt" "$@"; }
-# An introspect-scoped admin token in the database, minted before the start (printed once on a
-# line of its own), the way an app server gets one.
-admin_token=$(portvakt admin token create --name bench-introspect --scope introspect --config "$work/config.json" \
-  | sed -n 's/^ *\(pva_[^ ]*\)$/\1/p')
-[ -n "$admin_token" ] || { echo "portvakt admin token create printed no token" >&2; exit 1; }
-# Not through the function: $! must be the server itself (its RSS is read, the trap stops it).
-PORTVAKT_DATA="$work/data" PORTVAKT_REVIEW_CODE="$review_code" "$BIN/portvakt" serve --config "$work/config.json" \
-  >"$work/portvakt.out" 2>"$work/portvakt.log" &
+# Portvakt on the embedded default (SQLite, access log on), the review account's session and an
+# introspect-scoped admin token (Benchmarks/review-server.sh).
+. Benchmarks/review-server.sh
+write_review_config "$THREADS"
+admin_token=$(mint_introspect_token)
+# $! must be the server itself (its RSS is read, the trap stops it).
+"$BIN/portvakt" serve --config "$work/config.json" >"$work/portvakt.out" 2>"$work/portvakt.log" &
 pids+=($!); portvakt_pid=$!
-front_port=$(wait_for_port "$work/portvakt.log" public)
-admin_port=$(wait_for_port "$work/portvakt.log" admin)
+front_port=$(wait_for_listener "$work/portvakt.log" public 10)
+admin_port=$(wait_for_listener "$work/portvakt.log" admin 10)
 sleep 1
 idle_rss=$(rss_kb "$portvakt_pid") # before the session exists, as without it
 
-# A native session for the review account: the token comes in the body. Both routes must accept
-# it before anything is measured.
-session=$(curl -fsS --max-time 10 -X POST -H 'Content-Type: application/json' \
-  -d "{\"username\": \"$review_user\", \"code\": \"$review_code\", \"client\": \"native\"}" \
-  "http://127.0.0.1:$front_port/v1/review/login" | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"]["token"])')
-[ -n "$session" ] || { echo "POST /v1/review/login gave no session token" >&2; exit 1; }
+# Both routes must accept the session before anything is measured.
+session=$(review_session "$front_port")
 check_url="http://127.0.0.1:$front_port/v1/auth/check"
 introspect_url="http://127.0.0.1:$admin_port/admin/v1/sessions/introspect"
 introspect_body="{\"token\": \"$session\"}"
@@ -89,7 +58,7 @@ curl -fsS --max-time 10 -X POST -H 'Content-Type: application/json' -H "Authoriz
 
 "$BIN/bench-bare-http" --port 0 --threads "$THREADS" >"$work/bare.out" 2>&1 &
 pids+=($!)
-bare_port=$(wait_for_port "$work/bare.out" bare)
+bare_port=$(wait_for_bare "$work/bare.out")
 
 wrk_figures() { # sets rps and p99 (ms) from $work/wrk.txt
   rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
@@ -108,11 +77,7 @@ run_checked() { # seconds url status body-pattern method body bearer
   BENCH_EXPECT_STATUS=$3 BENCH_EXPECT_BODY=$4 BENCH_METHOD=$5 BENCH_BODY=$6 BENCH_BEARER=$7 \
     wrk -t2 -c64 -d"$1s" --latency -s Benchmarks/wrk/checked.lua "$2" >"$work/wrk.txt"
   wrk_figures
-  local answers wrong
-  read -r answers wrong < <(sed -n 's/^checked: \([0-9]*\) answers, \([0-9]*\) wrong$/\1 \2/p' "$work/wrk.txt")
-  if [ -z "$answers" ] || [ "$answers" -eq 0 ] || [ "$wrong" -ne 0 ] || grep -q 'Socket errors' "$work/wrk.txt"; then
-    echo "$5 $2: wrong answers, the run measures nothing:" >&2; cat "$work/wrk.txt" >&2; exit 1
-  fi
+  checked_answers "$work/wrk.txt" "$5 $2" >/dev/null
 }
 check_run() { run_checked "$1" "$check_url" 204 "" GET "" "$session"; }
 introspect_run() { run_checked "$1" "$introspect_url" 200 '"active" *: *true' POST "$introspect_body" "$admin_token"; }

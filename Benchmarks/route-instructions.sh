@@ -23,57 +23,22 @@ trap cleanup EXIT
 profile="$PWD/.build/bench/route-instructions.callgrind"
 rm -f "$profile".*
 
-review_user=bench.reviewer
-review_code="bench-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
-cat >"$work/config.json" <<JSON
-{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "http": {"perAddressConnectionLimit": 1024},
- "rateLimits": {"backend": {"burst": 100000, "perSecond": 100000}},
- "reviewAccount": {"enabled": true, "username": "$review_user"}}
-JSON
-export PORTVAKT_DATA="$work/data" PORTVAKT_REVIEW_CODE="$review_code"
-admin_token=$("$BIN/portvakt" admin token create --name bench-introspect --scope introspect --config "$work/config.json" \
-  | sed -n 's/^ *\(pva_[^ ]*\)$/\1/p')
-[ -n "$admin_token" ] || { echo "portvakt admin token create printed no token" >&2; exit 1; }
+. Benchmarks/review-server.sh
+write_review_config
+admin_token=$(mint_introspect_token)
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$profile" \
   "$BIN/portvakt" serve --config "$work/config.json" >"$work/portvakt.out" 2>"$work/portvakt.log" &
 server=$!
-
-port_of() { # listener -> port, from the {"msg":"listening"} log line
-  python3 - "$work/portvakt.log" "$1" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        continue
-    if entry.get("msg") == "listening" and entry.get("listener") == sys.argv[2]:
-        print(entry["address"].rsplit(":", 1)[1]); break
-PY
-}
-public_port="" admin_port=""
-for _ in $(seq 1 600); do # valgrind starts the server slowly
-  public_port=$(port_of public) admin_port=$(port_of admin)
-  [ -n "$public_port" ] && [ -n "$admin_port" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/portvakt.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$public_port" ] && [ -n "$admin_port" ] || { echo "the server did not start" >&2; exit 1; }
-
-session=$(curl -fsS --max-time 30 -X POST -H 'Content-Type: application/json' \
-  -d "{\"username\": \"$review_user\", \"code\": \"$review_code\", \"client\": \"native\"}" \
-  "http://127.0.0.1:$public_port/v1/review/login" | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"]["token"])')
-[ -n "$session" ] || { echo "POST /v1/review/login gave no session token" >&2; exit 1; }
+# valgrind starts the server slowly.
+public_port=$(wait_for_listener "$work/portvakt.log" public 60 "$server")
+admin_port=$(wait_for_listener "$work/portvakt.log" admin 60 "$server")
+session=$(review_session "$public_port")
 
 # route: seconds name url status body-pattern method body bearer; prints the completed requests.
 drive() {
   BENCH_EXPECT_STATUS=$4 BENCH_EXPECT_BODY=$5 BENCH_METHOD=$6 BENCH_BODY=$7 BENCH_BEARER=$8 \
     wrk -t1 -c4 -d"$1s" -s Benchmarks/wrk/checked.lua "$3" >"$work/wrk-$2.txt"
-  local answers wrong
-  read -r answers wrong < <(sed -n 's/^checked: \([0-9]*\) answers, \([0-9]*\) wrong$/\1 \2/p' "$work/wrk-$2.txt")
-  if [ -z "$answers" ] || [ "$answers" -eq 0 ] || [ "$wrong" -ne 0 ] || grep -q 'Socket errors' "$work/wrk-$2.txt"; then
-    echo "$2: wrong answers, the run measures nothing:" >&2; cat "$work/wrk-$2.txt" >&2; exit 1
-  fi
-  echo "$answers"
+  checked_answers "$work/wrk-$2.txt" "$2"
 }
 alive() { drive "$1" alive "http://127.0.0.1:$public_port/health/alive" 200 '"alive"' GET "" ""; }
 check() { drive "$1" check "http://127.0.0.1:$public_port/v1/auth/check" 204 "" GET "" "$session"; }
