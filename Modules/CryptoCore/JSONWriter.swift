@@ -77,6 +77,12 @@ public struct JSONWriter: Sendable {
         if let value { string(value) } else { null() }
     }
 
+    /// Writes `"name": value` for an integer.
+    public mutating func member(_ name: String, _ value: Int64) {
+        key(name)
+        integer(value)
+    }
+
     /// Writes the comma an entry needs when it is not the first in its container.
     private mutating func separate() {
         guard let last = hasEntry.last else { return }

@@ -33,10 +33,8 @@ public struct AccessTokenClaims: Sendable, Equatable {
             } else {
                 claims.array { list in for entry in audience { list.string(entry) } }
             }
-            claims.key("iat")
-            claims.integer(issuedAt)
-            claims.key("exp")
-            claims.integer(expiresAt)
+            claims.member("iat", issuedAt)
+            claims.member("exp", expiresAt)
             claims.member("sid", sessionID)
             claims.key("amr")
             claims.array { list in for entry in amr { list.string(entry) } }

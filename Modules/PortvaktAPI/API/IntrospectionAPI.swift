@@ -100,18 +100,9 @@ struct IntrospectionView: JSONWritable, Decodable {
                     for method in amr { list.string(method) }
                 }
             }
-            if let iat {
-                object.key("iat")
-                object.integer(iat)
-            }
-            if let exp {
-                object.key("exp")
-                object.integer(exp)
-            }
-            if let steppedUpUntil {
-                object.key("steppedUpUntil")
-                object.integer(steppedUpUntil)
-            }
+            if let iat { object.member("iat", iat) }
+            if let exp { object.member("exp", exp) }
+            if let steppedUpUntil { object.member("steppedUpUntil", steppedUpUntil) }
         }
     }
 
