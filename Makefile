@@ -17,7 +17,7 @@ RELEASE := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xswiftc -Xfron
 	-Xlinker --symbol-ordering-file=$(CURDIR)/Tools/symbol-order.txt -Xlinker --no-warn-symbol-ordering \
 	-Xlinker -T -Xlinker $(CURDIR)/Tools/code-layout.ld
 
-.PHONY: deps build run test lint bench clean
+.PHONY: deps build release run test lint bench clean
 
 deps:                ## install missing Debian packages (build level)
 	@Tools/install-deps.sh build
@@ -25,8 +25,10 @@ deps:                ## install missing Debian packages (build level)
 build: deps          ## debug build of every target
 	$(SWIFT) build
 
-run: deps            ## release build, then serve on the embedded default (http://localhost:8080)
+release: deps        ## release build of the portvakt binary alone
 	$(SWIFT) build $(RELEASE) --product portvakt
+
+run: release         ## release build, then serve on the embedded default (http://localhost:8080)
 	$(BIN_RELEASE) serve
 
 test:                ## install, build, run every test (with a throwaway PostgreSQL), the sign-in page in headless Chromium, the app servers' view (PyJWT, the Standard Webhooks verifier), then the API contract (schemathesis)
