@@ -4,10 +4,25 @@ public import FoundationEssentials
 public enum Base64URL {
     private static let alphabet = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    /// The same 64 characters in the order ASCII sorts them.
+    private static let orderedAlphabet = Array(
+        "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
 
     /// Encodes bytes as unpadded base64url, straight into the output (tokens, ids and WebAuthn
     /// fields are encoded on every request; going through base64 and string replacement cost more).
     public static func encode(_ bytes: some ContiguousBytes) -> String {
+        encode(bytes, alphabet: alphabet)
+    }
+
+    /// Encodes bytes in base64url's characters, but given their values in ASCII order, so that
+    /// encodings of equally long byte strings sort (as text, bytewise) as the bytes do: for ids
+    /// that begin with a time and should be stored in the order they were made. Not base64url:
+    /// `decode` does not give the bytes back (and refuses some endings), and nothing needs to.
+    public static func encodeInByteOrder(_ bytes: some ContiguousBytes) -> String {
+        encode(bytes, alphabet: orderedAlphabet)
+    }
+
+    private static func encode(_ bytes: some ContiguousBytes, alphabet: [UInt8]) -> String {
         bytes.withUnsafeBytes { raw in
             let count = raw.count
             let length = (count / 3) * 4 + [0, 2, 3][count % 3]

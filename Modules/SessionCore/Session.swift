@@ -9,11 +9,14 @@ public enum ClientKind: String, Sendable, Codable, CaseIterable {
 
 /// A server-side session. The token itself is never stored: only its SHA-256 hash.
 public struct Session: Sendable, Equatable {
-    /// The public identifier, safe to show and to use in URLs (not a credential).
+    /// The public identifier, safe to show and to use in URLs (not a credential); it begins with
+    /// the creation time, so ids sort in the order sessions began (`SessionKeys`).
     public let id: String
     /// The user the session belongs to.
     public let userID: String
-    /// SHA-256 of the token's UTF-8 bytes.
+    /// The token's stored form (`SessionService.lookupHash(token:)`): the token's creation time
+    /// (6 bytes), then the SHA-256 of its UTF-8 bytes; the SHA-256 alone for a token issued before
+    /// tokens carried their time.
     public let tokenHash: [UInt8]
     /// Whether a browser cookie or a bearer token carries the session.
     public let clientKind: ClientKind

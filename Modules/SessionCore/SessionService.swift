@@ -13,7 +13,7 @@ public struct IssuedSession: Sendable {
 /// Opens, checks, rotates and ends sessions, over any `SessionRepository`.
 public struct SessionService: Sendable {
     /// Every token starts with this, so secret scanners can recognise leaked tokens.
-    public static var tokenPrefix: String { "pvs_" }
+    public static var tokenPrefix: String { SessionKeys.prefix }
 
     /// Where sessions are kept.
     public let repository: any SessionRepository
@@ -32,9 +32,6 @@ public struct SessionService: Sendable {
         self.clock = clock
         self.random = random
     }
-
-    /// The stored form of a token: SHA-256 of its UTF-8 bytes.
-    public static func hash(token: String) -> [UInt8] { Digest.sha256(token) }
 
     /// Opens a session for `userID` with a fresh 256-bit token, ending after the lifetime of
     /// `authMethod` (`SessionPolicy.lifetime(for:)`).
@@ -74,14 +71,16 @@ public struct SessionService: Sendable {
         return try judge(stored, presentedHash: hash, touching: touching)
     }
 
-    /// The hash to look a presented token's session up by (`SessionRepository.session(tokenHash:)`
-    /// or a store that reads the session with more).
+    /// The stored form of a presented token, to look its session up by
+    /// (`SessionRepository.session(tokenHash:)` or a store that reads the session with more): the
+    /// token's creation time, then its SHA-256 (`SessionKeys`).
     /// - Throws: `SessionError(.missing)` when `token` cannot be one of ours, before anything
     ///   touches storage.
     public static func lookupHash(token: String) throws -> [UInt8] {
-        guard token.hasPrefix(tokenPrefix), token.utf8.count == tokenPrefix.utf8.count + 43
-        else { throw SessionError(.missing, "no session token was presented") }
-        return hash(token: token)
+        guard let key = SessionKeys.lookupKey(token: token) else {
+            throw SessionError(.missing, "no session token was presented")
+        }
+        return key
     }
 
     /// Judges `stored`, the session `presentedHash` (from `lookupHash`) was looked up by: the one
@@ -181,9 +180,9 @@ public struct SessionService: Sendable {
         ipAddress: String?, expiresAt: Date? = nil, authenticatedAt: Date? = nil
     ) throws -> IssuedSession {
         let now = clock.now()
-        let token = Self.tokenPrefix + (try random.token(byteCount: 32))
+        let (id, token) = try SessionKeys.make(at: now, random: random)
         let session = Session(
-            id: try random.token(byteCount: 16), userID: userID, tokenHash: Self.hash(token: token),
+            id: id, userID: userID, tokenHash: try Self.lookupHash(token: token),
             clientKind: clientKind, authMethod: authMethod, createdAt: now, lastSeenAt: now,
             expiresAt: expiresAt ?? now.addingTimeInterval(policy.lifetime(for: authMethod).absolute),
             userAgent: userAgent.map { String($0.prefix(256)) }, ipAddress: ipAddress,

@@ -102,6 +102,28 @@ struct CryptoCoreTests {
         #expect(Base64URL.decode("ab cd") == nil)
     }
 
+    @Test("the byte-order encoding sorts as its bytes do, in base64url's characters, for every length")
+    func base64InByteOrder() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 1..<24 {
+            for _ in 0..<200 {
+                let a = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                // Often equal up to a late byte, where an order mistake would hide.
+                var b = a
+                b[Int.random(in: 0..<length, using: &generator)] = UInt8.random(
+                    in: 0...255, using: &generator)
+                let (x, y) = (Base64URL.encodeInByteOrder(a), Base64URL.encodeInByteOrder(b))
+                #expect(
+                    Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) == a.lexicographicallyPrecedes(b))
+                #expect(x.utf8.count == Base64URL.encode(a).utf8.count)
+                // Each character is base64url's: one followed by "A" decodes to a byte.
+                #expect(x.utf8.allSatisfy { Base64URL.decode(String(UnicodeScalar($0)) + "A") != nil })
+            }
+        }
+        #expect(Base64URL.encodeInByteOrder([0, 0, 0]) == "----")
+        #expect(Base64URL.encodeInByteOrder([0xff, 0xff, 0xff]) == "zzzz")
+    }
+
     @Test("base64url decoding accepts exactly the canonical texts: every short text over a mixed alphabet")
     func base64urlStrictness() {
         // A bit-at-a-time reference: canonical unpadded base64url, nil for anything else.

@@ -55,7 +55,8 @@ struct MultiInstanceTests {
         #expect(try service.store.sessions(userID: userID, liveAt: Date()).count == sessionsBefore + 1)
 
         // A session revoked through A's admin API is refused by B and C on the very next request.
-        let session = try #require(try service.store.session(tokenHash: Digest.sha256(token)))
+        let session = try #require(
+            try service.store.session(tokenHash: SessionService.lookupHash(token: token)))
         let revoked = try HTTPTestClient().send(
             method: "DELETE", url: a.adminURL + "/admin/v1/users/\(userID)/sessions/\(session.id)",
             headers: service.adminHeaders)

@@ -26,14 +26,54 @@ struct SessionServiceTests {
             clock: clock)
     }
 
-    @Test("a token is 256 random bits behind a prefix, and only its hash is stored")
+    @Test("a token is its creation time and 256 random bits behind a prefix; its time and hash are stored")
     func tokenShape() throws {
         let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
         #expect(issued.token.hasPrefix("pvs_"))
-        #expect(Base64URL.decode(issued.token.dropFirst(4))?.count == 32)
+        let bytes = try #require(Base64URL.decode(issued.token.dropFirst(4)))
+        #expect(bytes.count == 38)
+        let milliseconds = UInt64(clock.now().timeIntervalSince1970 * 1000)
+        #expect(
+            Array(bytes.prefix(6))
+                == (0..<6).map { UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - $0))) })
         let stored = try #require(try store.session(id: issued.session.id))
-        #expect(stored.tokenHash == Digest.sha256(issued.token))
-        #expect(!stored.tokenHash.isEmpty && stored.tokenHash != Array(issued.token.utf8))
+        #expect(stored.tokenHash == Array(bytes.prefix(6)) + Digest.sha256(issued.token))
+        #expect(try SessionService.lookupHash(token: issued.token) == stored.tokenHash)
+    }
+
+    @Test(
+        "session ids and stored token forms sort in the order the sessions began, whatever their random part")
+    func orderedKeys() throws {
+        var sessions: [Session] = []
+        for step in 0..<40 {
+            // Milliseconds apart, and once a year apart: the order holds at every scale of time.
+            clock.advance(by: step == 20 ? 365 * 86400 : 0.001)
+            sessions.append(try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey).session)
+        }
+        #expect(sessions.map(\.id) == sessions.map(\.id).sorted())
+        // Base64url's characters, as ids have always had (in another order, so not decodable as base64url).
+        let characters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        #expect(
+            sessions.map(\.id).allSatisfy { $0.utf8.count == 22 && $0.utf8.allSatisfy(characters.contains) })
+        let keys = sessions.map(\.tokenHash)
+        #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) })
+        // Two sessions begun in the same millisecond still differ.
+        let twin = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey).session
+        let other = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey).session
+        #expect(twin.id != other.id && twin.tokenHash != other.tokenHash)
+    }
+
+    @Test("a token issued before tokens carried their time still opens its session, stored as its SHA-256")
+    func timelessToken() throws {
+        let token = SessionService.tokenPrefix + Base64URL.encode([UInt8](repeating: 7, count: 32))
+        #expect(try SessionService.lookupHash(token: token) == Digest.sha256(token))
+        try store.insertSession(
+            Session(
+                id: "Zq8x1tYbT5cU0aVwQe3rLg", userID: "u1", tokenHash: Digest.sha256(token),
+                clientKind: .native,
+                authMethod: .passkey, createdAt: clock.now(), lastSeenAt: clock.now(),
+                expiresAt: clock.now().addingTimeInterval(3600), authenticatedAt: clock.now()))
+        #expect(try service.authenticate(token: token).id == "Zq8x1tYbT5cU0aVwQe3rLg")
     }
 
     @Test("a new session's proof of presence is its sign-in; a rotation keeps the old one, never a new one")
@@ -61,8 +101,17 @@ struct SessionServiceTests {
     @Test("a malformed or unknown token is refused with its own code")
     func unknownToken() throws {
         #expect(throws: SessionError(.missing, "")) { try service.authenticate(token: "nonsense") }
-        let other = SessionService.tokenPrefix + String(repeating: "A", count: 43)
-        #expect(throws: SessionError(.unknown, "")) { try service.authenticate(token: other) }
+        for length in [0, 42, 44, 50, 52] {
+            let misshapen = SessionService.tokenPrefix + String(repeating: "A", count: length)
+            #expect(throws: SessionError(.missing, "")) { try service.authenticate(token: misshapen) }
+        }
+        // A time that is not base64url cannot be one of ours either.
+        let badTime = SessionService.tokenPrefix + "AAAAAA*A" + String(repeating: "A", count: 43)
+        #expect(throws: SessionError(.missing, "")) { try service.authenticate(token: badTime) }
+        for length in [43, 51] {
+            let other = SessionService.tokenPrefix + String(repeating: "A", count: length)
+            #expect(throws: SessionError(.unknown, "")) { try service.authenticate(token: other) }
+        }
     }
 
     @Test("the absolute lifetime ends a session however active it is")
