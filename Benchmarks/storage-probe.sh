@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SQLite's own cost for the writes of one passkey login, without the server around it
-# (Benchmarks/StorageProbe/login_writes.c says what it does): today's schema and two other sessions
-# tables, one login per transaction and group commits of 4 and 16, ROUNDS runs each (alternating),
+# (Benchmarks/StorageProbe/login_writes.c says what it does): today's schema with random and with
+# time-ordered session keys, and two other sessions tables, one login per transaction and group commits of 4 and 16, ROUNDS runs each (alternating),
 # medians printed. Each run starts from a fresh database that this tree's `portvakt migrate` made.
 #
 # Usage: Benchmarks/storage-probe.sh [ROUNDS] [LOGINS]   (defaults 3 and 30000; needs the release
@@ -17,7 +17,7 @@ mkdir "$work/data"
 PORTVAKT_DATA="$work/data" .build/release/portvakt migrate >/dev/null
 fresh="$work/data/portvakt.sqlite"
 for round in $(seq "$rounds"); do
-  for variant in today split-token clustered; do
+  for variant in random-keys today split-token clustered; do
     for batch in 1 4 16; do
       cp "$fresh" "$work/run.sqlite"
       rm -f "$work/run.sqlite-wal" "$work/run.sqlite-shm"

@@ -4,7 +4,10 @@
 //
 // Usage: login_writes DATABASE VARIANT BATCH LOGINS
 //   DATABASE  a fresh file `portvakt migrate` made (the product's own schema); it is changed
-//   VARIANT   today       the schema as migrated
+//   VARIANT   random-keys the schema as migrated, with random session ids and token hashes (as
+//                         before SessionKeys)
+//             today       the schema as migrated; ids and stored token forms begin with the time,
+//                         as SessionKeys makes them
 //             split-token sessions WITHOUT ROWID keyed by a time-ordered id; the token's hash is no
 //                         longer a key (a token would carry its session id and a secret checked
 //                         against a hash in the row); the user index kept
@@ -107,12 +110,13 @@ static void seed(void) {
 
 int main(int argc, char **argv) {
     if (argc != 5) {
-        fprintf(stderr, "usage: login_writes DATABASE today|split-token|clustered BATCH LOGINS\n");
+        fprintf(stderr, "usage: login_writes DATABASE random-keys|today|split-token|clustered BATCH LOGINS\n");
         return 2;
     }
     const char *variant = argv[2];
     int batch = atoi(argv[3]), logins = atoi(argv[4]);
-    int reshaped = strcmp(variant, "today") != 0;
+    int randomKeys = strcmp(variant, "random-keys") == 0;
+    int reshaped = !randomKeys && strcmp(variant, "today") != 0;
     if ((reshaped && strcmp(variant, "split-token") && strcmp(variant, "clustered")) || batch < 1 || logins < 1) {
         fprintf(stderr, "login_writes: unknown variant, or a batch or count below 1\n");
         return 2;
@@ -129,14 +133,12 @@ int main(int argc, char **argv) {
         "UPDATE passkeys SET sign_count = CASE WHEN sign_count > ?2 THEN sign_count ELSE ?2 END,"
         " backup_state = ?3, last_used_at = CASE WHEN last_used_at > ?4 THEN last_used_at ELSE ?4 END"
         " WHERE credential_id = ?1");
-    // Today's token hash is a random key; in the variants the row keeps no token hash at all.
-    sqlite3_stmt *session = prepare(reshaped
-        ? "INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at,"
-          " expires_at, revoked_at, user_agent, ip_address, authenticated_at)"
-          " VALUES (?1, ?2, NULL, 'native', 'passkey', ?3, ?3, ?4, NULL, 'bench-login', '127.0.0.1', ?3)"
-        : "INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at,"
-          " expires_at, revoked_at, user_agent, ip_address, authenticated_at)"
-          " VALUES (?1, ?2, randomblob(32), 'native', 'passkey', ?3, ?3, ?4, NULL, 'bench-login', '127.0.0.1', ?3)");
+    // The token's stored form is a key of its own on the migrated schema (random, or the time and
+    // then a hash); in the reshaped tables the row keeps no token form at all.
+    sqlite3_stmt *session = prepare(
+        "INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at,"
+        " expires_at, revoked_at, user_agent, ip_address, authenticated_at)"
+        " VALUES (?1, ?2, ?5, 'native', 'passkey', ?3, ?3, ?4, NULL, 'bench-login', '127.0.0.1', ?3)");
     sqlite3_stmt *audit = prepare(
         "INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)"
         " VALUES (?1, 'passkey.login', 'user', ?2, ?3, '127.0.0.1', ?4)");
@@ -149,12 +151,17 @@ int main(int argc, char **argv) {
         long long now = 1800000000000LL + k;
         int u = (int)(random() % USERS);
         char id[40], request[33], details[160];
-        if (reshaped) {
+        // The stored token form: 6 bytes of time (not with random keys), then 32 random ones.
+        unsigned char tokenForm[38];
+        int timeLength = randomKeys ? 0 : 6;
+        for (int b = 0; b < timeLength; b++) tokenForm[b] = (unsigned char)(now >> (8 * (5 - b)));
+        if (getrandom(tokenForm + timeLength, 32, 0) != 32) exit(1);
+        if (randomKeys) {
+            randomHex(id, 11);
+        } else {
             // Milliseconds first: the order of creation.
             snprintf(id, sizeof id, "%012llx", now);
-            randomHex(id + 12, 10);
-        } else {
-            randomHex(id, 11);
+            randomHex(id + 12, 5);
         }
         randomHex(request, 8);
         snprintf(details, sizeof details, "{\"credentialId\":\"AAAAAAAAAAAAAAAAAAAAAA\",\"sessionId\":\"%s\"}", id);
@@ -171,6 +178,11 @@ int main(int argc, char **argv) {
         sqlite3_bind_text(session, 2, users[u], -1, SQLITE_STATIC);
         sqlite3_bind_int64(session, 3, now);
         sqlite3_bind_int64(session, 4, now + 30LL * 86400000);
+        if (reshaped) {
+            sqlite3_bind_null(session, 5);
+        } else {
+            sqlite3_bind_blob(session, 5, tokenForm, timeLength + 32, SQLITE_STATIC);
+        }
         run(session);
         sqlite3_bind_int64(audit, 1, now);
         sqlite3_bind_text(audit, 2, users[u], -1, SQLITE_STATIC);
