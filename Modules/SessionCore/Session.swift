@@ -7,7 +7,7 @@ public enum ClientKind: String, Sendable, Codable, CaseIterable {
     case native
 }
 
-/// A server-side session. The token itself is never stored: only its SHA-256 hash.
+/// A server-side session. The token itself is never stored: only its start time and SHA-256 hash.
 public struct Session: Sendable, Equatable {
     /// The public identifier, safe to show and to use in URLs (not a credential); it begins with
     /// the creation time, so ids sort in the order sessions began (`SessionKeys`).

@@ -27,12 +27,17 @@ enum SessionKeys {
     /// of 32 random bytes, stored as their SHA-256 alone. Still accepted until those sessions end.
     static let timelessTokenCharacters = 43
 
-    /// A new session's id and token, made at `now`.
-    static func make(at now: Date, random: any RandomSource) throws -> (id: String, token: String) {
+    /// A new session's id, token and the token's stored form (what `lookupKey` gives for it), made
+    /// at `now`.
+    static func make(at now: Date, random: any RandomSource) throws -> (
+        id: String, token: String, storedForm: [UInt8]
+    ) {
         let time = timeBytes(of: now)
-        let id = Base64URL.encodeInByteOrder(time + (try random.bytes(idRandomBytes)))
-        let token = prefix + Base64URL.encode(time + (try random.bytes(secretBytes)))
-        return (id, token)
+        // One draw for both random parts: one system call fewer per sign-in.
+        let drawn = try random.bytes(idRandomBytes + secretBytes)
+        let id = Base64URL.encodeInByteOrder(time + drawn.prefix(idRandomBytes))
+        let token = prefix + Base64URL.encode(time + drawn.suffix(secretBytes))
+        return (id, token, time + Digest.sha256(token))
     }
 
     /// The stored form of `token`: its time, then the SHA-256 of the whole token; the SHA-256 alone

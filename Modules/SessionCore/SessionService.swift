@@ -180,9 +180,9 @@ public struct SessionService: Sendable {
         ipAddress: String?, expiresAt: Date? = nil, authenticatedAt: Date? = nil
     ) throws -> IssuedSession {
         let now = clock.now()
-        let (id, token) = try SessionKeys.make(at: now, random: random)
+        let (id, token, storedForm) = try SessionKeys.make(at: now, random: random)
         let session = Session(
-            id: id, userID: userID, tokenHash: try Self.lookupHash(token: token),
+            id: id, userID: userID, tokenHash: storedForm,
             clientKind: clientKind, authMethod: authMethod, createdAt: now, lastSeenAt: now,
             expiresAt: expiresAt ?? now.addingTimeInterval(policy.lifetime(for: authMethod).absolute),
             userAgent: userAgent.map { String($0.prefix(256)) }, ipAddress: ipAddress,
