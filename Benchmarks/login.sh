@@ -29,8 +29,10 @@ figures="$(.build/release/bench-login --binary .build/release/portvakt --seconds
 # shellcheck disable=SC2086
 figures="$figures $(python3 - Benchmarks/baselines/login-throughput.json $figures <<'PY'
 import json, sys
+sys.path.insert(0, "Benchmarks")
+from record import parse
 before = json.load(open(sys.argv[1]))["before"]
-now = dict((pair.split("=", 1)[0], float(pair.split("=", 1)[1].rsplit(":", 1)[0])) for pair in sys.argv[2:])
+now = {name: value for name, (value, _) in parse(sys.argv[2:]).items()}
 out = []
 for clients, figure in sorted(before["runs"].items(), key=lambda item: int(item[0])):
     share = now.get(f"login.c{clients}_share_of_raw")

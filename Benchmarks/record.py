@@ -10,14 +10,22 @@ import sys
 RESULTS = os.path.join(".build", "bench", "results.json")
 
 
-def main() -> None:
-    title, pairs = sys.argv[1], sys.argv[2:]
+def parse(pairs: list[str]) -> dict[str, tuple[float, str]]:
+    """The benchmarks' name=value:unit pairs as {name: (value, unit)}; other scripts import it."""
     figures = {}
     for pair in pairs:
         name, rest = pair.split("=", 1)
         value, unit = rest.rsplit(":", 1)
-        number = float(value)
-        figures[name] = {"value": int(number) if number.is_integer() else round(number, 3), "unit": unit}
+        figures[name] = (float(value), unit)
+    return figures
+
+
+def main() -> None:
+    title, pairs = sys.argv[1], sys.argv[2:]
+    figures = {
+        name: {"value": int(number) if number.is_integer() else round(number, 3), "unit": unit}
+        for name, (number, unit) in parse(pairs).items()
+    }
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     merged = {}
     if os.path.exists(RESULTS):

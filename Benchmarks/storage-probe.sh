@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SQLite's own cost for the writes of one passkey login, without the server around it
 # (Benchmarks/StorageProbe/login_writes.c says what it does): today's schema with random and with
-# time-ordered session keys, and two other sessions tables, one login per transaction and group commits of 4 and 16, ROUNDS runs each (alternating),
-# medians printed. Each run starts from a fresh database that this tree's `portvakt migrate` made.
+# time-ordered session keys, and two other sessions tables; one login per transaction and group
+# commits of 4 and 16; ROUNDS runs of each (alternating), medians printed. Each run starts from a
+# fresh database that this tree's `portvakt migrate` made.
 #
 # Usage: Benchmarks/storage-probe.sh [ROUNDS] [LOGINS]   (defaults 3 and 30000; needs the release
 # portvakt, `make release`). Not part of `make bench`: about a minute.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How much of the server's CPU per passkey login is storage and how much is the signature check:
-# the release `portvakt` of this tree is built a second time, in a temporary worktree, with
+# the release `portvakt` of the committed tree (HEAD) is built again, in a temporary worktree, with
 # Benchmarks/experiments/skip-storage-and-verify.patch applied (environment switches that skip
 # the login's passkey read after a user's first, its commit, or its signature check; never part of
 # the product), and `bench-login --main-only` at CLIENTS clients runs each variant in turn, ROUNDS
@@ -35,10 +35,13 @@ for round in $(seq "$rounds"); do
       --no-postgresql --clients "$clients")"
     line="$(python3 - "$label" "$clients" $figures <<'PY'
 import sys
+sys.path.insert(0, "Benchmarks")
+from record import parse
 label, clients = sys.argv[1], sys.argv[2]
-f = dict((p.split("=", 1)[0].removeprefix("login."), float(p.split("=", 1)[1].rsplit(":", 1)[0])) for p in sys.argv[3:])
-c = f"c{clients}_"
-print(f"{label}|{f[c + 'server_cpu_per_login']:.0f}|{f[c + 'logins_per_second']:.0f}|{f[c + 'p99']:.2f}|{f['raw_p256_verify_cost']:.1f}")
+f = {name: value for name, (value, _) in parse(sys.argv[3:]).items()}
+c = f"login.c{clients}_"
+print(f"{label}|{f[c + 'server_cpu_per_login']:.0f}|{f[c + 'logins_per_second']:.0f}|{f[c + 'p99']:.2f}"
+      f"|{f['login.raw_p256_verify_cost']:.1f}")
 PY
 )"
     echo "$line" >>"$results"
