@@ -9,19 +9,23 @@
 # within minutes here). Also prints the layers that moved most often (kernel, SQLite, malloc and
 # the Swift runtime) in the same unit, and the run's own server_cpu_per_login.
 #
-# Usage: Benchmarks/profile-ab.sh ROUNDS CLIENTS BINARY... (each a `portvakt` release binary; the
-# bench-login of .build/release drives them). Extra bench-login arguments in BENCH_ARGS.
+# Usage: Benchmarks/profile-ab.sh ROUNDS CLIENTS BINARY[=BENCH]... (each a `portvakt` release
+# binary, driven by the bench-login of .build/release or, after `=`, by BENCH: a bench-login built
+# from the same tree, needed when the trees' schemas differ, since bench-login seeds the database
+# through the Storage module). Extra bench-login arguments in BENCH_ARGS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 3 ] || { echo "usage: $0 ROUNDS CLIENTS BINARY..." >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 ROUNDS CLIENTS BINARY[=BENCH]..." >&2; exit 2; }
 rounds=$1 clients=$2
 shift 2
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 for _ in $(seq "$rounds"); do
-  for binary in "$@"; do
+  for pair in "$@"; do
+    binary="${pair%%=*}" driver=.build/release/bench-login
+    [ "$pair" = "$binary" ] || driver="${pair#*=}"
     # shellcheck disable=SC2086
-    .build/release/bench-login --binary "$binary" --seconds 9 --main-only --no-postgresql \
+    "$driver" --binary "$binary" --seconds 9 --main-only --no-postgresql \
       --clients "$clients" ${BENCH_ARGS:-} >"$work/run.txt" 2>&1 &
     bench=$!
     server=""

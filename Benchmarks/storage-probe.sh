@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SQLite's own cost for the writes of one passkey login, without the server around it
 # (Benchmarks/StorageProbe/login_writes.c says what it does): today's schema with random and with
-# time-ordered session keys, and two other sessions tables; one login per transaction and group
-# commits of 4 and 16; ROUNDS runs of each (alternating), medians printed. Each run starts from a
-# fresh database that this tree's `portvakt migrate` made.
+# time-ordered session keys, two other sessions tables, and an append-only journal of logins folded
+# into today's tables off the commit (with its fold, and the commit alone); one login per
+# transaction and group commits of 4 and 16; ROUNDS runs of each (alternating), medians printed.
+# Each run starts from a fresh database that this tree's `portvakt migrate` made.
 #
 # Usage: Benchmarks/storage-probe.sh [ROUNDS] [LOGINS]   (defaults 3 and 30000; needs the release
-# portvakt, `make release`). Not part of `make bench`: about a minute.
+# portvakt, `make release`). Not part of `make bench`: about three minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3} logins=${2:-30000}
@@ -18,7 +19,7 @@ mkdir "$work/data"
 PORTVAKT_DATA="$work/data" .build/release/portvakt migrate >/dev/null
 fresh="$work/data/portvakt.sqlite"
 for round in $(seq "$rounds"); do
-  for variant in random-keys today split-token clustered; do
+  for variant in random-keys today split-token clustered journal journal-commit-only; do
     for batch in 1 4 16; do
       cp "$fresh" "$work/run.sqlite"
       rm -f "$work/run.sqlite-wal" "$work/run.sqlite-shm"
@@ -33,7 +34,7 @@ for line in open(sys.argv[1]):
     variant, batch, cpu = line.split()
     runs.setdefault(variant, {}).setdefault(int(batch), []).append(float(cpu))
 print("SQLite CPU per login, µs (median of the rounds): the login's writes alone, one thread")
-print(f"{'sessions table':14s}" + "".join(f"{'batch ' + str(b):>11s}" for b in (1, 4, 16)))
+print(f"{'variant':20s}" + "".join(f"{'batch ' + str(b):>11s}" for b in (1, 4, 16)))
 for variant, batches in runs.items():
-    print(f"{variant:14s}" + "".join(f"{statistics.median(batches[b]):11.1f}" for b in (1, 4, 16)))
+    print(f"{variant:20s}" + "".join(f"{statistics.median(batches[b]):11.1f}" for b in (1, 4, 16)))
 PY

@@ -12,8 +12,15 @@
 //                         longer a key (a token would carry its session id and a secret checked
 //                         against a hash in the row); the user index kept
 //             clustered   sessions WITHOUT ROWID keyed by (user_id, id): no user index either
+//             journal     the schema as migrated, but the session and the audit event are one row of
+//                         an append-only table keyed by the stored token form (time first), moved
+//                         into `sessions` and `audit_events` by a fold every 2,048 logins, in a
+//                         transaction of its own (here on the same thread, so its CPU is counted;
+//                         the measured logins' rows are all folded inside the measurement, and
+//                         no warm-up login's)
+//             journal-commit-only  the same without the fold: what the login's commit alone costs
 //   BATCH     logins per transaction, each in a savepoint as GroupCommit runs them
-//   LOGINS    measured logins, after 5,000 unmeasured ones
+//   LOGINS    measured logins, after 6,144 unmeasured ones
 // Prints the process's CPU time (user + system) per login. As the server does: WAL, synchronous
 // NORMAL, foreign keys on, statements prepared once, and a checkpoint every 4,000 WAL frames (here
 // on the same thread; the server has a thread of its own for it). The statements are those of
@@ -26,7 +33,8 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 
-enum { USERS = 10000, WARMUP = 5000 };
+// The warm-up is a multiple of FOLD (and of every BATCH): its last login folds the journal.
+enum { USERS = 10000, FOLD = 2048, WARMUP = 3 * FOLD };
 static sqlite3 *db;
 static char users[USERS][33];
 static unsigned char credentials[USERS][16];
@@ -49,6 +57,15 @@ static sqlite3_stmt *prepare(const char *sql) {
 static void run(sqlite3_stmt *statement) {
     while (sqlite3_step(statement) == SQLITE_ROW) {}
     if (sqlite3_reset(statement) != SQLITE_OK) fail("step");
+}
+
+// Moves the journal's rows into `sessions` and `audit_events` in one transaction.
+static void foldJournal(sqlite3_stmt *sessions, sqlite3_stmt *events, sqlite3_stmt *empty) {
+    execute("BEGIN IMMEDIATE");
+    run(sessions);
+    run(events);
+    run(empty);
+    execute("COMMIT");
 }
 
 static void randomHex(char *out, int bytes) {
@@ -110,14 +127,17 @@ static void seed(void) {
 
 int main(int argc, char **argv) {
     if (argc != 5) {
-        fprintf(stderr, "usage: login_writes DATABASE random-keys|today|split-token|clustered BATCH LOGINS\n");
+        fprintf(stderr, "usage: login_writes DATABASE random-keys|today|split-token|clustered|journal|"
+                        "journal-commit-only BATCH LOGINS\n");
         return 2;
     }
     const char *variant = argv[2];
     int batch = atoi(argv[3]), logins = atoi(argv[4]);
     int randomKeys = strcmp(variant, "random-keys") == 0;
-    int reshaped = !randomKeys && strcmp(variant, "today") != 0;
-    if ((reshaped && strcmp(variant, "split-token") && strcmp(variant, "clustered")) || batch < 1 || logins < 1) {
+    int journal = strncmp(variant, "journal", 7) == 0, fold = strcmp(variant, "journal") == 0;
+    int reshaped = !randomKeys && !journal && strcmp(variant, "today") != 0;
+    if ((journal && !fold && strcmp(variant, "journal-commit-only"))
+        || (reshaped && strcmp(variant, "split-token") && strcmp(variant, "clustered")) || batch < 1 || logins < 1) {
         fprintf(stderr, "login_writes: unknown variant, or a batch or count below 1\n");
         return 2;
     }
@@ -125,6 +145,11 @@ int main(int argc, char **argv) {
     execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
             "PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 4000");
     if (reshaped) reshapeSessions(variant);
+    if (journal) {
+        execute("CREATE TABLE login_journal (token_form BLOB PRIMARY KEY, id TEXT NOT NULL, user_id TEXT NOT NULL,"
+                " created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, user_agent TEXT, ip_address TEXT,"
+                " request_id TEXT NOT NULL, details TEXT NOT NULL) STRICT, WITHOUT ROWID");
+    }
     seed();
 
     sqlite3_stmt *challenge = prepare(
@@ -142,6 +167,19 @@ int main(int argc, char **argv) {
     sqlite3_stmt *audit = prepare(
         "INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)"
         " VALUES (?1, 'passkey.login', 'user', ?2, ?3, '127.0.0.1', ?4)");
+    sqlite3_stmt *entry = journal ? prepare(
+        "INSERT INTO login_journal (token_form, id, user_id, created_at, expires_at, user_agent, ip_address,"
+        " request_id, details) VALUES (?5, ?1, ?2, ?3, ?4, 'bench-login', '127.0.0.1', ?6, ?7)") : 0;
+    sqlite3_stmt *foldSessions = journal ? prepare(
+        "INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at,"
+        " expires_at, revoked_at, user_agent, ip_address, authenticated_at) SELECT id, user_id, token_form,"
+        " 'native', 'passkey', created_at, created_at, expires_at, NULL, user_agent, ip_address, created_at"
+        " FROM login_journal ORDER BY token_form") : 0;
+    sqlite3_stmt *foldEvents = journal ? prepare(
+        "INSERT INTO audit_events (at, action, actor, user_id, request_id, ip_address, details)"
+        " SELECT created_at, 'passkey.login', 'user', user_id, request_id, ip_address, details"
+        " FROM login_journal ORDER BY token_form") : 0;
+    sqlite3_stmt *emptyJournal = journal ? prepare("DELETE FROM login_journal") : 0;
     sqlite3_stmt *credentialIDs = prepare(
         "SELECT credential_id FROM passkeys WHERE user_id = ?1 ORDER BY created_at, credential_id");
 
@@ -174,6 +212,23 @@ int main(int argc, char **argv) {
         sqlite3_bind_int(use, 3, 1);
         sqlite3_bind_int64(use, 4, now);
         run(use);
+        if (journal) {
+            sqlite3_bind_text(entry, 1, id, -1, SQLITE_STATIC);
+            sqlite3_bind_text(entry, 2, users[u], -1, SQLITE_STATIC);
+            sqlite3_bind_int64(entry, 3, now);
+            sqlite3_bind_int64(entry, 4, now + 30LL * 86400000);
+            sqlite3_bind_blob(entry, 5, tokenForm, timeLength + 32, SQLITE_STATIC);
+            sqlite3_bind_text(entry, 6, request, -1, SQLITE_STATIC);
+            sqlite3_bind_text(entry, 7, details, -1, SQLITE_STATIC);
+            run(entry);
+            sqlite3_bind_text(credentialIDs, 1, users[u], -1, SQLITE_STATIC);
+            run(credentialIDs);
+            if (batch > 1) execute("RELEASE job");
+            if (k % batch == batch - 1) execute("COMMIT");
+            // After the commit above (a batch boundary when FOLD is a multiple of BATCH).
+            if (fold && k % FOLD == FOLD - 1) foldJournal(foldSessions, foldEvents, emptyJournal);
+            continue;
+        }
         sqlite3_bind_text(session, 1, id, -1, SQLITE_STATIC);
         sqlite3_bind_text(session, 2, users[u], -1, SQLITE_STATIC);
         sqlite3_bind_int64(session, 3, now);
@@ -195,6 +250,7 @@ int main(int argc, char **argv) {
         if (k % batch == batch - 1) execute("COMMIT");
     }
     if ((WARMUP + logins) % batch != 0) execute("COMMIT");
+    if (fold) foldJournal(foldSessions, foldEvents, emptyJournal);
     printf("%.1f\n", (cpuSeconds() - started) / logins * 1e6);
     sqlite3_close(db);
     return 0;
