@@ -221,33 +221,29 @@ int main(int argc, char **argv) {
             sqlite3_bind_text(entry, 6, request, -1, SQLITE_STATIC);
             sqlite3_bind_text(entry, 7, details, -1, SQLITE_STATIC);
             run(entry);
-            sqlite3_bind_text(credentialIDs, 1, users[u], -1, SQLITE_STATIC);
-            run(credentialIDs);
-            if (batch > 1) execute("RELEASE job");
-            if (k % batch == batch - 1) execute("COMMIT");
-            // After the commit above (a batch boundary when FOLD is a multiple of BATCH).
-            if (fold && k % FOLD == FOLD - 1) foldJournal(foldSessions, foldEvents, emptyJournal);
-            continue;
-        }
-        sqlite3_bind_text(session, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(session, 2, users[u], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(session, 3, now);
-        sqlite3_bind_int64(session, 4, now + 30LL * 86400000);
-        if (reshaped) {
-            sqlite3_bind_null(session, 5);
         } else {
-            sqlite3_bind_blob(session, 5, tokenForm, timeLength + 32, SQLITE_STATIC);
+            sqlite3_bind_text(session, 1, id, -1, SQLITE_STATIC);
+            sqlite3_bind_text(session, 2, users[u], -1, SQLITE_STATIC);
+            sqlite3_bind_int64(session, 3, now);
+            sqlite3_bind_int64(session, 4, now + 30LL * 86400000);
+            if (reshaped) {
+                sqlite3_bind_null(session, 5);
+            } else {
+                sqlite3_bind_blob(session, 5, tokenForm, timeLength + 32, SQLITE_STATIC);
+            }
+            run(session);
+            sqlite3_bind_int64(audit, 1, now);
+            sqlite3_bind_text(audit, 2, users[u], -1, SQLITE_STATIC);
+            sqlite3_bind_text(audit, 3, request, -1, SQLITE_STATIC);
+            sqlite3_bind_text(audit, 4, details, -1, SQLITE_STATIC);
+            run(audit);
         }
-        run(session);
-        sqlite3_bind_int64(audit, 1, now);
-        sqlite3_bind_text(audit, 2, users[u], -1, SQLITE_STATIC);
-        sqlite3_bind_text(audit, 3, request, -1, SQLITE_STATIC);
-        sqlite3_bind_text(audit, 4, details, -1, SQLITE_STATIC);
-        run(audit);
         sqlite3_bind_text(credentialIDs, 1, users[u], -1, SQLITE_STATIC);
         run(credentialIDs);
         if (batch > 1) execute("RELEASE job");
         if (k % batch == batch - 1) execute("COMMIT");
+        // After the commit above (a batch boundary when FOLD is a multiple of BATCH).
+        if (fold && k % FOLD == FOLD - 1) foldJournal(foldSessions, foldEvents, emptyJournal);
     }
     if ((WARMUP + logins) % batch != 0) execute("COMMIT");
     if (fold) foldJournal(foldSessions, foldEvents, emptyJournal);
