@@ -19,7 +19,7 @@
 //                         the measured logins' rows are all folded inside the measurement, and
 //                         no warm-up login's)
 //             journal-commit-only  the same without the fold: what the login's commit alone costs
-//   BATCH     logins per transaction, each in a savepoint as GroupCommit runs them
+//   BATCH     logins per transaction, each in a savepoint as GroupCommit runs them; a divisor of 2,048
 //   LOGINS    measured logins, after 6,144 unmeasured ones
 // Prints the process's CPU time (user + system) per login. As the server does: WAL, synchronous
 // NORMAL, foreign keys on, statements prepared once, and a checkpoint every 4,000 WAL frames (here
@@ -33,7 +33,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 
-// The warm-up is a multiple of FOLD (and of every BATCH): its last login folds the journal.
+// The warm-up is a multiple of FOLD (and so of every BATCH): its last login folds the journal.
 enum { USERS = 10000, FOLD = 2048, WARMUP = 3 * FOLD };
 static sqlite3 *db;
 static char users[USERS][33];
@@ -134,11 +134,16 @@ int main(int argc, char **argv) {
     const char *variant = argv[2];
     int batch = atoi(argv[3]), logins = atoi(argv[4]);
     int randomKeys = strcmp(variant, "random-keys") == 0;
-    int journal = strncmp(variant, "journal", 7) == 0, fold = strcmp(variant, "journal") == 0;
-    int reshaped = !randomKeys && !journal && strcmp(variant, "today") != 0;
-    if ((journal && !fold && strcmp(variant, "journal-commit-only"))
-        || (reshaped && strcmp(variant, "split-token") && strcmp(variant, "clustered")) || batch < 1 || logins < 1) {
-        fprintf(stderr, "login_writes: unknown variant, or a batch or count below 1\n");
+    int reshaped = strcmp(variant, "split-token") == 0 || strcmp(variant, "clustered") == 0;
+    int fold = strcmp(variant, "journal") == 0;
+    int journal = fold || strcmp(variant, "journal-commit-only") == 0;
+    if (!randomKeys && !reshaped && !journal && strcmp(variant, "today") != 0) {
+        fprintf(stderr, "login_writes: unknown variant %s\n", variant);
+        return 2;
+    }
+    // A fold runs between transactions, so a batch must end where a fold is due.
+    if (batch < 1 || logins < 1 || FOLD % batch != 0) {
+        fprintf(stderr, "login_writes: BATCH must divide %d and LOGINS be at least 1\n", FOLD);
         return 2;
     }
     if (sqlite3_open(argv[1], &db) != SQLITE_OK) fail("open");
@@ -242,7 +247,7 @@ int main(int argc, char **argv) {
         run(credentialIDs);
         if (batch > 1) execute("RELEASE job");
         if (k % batch == batch - 1) execute("COMMIT");
-        // After the commit above (a batch boundary when FOLD is a multiple of BATCH).
+        // After the commit above: FOLD is a multiple of BATCH.
         if (fold && k % FOLD == FOLD - 1) foldJournal(foldSessions, foldEvents, emptyJournal);
     }
     if ((WARMUP + logins) % batch != 0) execute("COMMIT");
