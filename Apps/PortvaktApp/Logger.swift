@@ -1,8 +1,8 @@
 import Dispatch
 import Glibc
 import HTTPEngine
+import Kernel
 import PortvaktAPI
-import Synchronization
 
 /// Severity of a log line: the configuration's `logging.level` values, in order.
 public typealias LogLevel = PortvaktConfiguration.LogLevel
@@ -24,7 +24,7 @@ extension PortvaktConfiguration.LogLevel: Comparable {
 public final class Logger: Sendable {
     private let minimum: LogLevel
     private let buffer = LogBuffer()
-    private let flusher: Mutex<any DispatchSourceTimer>
+    private let flusher: Locked<any DispatchSourceTimer>
 
     /// Creates a logger that drops lines below `minimum`.
     public init(minimum: LogLevel = .info) {
@@ -33,7 +33,7 @@ public final class Logger: Sendable {
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
         timer.setEventHandler { [buffer] in buffer.flush() }
         timer.resume()
-        flusher = Mutex(timer)
+        flusher = Locked(timer)
     }
 
     deinit {
@@ -63,9 +63,9 @@ public final class Logger: Sendable {
 
 /// Lines waiting for standard error, written in order by whoever flushes.
 private final class LogBuffer: Sendable {
-    private let pending = Mutex<[UInt8]>([])
+    private let pending = Locked<[UInt8]>([])
     /// Held while a batch is taken and written, so batches reach the file in order.
-    private let output = Mutex<Int32>(STDERR_FILENO)
+    private let output = Locked<Int32>(STDERR_FILENO)
     private static let batchBytes = 64 * 1024
 
     func append(_ line: some Collection<UInt8>) {

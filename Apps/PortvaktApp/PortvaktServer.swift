@@ -9,7 +9,6 @@ import PasskeyCore
 public import PortvaktAPI
 public import SessionCore
 public import Storage
-import Synchronization
 
 /// The whole server, assembled from a configuration: the database, the services, the public and
 /// admin listeners. `portvakt serve` runs one; tests start one in-process on port 0.
@@ -53,8 +52,8 @@ public final class PortvaktServer: Sendable {
     private let publicServer: HTTPServer
     private let adminServer: HTTPServer?
     private let logger: Logger
-    /// Hourly upkeep; Mutex makes the non-Sendable timer object safe to hold here.
-    private let maintenance: Mutex<MaintenanceTimer>
+    /// Hourly upkeep; Locked makes the non-Sendable timer object safe to hold here.
+    private let maintenance: Locked<MaintenanceTimer>
 
     /// Opens the database, applies migrations, ensures an admin token exists and builds both
     /// listeners. Nothing listens until `start()`.
@@ -343,7 +342,7 @@ public final class PortvaktServer: Sendable {
                 }
             }
         }
-        maintenance = Mutex(MaintenanceTimer(source: timer))
+        maintenance = Locked(MaintenanceTimer(source: timer))
     }
 
     deinit {
@@ -609,7 +608,7 @@ extension PortvaktServer {
 /// Holds a document made on first use, by a source set after the route serving it was registered.
 private final class DocumentBox: Sendable {
     typealias Source = @Sendable () throws -> [UInt8]
-    private let state = Mutex<(document: [UInt8]?, source: Source?)>((nil, nil))
+    private let state = Locked<(document: [UInt8]?, source: Source?)>((nil, nil))
 
     /// The document, made on the first call.
     /// - Throws: what the source throws (a type whose schema cannot be read: a fault, 500).

@@ -3,7 +3,6 @@ import HTTPEngine
 import Kernel
 import PortvaktAPI
 import Storage
-import Synchronization
 
 /// Everything `GET /metrics` reports, gathered at scrape time from counters that the request
 /// path keeps with atomics: requests and latencies per listener, passkey logins and
@@ -12,7 +11,7 @@ import Synchronization
 final class ServerMetrics: Sendable {
     let publicRequests: HTTPMetrics
     /// Set once the admin router is complete (its routes include /metrics itself).
-    private let adminRequests = Mutex<HTTPMetrics?>(nil)
+    private let adminRequests = Locked<HTTPMetrics?>(nil)
     let engine: StorageEngine
     let store: any AdministrationStore
     let clock: any WallClock
@@ -130,7 +129,7 @@ final class ServerMetrics: Sendable {
 /// Events counted by key, for /metrics: BankID calls and journey results are few next to HTTP
 /// requests, so a lock is cheap here.
 final class Tally<Key: Hashable & Sendable>: Sendable {
-    private let counts = Mutex<[Key: UInt64]>([:])
+    private let counts = Locked<[Key: UInt64]>([:])
 
     func record(_ key: Key) {
         counts.withLock { $0[key, default: 0] += 1 }

@@ -2,7 +2,6 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import Kernel
-import Synchronization
 
 /// SIGTERM and SIGINT, held from the moment a long-running command starts until it is ready to
 /// stop: a signal that arrives while the command is still starting (even before it has printed
@@ -18,7 +17,7 @@ final class StopSignals: Sendable {
     /// The signals that stop a command.
     static let stopping: [Int32] = [SIGTERM, SIGINT]
 
-    private let received = Mutex<Int32?>(nil)
+    private let received = Locked<Int32?>(nil)
     private let arrived = DispatchSemaphore(value: 0)
 
     /// Blocks SIGTERM and SIGINT for this process and starts the thread that waits for them.

@@ -1,7 +1,6 @@
 public import CryptoCore
 public import FoundationEssentials
 public import Kernel
-import Synchronization
 
 /// The health of the RP certificate BankID knows us by: read once at start, judged against the
 /// clock on every readiness probe, so an expiry weeks away is visible long before logins fail.
@@ -107,7 +106,7 @@ public final class BankIDCertificateMonitor: Sendable {
     public let health: BankIDCertificateHealth
     private let clock: any WallClock
     private let log: @Sendable (String) -> Void
-    private let lastWarnedDay = Mutex<Int?>(nil)
+    private let lastWarnedDay = Locked<Int?>(nil)
 
     /// Creates a monitor.
     /// - Parameters:

@@ -77,7 +77,7 @@ public final class BankIDCollectCoordinator: Sendable {
     public let instanceID: String
     /// Poll interval, retention and lease timings.
     public let timing: BankIDOrderTiming
-    private let inFlight = Mutex<[String: Task<Result<BankIDOrderSnapshot, BankIDError>, Never>]>([:])
+    private let inFlight = Locked<[String: Task<Result<BankIDOrderSnapshot, BankIDError>, Never>]>([:])
     private let collects = Atomic<Int>(0)
 
     /// Creates a coordinator.

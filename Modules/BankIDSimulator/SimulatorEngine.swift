@@ -3,7 +3,6 @@ import FoundationEssentials
 import Glibc
 import HTTPEngine
 import Kernel
-import Synchronization
 
 /// The RP API's endpoints under /rp/v6.0/.
 enum RPEndpoint: String, CaseIterable, Sendable {
@@ -46,7 +45,7 @@ final class SimulatorEngine: Sendable {
     let signingKey: SigningKey
     let certificateDER: [UInt8]
     let log: @Sendable (String) -> Void
-    let state: Mutex<State>
+    let state: Locked<State>
 
     init(
         configuration: BankIDSimulatorConfiguration, clock: any WallClock, signingKey: SigningKey,
@@ -58,7 +57,7 @@ final class SimulatorEngine: Sendable {
         self.signingKey = signingKey
         self.certificateDER = certificateDER
         self.log = log
-        state = Mutex(
+        state = Locked(
             State(
                 controls: Controls(
                     outcomes: configuration.outcomes, latencyMilliseconds: configuration.latencyMilliseconds,

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Glibc
+import Kernel
 import Synchronization
 
 /// The HTTP server: libmicrohttpd in front of a `Router`, over plain HTTP or TLS (with required
@@ -19,7 +20,7 @@ public final class HTTPServer: Sendable {
     /// Internal, not private: in-process answers (InProcess.swift) use its pipeline.
     let handler: ConnectionHandler
     private let configuration: HTTPServerConfiguration
-    private let phase = Mutex<Phase>(.ready)
+    private let phase = Locked<Phase>(.ready)
     private let boundPort = Atomic<Int>(0)
 
     /// Creates a server; nothing listens until `start()`.

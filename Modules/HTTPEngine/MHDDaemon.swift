@@ -3,6 +3,7 @@ import CMicroHTTPD
 import CryptoCore
 import Dispatch
 import Glibc
+import Kernel
 import Synchronization
 
 /// One request's state between libmicrohttpd's calls: MHD calls the access handler once when
@@ -80,7 +81,7 @@ final class RequestDeadlines: Sendable {
     /// Keyed by the slot's identity. The lock also orders a watchdog's shutdown() before MHD
     /// closes the descriptor: MHD reports a close (removing the slot under this lock) before it
     /// closes the socket, so a descriptor in the table is never one already reused.
-    private let table = Mutex<[ObjectIdentifier: Slot]>([:])
+    private let table = Locked<[ObjectIdentifier: Slot]>([:])
     private let limit: UInt64
     private let clock = SystemMonotonicClock()
 
@@ -164,7 +165,8 @@ final class ConnectionHandler: Sendable {
     let cacheControl: ContiguousArray<CChar>
     /// Requests whose async handler is running, with their connection suspended; the lock also
     /// orders every suspend before its resume, and every resume before the daemon stops.
-    private let suspended = Mutex<(table: [ObjectIdentifier: DeferredResponse], stopping: Bool)>(([:], false))
+    private let suspended = Locked<(table: [ObjectIdentifier: DeferredResponse], stopping: Bool)>(
+        ([:], false))
 
     /// Whether every connection has a thread of its own (`.threadPerConnection`): async handlers
     /// then block that thread instead of suspending the connection.
@@ -408,7 +410,7 @@ final class ConnectionHandler: Sendable {
     /// other client waits behind it; MHD's suspend/resume is not used in that mode because a
     /// resumed connection was left unanswered there (libmicrohttpd 0.9.75).
     private func wait(for work: @escaping @Sendable () async -> PreparedResponse) -> PreparedResponse {
-        let box = Mutex<PreparedResponse?>(nil)
+        let box = Locked<PreparedResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task(executorPreference: AsyncHandlerExecutor.shared) {
             let prepared = await work()

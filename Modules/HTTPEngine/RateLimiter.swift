@@ -1,4 +1,4 @@
-import Synchronization
+import Kernel
 
 /// Token buckets keyed by (route class, client), in a table that never holds more than
 /// `maxTrackedClients` buckets however many distinct clients arrive.
@@ -25,8 +25,8 @@ final class RateLimiter: Sendable {
     }
 
     final class Shard: Sendable {
-        let buckets: Mutex<[Key: Bucket]>
-        init(capacity: Int) { buckets = Mutex(Dictionary(minimumCapacity: capacity)) }
+        let buckets: Locked<[Key: Bucket]>
+        init(capacity: Int) { buckets = Locked(Dictionary(minimumCapacity: capacity)) }
     }
 
     private let limits: [RateClass: RateLimit]

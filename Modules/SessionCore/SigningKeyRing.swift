@@ -1,7 +1,6 @@
 public import CryptoCore
 public import FoundationEssentials
 public import Kernel
-import Synchronization
 
 /// One access-token signing key as the database keeps it: the public half in the clear, the
 /// private half sealed (AES-256-GCM, its `kid` as associated data) under the key-encryption key.
@@ -172,9 +171,9 @@ public final class SigningKeyRing: Sendable {
     private let repository: any SigningKeyRepository
     private let kek: SigningKeyEncryptionKey
     private let clock: any WallClock
-    private let snapshot = Mutex<Snapshot?>(nil)
+    private let snapshot = Locked<Snapshot?>(nil)
     /// Unsealed private halves by kid; a key's private half never changes.
-    private let unsealed = Mutex<[String: SigningKey]>([:])
+    private let unsealed = Locked<[String: SigningKey]>([:])
 
     /// Creates the ring; nothing is read until first use.
     public init(repository: any SigningKeyRepository, kek: SigningKeyEncryptionKey, clock: any WallClock) {

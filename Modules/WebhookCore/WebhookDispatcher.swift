@@ -1,7 +1,6 @@
 import Dispatch
 public import FoundationEssentials
 public import Kernel
-import Synchronization
 
 /// A configured receiver as the dispatcher sends to it.
 public struct WebhookEndpoint: Sendable, Equatable {
@@ -79,7 +78,7 @@ public final class WebhookDispatcher: Sendable {
     private let report: @Sendable (WebhookAttemptReport) -> Void
     private let log: @Sendable (String, [String: String]) -> Void
     private let wakeups = DispatchSemaphore(value: 0)
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var started = false

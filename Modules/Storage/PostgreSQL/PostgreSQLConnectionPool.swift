@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Kernel
 
 /// A fixed number of PostgreSQL connections, handed out one thread at a time.
 ///
@@ -34,7 +34,7 @@ final class PostgreSQLConnectionPool: Sendable {
     private let waitTimeout: Duration
     private let reconnectDelay: Duration
     private let connect: Connector
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Counts free slots (idle or vacant), so callers wait without spinning.
     private let available: DispatchSemaphore
 
@@ -67,7 +67,7 @@ final class PostgreSQLConnectionPool: Sendable {
         self.waitTimeout = waitTimeout
         self.reconnectDelay = reconnectDelay
         self.connect = connect
-        state = Mutex(State(idle: connections, connectCount: size))
+        state = Locked(State(idle: connections, connectCount: size))
         available = DispatchSemaphore(value: size)
     }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Kernel
 
 /// A fixed set of connections handed out one thread at a time.
 ///
@@ -11,13 +11,13 @@ final class ConnectionPool: Sendable {
         var closed = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Counts idle connections, so a caller waits without spinning when all are busy.
     private let available: DispatchSemaphore
 
     /// Creates a pool owning `connections`.
     init(_ connections: [Connection]) {
-        state = Mutex(State(idle: connections))
+        state = Locked(State(idle: connections))
         available = DispatchSemaphore(value: connections.count)
     }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Kernel
 
 /// Group commit: write transactions that arrive while another is running are committed together,
 /// each inside its own savepoint, in one `BEGIN IMMEDIATE … COMMIT` on the writer.
@@ -49,7 +49,7 @@ final class GroupCommit: Sendable {
     }
 
     private let writer: ConnectionPool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(writer: ConnectionPool) { self.writer = writer }
 
