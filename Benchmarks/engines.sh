@@ -57,7 +57,7 @@ portvakt_port=0
 if [ -n "${ENGINES_PORTVAKT:-}" ]; then
   # On the embedded default, free ports; its {"msg":"listening"} line names the public port.
   cat >"$work/config.json" <<JSON
-{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "http": {"threads": $THREADS}}
+{"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "http": {"threading": "pool", "threads": $THREADS}}
 JSON
   PORTVAKT_DATA="$work/data" "$ENGINES_PORTVAKT" serve --config "$work/config.json" >"$work/portvakt.out" 2>"$work/portvakt.log" &
   pids+=($!)

@@ -8,13 +8,14 @@ review_code="bench-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
 # For every `portvakt` the sourcing script starts, whatever wraps it (valgrind, a pid kept for RSS).
 export PORTVAKT_DATA="$work/data" PORTVAKT_REVIEW_CODE="$review_code"
 
-# write_review_config [THREADS]: $work/config.json on free ports. wrk's connections all come from
+# write_review_config [THREADS]: $work/config.json on free ports (with THREADS, a pool of that
+# many HTTP threads; without, the default thread per connection). wrk's connections all come from
 # 127.0.0.1, so the per-address cap (64 by default) is lifted to the total one; rateLimits.backend
 # (forward auth and introspection) is raised so wrk measures the routes, not 429s; /health/alive's
 # class keeps its default.
 write_review_config() {
   local threads=""
-  [ -n "${1:-}" ] && threads="\"threads\": $1, "
+  [ -n "${1:-}" ] && threads="\"threading\": \"pool\", \"threads\": $1, "
   cat >"$work/config.json" <<JSON
 {"listen": {"public": {"port": 0}, "admin": {"port": 0}}, "http": {$threads"perAddressConnectionLimit": 1024},
  "rateLimits": {"backend": {"burst": 100000, "perSecond": 100000}},

@@ -408,6 +408,7 @@ public final class PortvaktServer: Sendable {
         var server = HTTPServerConfiguration()
         server.host = listener.host
         server.port = listener.port
+        server.threading = configuration.http.threading == .pool ? .workerPool : .threadPerConnection
         server.threads = configuration.http.threads
         server.connectionTimeoutSeconds = configuration.http.connectionTimeoutSeconds
         server.connectionLimit = configuration.http.connectionLimit

@@ -4,8 +4,9 @@
 //
 // Runs, each on a fresh database:
 //   main:    10,000 users with one ES256 passkey each, at 16 and then at 64 clients (each on a
-//            fresh database) → logins/s, p50, p99, p99.9, and the server's CPU per login beside
-//            the cost of one raw verify (their ratio: what the server spends on everything else)
+//            fresh database) → logins/s, p50, p99, p99.9, the fewest logins any client completed
+//            over the most (how evenly the server shares itself), and the server's CPU per login
+//            beside the cost of one raw verify (their ratio: what the server spends on everything else)
 //   pg1/pg2: the 64-client main run again, right after it, on PostgreSQL (the server PORTVAKT_TEST_POSTGRES_URL
 //            names): one and then two `portvakt serve` instances on one database, client i on
 //            instance i % N; the users are seeded through the store. Besides the servers' CPU per
@@ -55,7 +56,8 @@ var mainOnly = false
 /// Only the side comparisons (1k/1M passkeys, slow BankID, hanging webhook receiver), for
 /// repeating them: the main runs and PostgreSQL's are skipped.
 var sidesOnly = false
-/// The server's HTTP worker threads; nil keeps the shipped default.
+/// A pool of this many HTTP threads (`http.threading` "pool"); nil keeps the shipped default,
+/// a thread per connection.
 var threads: Int?
 /// Concurrent clients of each main run, in order (issue 17's figures are 16 and 64); the last is
 /// also the PostgreSQL runs' and the fixed workload's.
@@ -278,7 +280,7 @@ func startServer(
     // Every client is on 127.0.0.1: the per-address cap must not be what the run measures.
     let config = """
         {"publicURL": "http://localhost:\(port)", "listen": {"public": {"port": \(port)}, "admin": {"port": 0}},
-         "http": {\(threads.map { #""threads": \#($0), "# } ?? "")"perAddressConnectionLimit": 1024}, \(storage) \(webhooks)
+         "http": {\(threads.map { #""threading": "pool", "threads": \#($0), "# } ?? "")"perAddressConnectionLimit": 1024}, \(storage) \(webhooks)
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
                         "bankid": {"burst": 100000, "perSecond": 100000},
                         "default": {"burst": 100000, "perSecond": 100000}},
@@ -315,11 +317,13 @@ func login(
 }
 
 /// Runs `clients` threads logging in for `seconds`, client i against the server on
-/// `ports[i % ports.count]`; returns (logins per second, latencies in µs).
+/// `ports[i % ports.count]`; returns (logins per second, latencies in µs, the fewest logins any
+/// client completed over the most: 1 when the server shares itself evenly between its clients).
 func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seconds: Double) -> (
-    Double, [Double]
+    Double, [Double], Double
 ) {
     let latencies = Mutex<[Double]>([])
+    let perClient = Mutex<[Int]>([])
     let failures = Atomic<Int>(0)
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
     let start = DispatchTime.now().uptimeNanoseconds
@@ -351,6 +355,7 @@ func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seco
                 mine.append(Double(DispatchTime.now().uptimeNanoseconds - began) / 1000)
             }
             latencies.withLock { $0 += mine }
+            perClient.withLock { $0.append(mine.count) }
         }
         thread.start()
     }
@@ -361,7 +366,9 @@ func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seco
         FileHandle.standardError.write(
             Data("bench-login: \(failures.load(ordering: .relaxed)) logins failed\n".utf8))
     }
-    return (Double(all.count) / elapsed, all.sorted())
+    let counts = perClient.withLock { $0 }
+    let fairness = Double(counts.min() ?? 0) / Double(max(1, counts.max() ?? 0))
+    return (Double(all.count) / elapsed, all.sorted(), fairness)
 }
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
@@ -421,6 +428,8 @@ func ownCPUSeconds() -> Double {
 struct RunFigures {
     var rate: Double
     var latencies: [Double]
+    /// The fewest logins any client completed over the most.
+    var fairness: Double
     var serverCPUPerLogin: Double
     var databaseCPUPerLogin: Double
     var clientCPUPerLogin: Double
@@ -447,11 +456,12 @@ func measure(
     let serverBefore = serverCPU()
     let databaseBefore = databaseCPU()
     let clientBefore = ownCPUSeconds()
-    let (rate, latencies) = measure(
+    let (rate, latencies, fairness) = measure(
         ports: ports, credentials: credentials, clients: clients, seconds: seconds)
     let logins = max(1, Double(latencies.count))
     return RunFigures(
-        rate: rate, latencies: latencies, serverCPUPerLogin: (serverCPU() - serverBefore) / logins * 1e6,
+        rate: rate, latencies: latencies, fairness: fairness,
+        serverCPUPerLogin: (serverCPU() - serverBefore) / logins * 1e6,
         databaseCPUPerLogin: (databaseCPU() - databaseBefore) / logins * 1e6,
         clientCPUPerLogin: (ownCPUSeconds() - clientBefore) / logins * 1e6, seedSeconds: seedSeconds)
 }
@@ -1010,6 +1020,7 @@ if sqliteRuns, !sidesOnly {
             "\(name)_p50=\(milliseconds(percentile(main.latencies, 0.5))):ms",
             "\(name)_p99=\(milliseconds(percentile(main.latencies, 0.99))):ms",
             "\(name)_p999=\(milliseconds(percentile(main.latencies, 0.999))):ms",
+            "\(name)_fewest_to_most_logins_per_client=\(String(format: "%.2f", main.fairness)):x",
             "\(name)_share_of_raw=\(String(format: "%.1f", 100 * main.rate / rawRate)):%",
             "\(name)_server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
             "\(name)_server_cpu_to_raw_verify=\(String(format: "%.2f", main.serverCPUPerLogin / rawVerifyMicroseconds)):x",

@@ -104,7 +104,7 @@ public final class HTTPServer: Sendable {
         }
         // Requests still waiting in an async handler get their 503 now, with a moment to be sent
         // before MHD closes what is left.
-        handler.resumeAllForShutdown()
+        handler.answerAllForShutdown()
         let flush = Date().addingTimeInterval(0.5)
         while handler.inFlight.load(ordering: .relaxed) > 0 && Date() < flush {
             usleep(5_000)

@@ -20,7 +20,7 @@ final class RequestContext {
     var headers = HTTPHeaders()
     /// Set when the framing check refused the request: answered at once, connection closed.
     var refusal: HTTPError?
-    /// Set while an async handler runs for this request (the connection is suspended).
+    /// Set while an async handler runs for this request (the connection suspended, `.workerPool`).
     var deferred: DeferredResponse?
     let startNanoseconds: UInt64
 
@@ -29,17 +29,35 @@ final class RequestContext {
     }
 }
 
-/// A suspended request's response, handed from the task that ran its async handler to the MHD
-/// thread that sends it after the resume. Its fields are only touched under
-/// `ConnectionHandler.suspended`'s lock.
+/// An async handler's response, handed from the task that ran the handler (or from shutdown,
+/// with a 503) to the MHD thread that sends it. Its fields are only touched under
+/// `ConnectionHandler.deferred`'s lock.
 final class DeferredResponse: @unchecked Sendable {
-    // @unchecked: `connection` is MHD's pointer, used only to resume, under the lock, while the
-    // connection is suspended (MHD cannot close a suspended connection before we resume it).
-    let connection: OpaquePointer
+    // @unchecked: a `.suspended` connection is MHD's pointer, used only to resume, under the lock,
+    // while the connection is suspended (MHD cannot close a suspended connection before we
+    // resume it).
+    /// How the sending thread waits for the response.
+    enum Waiter {
+        /// The connection is suspended (`.workerPool`): resuming it makes MHD call the access
+        /// handler again, on a worker thread, to send the response.
+        case suspended(OpaquePointer)
+        /// The connection's own thread is blocked on the semaphore (`.threadPerConnection`).
+        case blocked(DispatchSemaphore)
+    }
+
+    let waiter: Waiter
     var prepared: PreparedResponse?
 
-    init(connection: OpaquePointer) {
-        self.connection = connection
+    init(_ waiter: Waiter) {
+        self.waiter = waiter
+    }
+
+    /// Tells the sending side that `prepared` is set.
+    func wake() {
+        switch waiter {
+        case .suspended(let connection): MHD_resume_connection(connection)
+        case .blocked(let semaphore): semaphore.signal()
+        }
     }
 }
 
@@ -163,10 +181,10 @@ final class ConnectionHandler: Sendable {
     let draining = Atomic<Bool>(false)
     /// The configured Cache-Control as a C string, converted once.
     let cacheControl: ContiguousArray<CChar>
-    /// Requests whose async handler is running, with their connection suspended; the lock also
-    /// orders every suspend before its resume, and every resume before the daemon stops.
-    private let suspended = Locked<(table: [ObjectIdentifier: DeferredResponse], stopping: Bool)>(
-        ([:], false))
+    /// Requests whose async handler is running, their connection suspended or their thread
+    /// blocked; the lock also orders every suspend before its resume, and every wake-up before
+    /// the daemon stops.
+    private let deferred = Locked<(table: [ObjectIdentifier: DeferredResponse], stopping: Bool)>(([:], false))
 
     /// Whether every connection has a thread of its own (`.threadPerConnection`): async handlers
     /// then block that thread instead of suspending the connection.
@@ -247,8 +265,7 @@ final class ConnectionHandler: Sendable {
         }
         if context.answered {
             // Called again after a resume: the async handler's response is ready.
-            if let deferred = context.deferred, let prepared = suspended.withLock({ _ in deferred.prepared })
-            {
+            if let pending = context.deferred, let prepared = deferred.withLock({ _ in pending.prepared }) {
                 context.deferred = nil
                 return queue(prepared, on: connection)
             }
@@ -264,40 +281,67 @@ final class ConnectionHandler: Sendable {
         _ connection: OpaquePointer, context: RequestContext,
         work: @escaping @Sendable () async -> PreparedResponse
     ) -> MHD_Result {
-        let deferred = DeferredResponse(connection: connection)
-        let accepted = suspended.withLock { state in
-            guard !state.stopping else { return false }
-            state.table[ObjectIdentifier(deferred)] = deferred
-            MHD_suspend_connection(connection)
-            return true
-        }
-        guard accepted else {
+        let pending = DeferredResponse(.suspended(connection))
+        guard start(work, answering: pending, before: { MHD_suspend_connection(connection) }) else {
             return queue(pipeline.unavailable(requestID: RequestID.generate()), on: connection)
         }
-        context.deferred = deferred
-        // On the handlers' own executor, not Swift's cooperative pool: whatever else blocks those
-        // threads must not stall a suspended request.
-        Task(executorPreference: AsyncHandlerExecutor.shared) { [self] in
-            let prepared = await work()
-            suspended.withLock { state in
-                // Gone from the table: shutdown already answered and resumed it.
-                guard state.table.removeValue(forKey: ObjectIdentifier(deferred)) != nil else { return }
-                deferred.prepared = prepared
-                MHD_resume_connection(deferred.connection)
-            }
-        }
+        context.deferred = pending
         return .YES
     }
 
-    /// Answers every suspended request with 503 and resumes it, and refuses new suspensions:
-    /// MHD must not be stopped with a connection still suspended.
-    func resumeAllForShutdown() {
+    /// Runs an async handler's work and blocks this thread until it is done or shutdown answers
+    /// it. Only with a thread per connection, where the thread is this connection's alone, so no
+    /// other client waits behind it; MHD's suspend/resume is not used in that mode because a
+    /// resumed connection was left unanswered there (libmicrohttpd 0.9.75).
+    private func wait(for work: @escaping @Sendable () async -> PreparedResponse) -> PreparedResponse {
+        let done = DispatchSemaphore(value: 0)
+        let pending = DeferredResponse(.blocked(done))
+        guard start(work, answering: pending, before: {}) else {
+            return pipeline.unavailable(requestID: RequestID.generate())
+        }
+        done.wait()
+        // Set before the wake-up, by the handler's task or by shutdown.
+        return deferred.withLock { _ in pending.prepared }
+            ?? pipeline.unavailable(requestID: RequestID.generate())
+    }
+
+    /// Registers `pending` (running `park` under the lock, so its wake-up cannot come first) and
+    /// runs `work` on the handlers' own executor, not Swift's cooperative pool: whatever else
+    /// blocks those threads must not stall a waiting request. False, with nothing started, once
+    /// the daemon is stopping.
+    private func start(
+        _ work: @escaping @Sendable () async -> PreparedResponse, answering pending: DeferredResponse,
+        before park: () -> Void
+    ) -> Bool {
+        let accepted = deferred.withLock { state in
+            guard !state.stopping else { return false }
+            state.table[ObjectIdentifier(pending)] = pending
+            park()
+            return true
+        }
+        guard accepted else { return false }
+        Task(executorPreference: AsyncHandlerExecutor.shared) { [self] in
+            let prepared = await work()
+            deferred.withLock { state in
+                // Gone from the table: shutdown already answered it.
+                guard state.table.removeValue(forKey: ObjectIdentifier(pending)) != nil else { return }
+                pending.prepared = prepared
+                pending.wake()
+            }
+        }
+        return true
+    }
+
+    /// Answers every request still waiting for its async handler with 503 and wakes its sender,
+    /// and refuses new ones: MHD must not be stopped with a connection still suspended, nor wait
+    /// for a blocked connection thread.
+    func answerAllForShutdown() {
         let pipeline = pipeline
-        suspended.withLock { state in
+        deferred.withLock { state in
             state.stopping = true
-            for deferred in state.table.values {
-                deferred.prepared = pipeline.unavailable(requestID: RequestID.generate())
-                MHD_resume_connection(deferred.connection)
+            for pending in state.table.values {
+                pending.prepared = pipeline.unavailable(requestID: RequestID.generate())
+                pending.wake()
             }
             state.table.removeAll()
         }
@@ -403,23 +447,6 @@ final class ConnectionHandler: Sendable {
                 }, pointer)
         }
         return headers
-    }
-
-    /// Runs an async handler's work on the handlers' executor and blocks this thread until it is
-    /// done. Only with a thread per connection, where the thread is this connection's alone, so no
-    /// other client waits behind it; MHD's suspend/resume is not used in that mode because a
-    /// resumed connection was left unanswered there (libmicrohttpd 0.9.75).
-    private func wait(for work: @escaping @Sendable () async -> PreparedResponse) -> PreparedResponse {
-        let box = Locked<PreparedResponse?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task(executorPreference: AsyncHandlerExecutor.shared) {
-            let prepared = await work()
-            box.withLock { $0 = prepared }
-            done.signal()
-        }
-        done.wait()
-        // The semaphore orders the store before this load, so the 503 is never sent in practice.
-        return box.withLock { $0 } ?? pipeline.unavailable(requestID: RequestID.generate())
     }
 
     /// Hands a response to MHD, which copies the body and sends it (no body for HEAD), adding
@@ -651,8 +678,8 @@ final class MHDDaemon: @unchecked Sendable {
         // the sockets, so no shutdown() can reach a descriptor number reused after the stop.
         watchdog.cancel()
         watchdogQueue.sync {}
-        // MHD must not stop with suspended connections: answer and resume them first.
-        retainedHandler.takeUnretainedValue().resumeAllForShutdown()
+        // MHD must not stop with suspended connections or blocked connection threads: answer them first.
+        retainedHandler.takeUnretainedValue().answerAllForShutdown()
         MHD_stop_daemon(daemon)
         // Only after MHD's threads are gone can no callback reach the handler.
         retainedHandler.release()

@@ -369,6 +369,35 @@ struct HTTPServerTests {
         server.shutdown(grace: 1)  // idempotent
     }
 
+    @Test(
+        "shutdown answers an async route still waiting 503 at once, its connection suspended or its thread blocked",
+        arguments: [HTTPServerConfiguration.Threading.workerPool, .threadPerConnection])
+    func shutdownAnswersWaitingAsyncRoute(threading: HTTPServerConfiguration.Threading) throws {
+        let started = DispatchSemaphore(value: 0)
+        var router = Router()
+        router.addAsync(.GET, "/hang", rateClass: .unlimited, summary: "Waits a minute") { _ in
+            started.signal()
+            try? await Task.sleep(for: .seconds(60))
+            return .text("too late")
+        }
+        let server = try HTTPServer(
+            configuration: HTTPServerConfiguration(threads: 1, threading: threading), router: router,
+            accessLog: { _ in })
+        let port = try server.start()
+        let waiting = ResultBox()
+        Thread {
+            waiting.set(Result { try HTTPTestClient(timeout: 30).send(url: "http://127.0.0.1:\(port)/hang") })
+        }
+        .start()
+        #expect(started.wait(timeout: .now() + 5) == .success)
+        let began = Date()
+        // No grace: what answers the request is shutdown itself, not the handler finishing.
+        server.shutdown(grace: 0)
+        #expect(Date().timeIntervalSince(began) < 5)
+        let response = try waiting.wait().get()
+        #expect(response.status == 503, "\(response.text)")
+    }
+
     @Test("a connection that sends nothing is closed after the connection timeout")
     func idleConnectionTimesOut() throws {
         try withServer(HTTPServerConfiguration(threads: 2, connectionTimeoutSeconds: 1)) { _, _, server in

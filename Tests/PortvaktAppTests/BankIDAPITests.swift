@@ -892,7 +892,7 @@ struct BankIDAPITests {
     func startDoesNotBlockThreads() async throws {
         // On a socket: what is proved is that MHD's one worker thread stays free while the
         // connection is suspended, which only a listening server has.
-        let server = try TestServer(.live, configuration: ["http": ["threads": 1]])
+        let server = try TestServer(.live, configuration: ["http": ["threading": "pool", "threads": 1]])
         defer { server.stop() }
         let control = try await request(
             "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 3000}"#)
@@ -912,13 +912,14 @@ struct BankIDAPITests {
     }
 
     @Test(
-        "stopping the server with a start still waiting on BankID answers it 503 (resumed before MHD stops), never hangs or crashes"
-    )
-    func shutdownWithSuspendedStart() async throws {
-        // On a socket: the 503 comes from resuming MHD's suspended connection at shutdown.
-        let server = try TestServer(.live)
+        "stopping the server with a start still waiting on BankID answers it 503 (suspended or on its own thread), never hangs or crashes",
+        arguments: ["perConnection", "pool"])
+    func shutdownWithWaitingStart(threading: String) async throws {
+        // On a socket: the 503 comes from shutdown waking MHD's suspended connection (pool) or
+        // the connection's blocked thread (perConnection).
+        let server = try TestServer(.live, configuration: ["http": ["threading": threading]])
         _ = try await request(
-            "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 8000}"#)
+            "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 3000}"#)
         let outcome = Mutex<String?>(nil)
         let starting = Task {
             var client = BankIDClient(server)

@@ -64,7 +64,9 @@ struct ConfigurationDefaultTests {
         #expect(
             c.http
                 == .init(
-                    threads: 4, connectionTimeoutSeconds: 30, connectionLimit: 1024, maxBodyBytes: 65536,
+                    threading: .perConnection, threads: 4, connectionTimeoutSeconds: 30,
+                    connectionLimit: 1024,
+                    maxBodyBytes: 65536,
                     maxTrackedClients: 100_000, trustedProxies: [],
                     cors: .init(allowedOrigins: [], allowCredentials: true, maxAgeSeconds: 600)))
         #expect(c.rateLimits.default == .init(burst: 100, perSecond: 50))
@@ -110,7 +112,7 @@ struct ConfigurationAcceptanceTests {
             "admin": { "host": "::1", "port": 9001 }
           },
           "http": {
-            "threads": 16, "connectionTimeoutSeconds": 60, "connectionLimit": 5000, "maxBodyBytes": 1048576,
+            "threading": "pool", "threads": 16, "connectionTimeoutSeconds": 60, "connectionLimit": 5000, "maxBodyBytes": 1048576,
             "maxURIBytes": 4096, "maxHeaderBytes": 32768, "perAddressConnectionLimit": 8, "requestDeadlineSeconds": 5,
             "maxTrackedClients": 5000, "trustedProxies": ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"],
             "cors": { "allowedOrigins": ["https://app.example.com", "http://localhost:5173", "https://[::1]:3000"],
@@ -152,7 +154,8 @@ struct ConfigurationAcceptanceTests {
         #expect(c.listen.public == .init(host: "::", port: 9000))
         #expect(c.listen.admin == .init(host: "::1", port: 9001))
         #expect(
-            c.http.threads == 16 && c.http.connectionTimeoutSeconds == 60 && c.http.connectionLimit == 5000)
+            c.http.threading == .pool && c.http.threads == 16 && c.http.connectionTimeoutSeconds == 60
+                && c.http.connectionLimit == 5000)
         #expect(c.http.maxBodyBytes == 1_048_576 && c.http.maxTrackedClients == 5000)
         #expect(c.http.maxURIBytes == 4096 && c.http.maxHeaderBytes == 32768)
         #expect(c.http.perAddressConnectionLimit == 8 && c.http.requestDeadlineSeconds == 5)
@@ -290,15 +293,15 @@ struct ConfigurationTypeTests {
     @Test("a fractional number, 1.0 and an exponent are not integers")
     func floatForInteger() {
         #expect(
-            singleIssue(#"{"http": {"threads": 1.5}}"#)
+            singleIssue(#"{"http": {"threading": "pool", "threads": 1.5}}"#)
                 == "http.threads: expected an integer from 1 to 256, got 1.5")
         #expect(
-            singleIssue(#"{"http": {"threads": 4.0}}"#)
+            singleIssue(#"{"http": {"threading": "pool", "threads": 4.0}}"#)
                 == "http.threads: expected an integer from 1 to 256, got 4.0")
         #expect(
-            singleIssue(#"{"http": {"threads": 4e0}}"#)
+            singleIssue(#"{"http": {"threading": "pool", "threads": 4e0}}"#)
                 == "http.threads: expected an integer from 1 to 256, got 4e0")
-        #expect(issues(#"{"http": {"threads": 1.5}}"#).first?.code == .wrongType)
+        #expect(issues(#"{"http": {"threading": "pool", "threads": 1.5}}"#).first?.code == .wrongType)
     }
 
     @Test("a boolean is not an integer, and an integer is not a boolean")
@@ -347,7 +350,7 @@ struct ConfigurationValueTests {
     @Test("integers outside their range are refused with the range")
     func integerOutOfRange() {
         #expect(
-            singleIssue(#"{"http": {"threads": 0}}"#)
+            singleIssue(#"{"http": {"threading": "pool", "threads": 0}}"#)
                 == "http.threads: expected an integer from 1 to 256, got 0")
         #expect(
             singleIssue(#"{"listen": {"public": {"port": 65536}}}"#)
@@ -367,7 +370,7 @@ struct ConfigurationValueTests {
         #expect(
             singleIssue(#"{"http": {"requestDeadlineSeconds": 3601}}"#)
                 == "http.requestDeadlineSeconds: expected an integer from 1 to 3600, got 3601")
-        #expect(issues(#"{"http": {"threads": 0}}"#).first?.code == .invalidValue)
+        #expect(issues(#"{"http": {"threading": "pool", "threads": 0}}"#).first?.code == .invalidValue)
     }
 
     @Test("rate limits need both keys, a positive rate and a burst of at least 1")
@@ -393,6 +396,24 @@ struct ConfigurationValueTests {
                 "sessions.idleTimeoutSeconds: must not exceed sessions.absoluteLifetimeSeconds (3600), got 7200"
             ])
         #expect(found.first?.code == .conflict)
+    }
+
+    @Test(
+        "http.threads sizes only a pool: with a thread per connection (the default) it is a conflict, not ignored"
+    )
+    func threadsWithoutPool() throws {
+        for document in [
+            #"{"http": {"threads": 8}}"#, #"{"http": {"threading": "perConnection", "threads": 8}}"#,
+        ] {
+            let found = issues(document)
+            #expect(found.map(\.path) == ["http.threads"], "\(document)")
+            #expect(found.first?.code == .conflict)
+            #expect(found.first?.description.contains(#"set threading to "pool""#) == true)
+        }
+        #expect(try parse(#"{"http": {"threading": "pool", "threads": 8}}"#).http.threads == 8)
+        #expect(
+            singleIssue(#"{"http": {"threading": "threadPool"}}"#)
+                == #"http.threading: expected one of "perConnection", "pool", got "threadPool""#)
     }
 
     @Test("invalid trusted proxies: bad address, prefix too long, host bits set")

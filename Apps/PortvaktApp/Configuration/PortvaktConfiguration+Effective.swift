@@ -31,26 +31,27 @@ extension PortvaktConfiguration {
             ),
             (
                 "http",
-                .object([
-                    ("threads", .integer(http.threads)),
-                    ("connectionTimeoutSeconds", .integer(http.connectionTimeoutSeconds)),
-                    ("connectionLimit", .integer(http.connectionLimit)),
-                    ("perAddressConnectionLimit", .integer(http.perAddressConnectionLimit)),
-                    ("requestDeadlineSeconds", .integer(http.requestDeadlineSeconds)),
-                    ("maxBodyBytes", .integer(http.maxBodyBytes)),
-                    ("maxURIBytes", .integer(http.maxURIBytes)),
-                    ("maxHeaderBytes", .integer(http.maxHeaderBytes)),
-                    ("maxTrackedClients", .integer(http.maxTrackedClients)),
-                    ("trustedProxies", .array(http.trustedProxies.map { .string($0) })),
-                    (
-                        "cors",
-                        .object([
-                            ("allowedOrigins", .array(http.cors.allowedOrigins.map { .string($0) })),
-                            ("allowCredentials", .bool(http.cors.allowCredentials)),
-                            ("maxAgeSeconds", .integer(http.cors.maxAgeSeconds)),
+                .object(
+                    [("threading", .string(http.threading.rawValue))]
+                        + (http.threading == .pool ? [("threads", .integer(http.threads))] : []) + [
+                            ("connectionTimeoutSeconds", .integer(http.connectionTimeoutSeconds)),
+                            ("connectionLimit", .integer(http.connectionLimit)),
+                            ("perAddressConnectionLimit", .integer(http.perAddressConnectionLimit)),
+                            ("requestDeadlineSeconds", .integer(http.requestDeadlineSeconds)),
+                            ("maxBodyBytes", .integer(http.maxBodyBytes)),
+                            ("maxURIBytes", .integer(http.maxURIBytes)),
+                            ("maxHeaderBytes", .integer(http.maxHeaderBytes)),
+                            ("maxTrackedClients", .integer(http.maxTrackedClients)),
+                            ("trustedProxies", .array(http.trustedProxies.map { .string($0) })),
+                            (
+                                "cors",
+                                .object([
+                                    ("allowedOrigins", .array(http.cors.allowedOrigins.map { .string($0) })),
+                                    ("allowCredentials", .bool(http.cors.allowCredentials)),
+                                    ("maxAgeSeconds", .integer(http.cors.maxAgeSeconds)),
+                                ])
+                            ),
                         ])
-                    ),
-                ])
             ),
             (
                 "rateLimits",

@@ -231,8 +231,19 @@ extension PortvaktConfiguration.ListenSettings {
 extension PortvaktConfiguration.HTTPSettings {
     init(reading r: ConfigReader) {
         let defaults = Self()
+        let threading = r.choice("threading", default: defaults.threading)
+        var threads = defaults.threads
+        if threading == .pool {
+            threads = r.integer("threads", default: defaults.threads, in: 1...256)
+        } else {
+            r.forbid(
+                "threads", code: .conflict,
+                message:
+                    "threads sizes the pool of http.threading \"pool\"; with \"\(threading.rawValue)\" every connection has its own thread: remove threads, or set threading to \"pool\""
+            )
+        }
         self.init(
-            threads: r.integer("threads", default: defaults.threads, in: 1...256),
+            threading: threading, threads: threads,
             connectionTimeoutSeconds: r.integer(
                 "connectionTimeoutSeconds", default: defaults.connectionTimeoutSeconds, in: 1...3600),
             connectionLimit: r.integer("connectionLimit", default: defaults.connectionLimit, in: 1...100_000),

@@ -146,7 +146,20 @@ extension PortvaktConfiguration {
 
     /// Limits and trust settings of the HTTP front.
     public struct HTTPSettings: Sendable, Equatable {
-        /// Threads serving requests (1 to 256).
+        /// How connections are spread over threads.
+        public enum Threading: String, Sendable, CaseIterable {
+            /// A thread of its own for every open connection (up to `connectionLimit`): a request
+            /// waiting for its commit holds up no other connection, and the kernel shares the CPU
+            /// fairly between clients.
+            case perConnection
+            /// `threads` threads, each polling a share of the connections and serving them one
+            /// request at a time: fewer threads for many idle keep-alive connections.
+            case pool
+        }
+
+        /// How connections are spread over threads (default `.perConnection`).
+        public var threading: Threading
+        /// Threads serving requests with `.pool` threading (1 to 256); not used otherwise.
         public var threads: Int
         /// Seconds an idle connection is kept (1 to 3600).
         public var connectionTimeoutSeconds: Int
@@ -173,7 +186,8 @@ extension PortvaktConfiguration {
 
         /// Creates HTTP settings with the documented defaults.
         public init(
-            threads: Int = 4, connectionTimeoutSeconds: Int = 30, connectionLimit: Int = 1024,
+            threading: Threading = .perConnection, threads: Int = 4, connectionTimeoutSeconds: Int = 30,
+            connectionLimit: Int = 1024,
             maxBodyBytes: Int = 65536, maxTrackedClients: Int = 100_000, trustedProxies: [String] = [],
             cors: CORSSettings = CORSSettings(), maxURIBytes: Int = 8192, maxHeaderBytes: Int = 16384,
             perAddressConnectionLimit: Int = 64, requestDeadlineSeconds: Int = 20
@@ -182,6 +196,7 @@ extension PortvaktConfiguration {
             self.requestDeadlineSeconds = requestDeadlineSeconds
             self.maxURIBytes = maxURIBytes
             self.maxHeaderBytes = maxHeaderBytes
+            self.threading = threading
             self.threads = threads
             self.connectionTimeoutSeconds = connectionTimeoutSeconds
             self.connectionLimit = connectionLimit
