@@ -100,11 +100,11 @@ let package = Package(
                 "PortvaktAPI", "PasskeyCore", "AuthOrchestrator",
             ],
             path: "Apps/PortvaktApp", swiftSettings: strictSettings),
-        // mimalloc, linked ahead of the C library, serves malloc and free for the whole process
-        // (Docs/architecture.md, "mimalloc as the process's allocator").
+        // The C library's malloc serves the whole process (Docs/architecture.md, "The C library's
+        // allocator, not mimalloc").
         .executableTarget(
             name: "portvakt", dependencies: ["PortvaktApp"], path: "Apps/portvakt",
-            swiftSettings: strictSettings, linkerSettings: [.linkedLibrary("mimalloc")]),
+            swiftSettings: strictSettings),
 
         // Benchmarks: the bare libmicrohttpd handler the HTTP front is measured against.
         .executableTarget(

@@ -20,9 +20,6 @@ need_lib gnutls libgnutls28-dev
 need_lib libqrencode libqrencode-dev
 # libpq: Storage's PostgreSQL engine links it, so every build needs it.
 need_lib libpq libpq-dev
-# mimalloc: the server's allocator (Package.swift, Docs/architecture.md). It ships no pkg-config
-# file, so the linker's name for it is looked for.
-compgen -G '/usr/lib/*/libmimalloc.so' >/dev/null || need libmimalloc-dev
 if [ "$level" = test ] || [ "$level" = bench ]; then
   # The browser test (Tests/Browser/run.sh): headless Chromium, its WebDriver, and a Python venv
   # for Selenium (installed from PyPI into .build/browser-venv by the test itself).
