@@ -410,7 +410,16 @@ struct ConfigurationValueTests {
             #expect(found.first?.code == .conflict)
             #expect(found.first?.description.contains(#"set threading to "pool""#) == true)
         }
-        #expect(try parse(#"{"http": {"threading": "pool", "threads": 8}}"#).http.threads == 8)
+        let pool = try parse(#"{"http": {"threading": "pool", "threads": 8}}"#)
+        #expect(pool.http.threads == 8)
+        // The effective configuration shows threads only where it applies, and reads back as is.
+        let perConnection = try parse("{}")
+        let shown = try #require(
+            JSONSerialization.jsonObject(with: Data(perConnection.effectiveJSON().utf8)) as? [String: Any])
+        let http = try #require(shown["http"] as? [String: Any])
+        #expect(http["threading"] as? String == "perConnection" && http["threads"] == nil)
+        #expect(try parse(perConnection.effectiveJSON()) == perConnection)
+        #expect(try parse(pool.effectiveJSON()) == pool)
         #expect(
             singleIssue(#"{"http": {"threading": "threadPool"}}"#)
                 == #"http.threading: expected one of "perConnection", "pool", got "threadPool""#)
