@@ -15,6 +15,9 @@ BIN=.build/release
 DURATION=${BENCH_DURATION:-8}
 ROUNDS=${BENCH_ROUNDS:-5}
 BACKEND_DURATION=${BENCH_BACKEND_DURATION:-4} # seconds of each forward-auth and introspection run
+# Both servers run a pool of THREADS poll() workers (Portvakt with http.threading "pool"), the
+# bare handler's model, so they differ only in what runs per request; the shipped default, a
+# thread per connection, is what Benchmarks/login.sh measures.
 THREADS=${BENCH_SERVER_THREADS:-4}
 work=$(mktemp -d)
 pids=()

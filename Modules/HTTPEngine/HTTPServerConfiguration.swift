@@ -4,12 +4,14 @@ public import CryptoCore
 public struct HTTPServerConfiguration: Sendable {
     /// How connections are spread over threads.
     public enum Threading: Sendable, Hashable {
-        /// `threads` workers, each polling many connections (poll()): the throughput choice, for
-        /// handlers that return quickly (slow ones are `Router.addAsync` routes, which park their
-        /// connection instead of a worker).
+        /// `threads` workers, each polling many connections (poll()) and serving them one request
+        /// at a time: few threads for many idle connections, but a handler that blocks (a commit
+        /// to wait for) holds up its worker's other connections. Slow handlers are
+        /// `Router.addAsync` routes, which park their connection instead of a worker.
         case workerPool
         /// A thread of its own for every connection, up to `connectionLimit`: a handler that blocks
-        /// (a server that simulates latency) stalls only its own client. `threads` is not used.
+        /// (a commit to wait for, a simulated latency) stalls only its own client, and the kernel
+        /// shares the CPU evenly between clients. `threads` is not used.
         case threadPerConnection
     }
 

@@ -274,8 +274,8 @@ final class ConnectionHandler: Sendable {
         return answer(connection: connection, url: url, method: method, context: context)
     }
 
-    /// Suspends the connection and runs `work` (an async handler) on the Swift concurrency pool,
-    /// so no MHD thread waits for it; when it returns, the response is stored and the connection
+    /// Suspends the connection and runs `work` (an async handler) on the handlers' executor, so no
+    /// MHD worker waits for it; when it returns, the response is stored and the connection
     /// resumed, and MHD calls the access handler again to send it.
     private func suspend(
         _ connection: OpaquePointer, context: RequestContext,

@@ -235,7 +235,7 @@ final class RequestPipeline: Sendable {
             addDefaultCacheControl: defaults.cacheControl)
     }
 
-    /// The answer owed to a suspended request when the server stops before its handler returned.
+    /// The answer owed to a request waiting for its async handler when the server stops first.
     func unavailable(requestID: String) -> PreparedResponse {
         var response = HTTPResponse.error(HTTPError.serverStopping)
         _ = finalize(&response, corsOrigin: nil, closeConnection: true)

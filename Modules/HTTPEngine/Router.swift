@@ -1,8 +1,9 @@
 /// A request handler: synchronous, run on one of the server's threads.
 public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
-/// A request handler that awaits something slow (a call to BankID): the connection is suspended
-/// and the server's thread released while it runs; the response is sent when it returns.
+/// A request handler that awaits something slow (a call to BankID): it runs on the async handlers'
+/// executor while only its connection waits (its own thread, or suspended in a worker pool); the
+/// response is sent when it returns.
 public typealias AsyncHTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
 /// Why a request went to the router's fallback instead of a route.
@@ -122,9 +123,10 @@ public struct Router: Sendable {
                 segments: segments, handler: handler))
     }
 
-    /// Registers a route whose handler awaits something slow. The connection is suspended
-    /// (libmicrohttpd's suspend/resume) while it runs, so it holds no server thread; everything
-    /// else (rate limits, CORS, headers, the access log) is as for `add`.
+    /// Registers a route whose handler awaits something slow. Only its connection waits while it
+    /// runs (on its own thread, or suspended with libmicrohttpd's suspend/resume in a worker pool),
+    /// so no other request waits behind it; everything else (rate limits, CORS, headers, the
+    /// access log) is as for `add`.
     public mutating func addAsync(
         _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
         contract: RouteContract = .undocumented, handler: @escaping AsyncHTTPHandler

@@ -13,6 +13,9 @@ import Glibc
 /// whichever thread runs first take a released lock.
 public final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` is only read or written between lock and unlock of `mutex`.
+    // Not @inlinable (as `Mutex` is): an inlinable version with the state behind a pointer was
+    // measured slower at 16 clients in every round (Docs/performance.md, "Locks that do not
+    // convoy"), its specialised copies falling outside the release link's function order.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var state: State
 

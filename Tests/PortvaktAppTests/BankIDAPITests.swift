@@ -918,8 +918,9 @@ struct BankIDAPITests {
         // On a socket: the 503 comes from shutdown waking MHD's suspended connection (pool) or
         // the connection's blocked thread (perConnection).
         let server = try TestServer(.live, configuration: ["http": ["threading": threading]])
+        // Long enough that the handler is still waiting when stop's grace (2 s) has run out.
         _ = try await request(
-            "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 3000}"#)
+            "POST", server.publicURL + "/sim/v1/control", json: #"{"latencyMilliseconds": 6000}"#)
         let outcome = Mutex<String?>(nil)
         let starting = Task {
             var client = BankIDClient(server)

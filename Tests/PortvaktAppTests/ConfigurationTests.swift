@@ -423,6 +423,8 @@ struct ConfigurationValueTests {
         #expect(
             singleIssue(#"{"http": {"threading": "threadPool"}}"#)
                 == #"http.threading: expected one of "perConnection", "pool", got "threadPool""#)
+        // A misspelt threading is the one issue; threads beside it is not called a conflict too.
+        #expect(issues(#"{"http": {"threading": "Pool", "threads": 8}}"#).map(\.path) == ["http.threading"])
     }
 
     @Test("invalid trusted proxies: bad address, prefix too long, host bits set")

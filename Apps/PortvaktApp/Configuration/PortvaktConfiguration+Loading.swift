@@ -233,7 +233,9 @@ extension PortvaktConfiguration.HTTPSettings {
         let defaults = Self()
         let threading = r.choice("threading", default: defaults.threading)
         var threads = defaults.threads
-        if threading == .pool {
+        // A misspelt threading was reported already: then threads is only range-checked, not also
+        // called a conflict with a threading nobody wrote.
+        if threading == .pool || !r.log.allValid(r.keyPath("threading")) {
             threads = r.integer("threads", default: defaults.threads, in: 1...256)
         } else {
             r.forbid(

@@ -6,12 +6,12 @@ public import HTTPEngine
 public import Kernel
 
 /// An admin handler that awaits something slow (BankID): it runs only after the token was
-/// checked, on a suspended connection, so it holds no server thread.
+/// checked, as an async route, so only its own connection waits.
 public typealias AsyncAdminHandler = @Sendable (HTTPRequest, AdminPrincipal) async throws -> HTTPResponse
 
 extension Router {
     /// Registers an async admin route: as ``addAdmin(_:_:authenticator:summary:contract:requires:rateClass:handler:)``,
-    /// with the connection suspended while the handler awaits.
+    /// as an async route (only its connection waits while the handler awaits).
     public mutating func addAdminAsync(
         _ method: HTTPMethod, _ pattern: String, authenticator: AdminAuthenticator, summary: String,
         contract: RouteContract, handler: @escaping AsyncAdminHandler

@@ -9,8 +9,8 @@ public import SessionCore
 /// The BankID order routes: start (POST), status (GET), cancel (DELETE). Handlers translate HTTP
 /// to `BankIDService` calls and back.
 ///
-/// Starting and cancelling wait for BankID, so they are async routes: the connection is
-/// suspended and no server thread waits. The status never waits for BankID: it answers from the
+/// Starting and cancelling wait for BankID, so they are async routes: only their own connection
+/// waits, never another request. The status never waits for BankID: it answers from the
 /// store and leaves a due collect running in the background.
 ///
 /// An order is bound to the client that started it: its session when signed in, otherwise a
