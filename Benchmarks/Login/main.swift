@@ -320,10 +320,10 @@ func login(
 /// `ports[i % ports.count]`; returns (logins per second, latencies in µs, the fewest logins any
 /// client completed over the most: 1 when the server shares itself evenly between its clients).
 func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seconds: Double) -> (
-    Double, [Double], Double
+    rate: Double, latencies: [Double], fairness: Double
 ) {
-    let latencies = Mutex<[Double]>([])
-    let perClient = Mutex<[Int]>([])
+    /// Each client's latencies, appended as it finishes.
+    let perClient = Mutex<[[Double]]>([])
     let failures = Atomic<Int>(0)
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
     let start = DispatchTime.now().uptimeNanoseconds
@@ -354,19 +354,19 @@ func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seco
                 }
                 mine.append(Double(DispatchTime.now().uptimeNanoseconds - began) / 1000)
             }
-            latencies.withLock { $0 += mine }
-            perClient.withLock { $0.append(mine.count) }
+            perClient.withLock { $0.append(mine) }
         }
         thread.start()
     }
     group.wait()
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    let all = latencies.withLock { $0 }
+    let clientLatencies = perClient.withLock { $0 }
+    let all = clientLatencies.flatMap { $0 }
     if failures.load(ordering: .relaxed) > 0 {
         FileHandle.standardError.write(
             Data("bench-login: \(failures.load(ordering: .relaxed)) logins failed\n".utf8))
     }
-    let counts = perClient.withLock { $0 }
+    let counts = clientLatencies.map(\.count)
     let fairness = Double(counts.min() ?? 0) / Double(max(1, counts.max() ?? 0))
     return (Double(all.count) / elapsed, all.sorted(), fairness)
 }
@@ -504,7 +504,7 @@ let sideClients = 8
 
 /// The latencies (µs, sorted) of `sideClients` clients logging in on `server` for `seconds`.
 func sideWindow(_ server: RunningServer, _ credentials: [SoftwareCredential], seconds: Double) -> [Double] {
-    measure(ports: [server.port], credentials: credentials, clients: sideClients, seconds: seconds).1
+    measure(ports: [server.port], credentials: credentials, clients: sideClients, seconds: seconds).latencies
 }
 
 /// Measures two sides in `rounds` alternating windows, `first` then `second` in each round, and
