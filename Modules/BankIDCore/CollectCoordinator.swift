@@ -79,6 +79,8 @@ public final class BankIDCollectCoordinator: Sendable {
     public let timing: BankIDOrderTiming
     private let inFlight = Locked<[String: Task<Result<BankIDOrderSnapshot, BankIDError>, Never>]>([:])
     private let collects = Atomic<Int>(0)
+    /// Where collect rounds run (see `sharedCollect`).
+    private static let collectExecutor = OffPoolExecutor(name: "bankid-collect", threads: 2)
 
     /// Creates a coordinator.
     /// - Parameters:
@@ -192,7 +194,9 @@ public final class BankIDCollectCoordinator: Sendable {
     private func sharedCollect(_ orderRef: String) -> Task<Result<BankIDOrderSnapshot, BankIDError>, Never> {
         inFlight.withLock { tasks in
             if let running = tasks[orderRef] { return running }
-            let task = Task { await self.collectOnce(orderRef) }
+            // Off the cooperative pool: `snapshot` starts this round from request threads that
+            // never wait for it, so nothing else would notice it waiting for a pool thread.
+            let task = Task(executorPreference: Self.collectExecutor) { await self.collectOnce(orderRef) }
             tasks[orderRef] = task
             return task
         }

@@ -99,8 +99,9 @@ extension HTTPServer {
     ///   - request: the request as a client would send it.
     ///   - completion: receives the response exactly once: before this returns for every
     ///     synchronous route and every answer the pipeline gives itself (404, 405, 429...), later
-    ///     from the engine's async-handler executor for an async route. That executor is not
-    ///     Swift's cooperative pool, so a caller blocking a pool thread until then cannot starve it.
+    ///     from the engine's async-handler executor for an async route. That executor has threads
+    ///     of its own, so a caller blocking a thread of Swift's global executor until then cannot
+    ///     starve it.
     public func respond(
         to request: InProcessRequest, completion: @escaping @Sendable (HTTPResponse) -> Void
     ) {

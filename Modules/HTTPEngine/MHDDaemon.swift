@@ -61,18 +61,12 @@ final class DeferredResponse: @unchecked Sendable {
     }
 }
 
-/// Where async handlers run: a concurrent dispatch queue of its own, so they never wait for
-/// threads of Swift's cooperative pool (which a blocking caller elsewhere in the process can hold).
-/// Their awaits (a BankID call's continuation) resume here too.
-final class AsyncHandlerExecutor: TaskExecutor {
-    static let shared = AsyncHandlerExecutor()
-    private let queue = DispatchQueue(label: "portvakt.http.async-handlers", attributes: .concurrent)
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
+/// Where async handlers run, so they never wait for threads of Swift's global executor (which a
+/// blocking caller elsewhere in the process can hold). Their awaits (a BankID call's continuation)
+/// resume here too. Four threads: a handler holds one only between awaits (parsing, a storage
+/// call), never while BankID answers.
+enum AsyncHandlerExecutor {
+    static let shared = OffPoolExecutor(name: "http-async", threads: 4)
 }
 
 /// The connections still owing their current request, each with the monotonic time it must have
@@ -306,8 +300,8 @@ final class ConnectionHandler: Sendable {
     }
 
     /// Registers `pending` (running `park` under the lock, so its wake-up cannot come first) and
-    /// runs `work` on the handlers' own executor, not Swift's cooperative pool: whatever else
-    /// blocks those threads must not stall a waiting request. False, with nothing started, once
+    /// runs `work` on the handlers' own executor, not Swift's global one: whatever else blocks
+    /// that executor's threads must not stall a waiting request. False, with nothing started, once
     /// the daemon is stopping.
     private func start(
         _ work: @escaping @Sendable () async -> PreparedResponse, answering pending: DeferredResponse,
