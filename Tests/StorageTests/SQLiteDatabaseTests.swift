@@ -678,6 +678,44 @@ struct SQLiteDatabaseTests {
                 == ["u0", "u1"])
     }
 
+    @Test("a lone write that throws is rolled back whole; the writes queued behind it commit after it")
+    func queuedWritesDoNotJoinAFailedLoneWrite() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        struct Refused: Error {}
+        let inside = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let leaderFailed = Mutex<Bool?>(nil)
+        Thread {
+            do {
+                try database.write { connection in
+                    // Ran alone, so without a savepoint: only a ROLLBACK of the whole transaction
+                    // undoes this insert.
+                    try SQLStore.insert(makeUser("leader"), on: connection)
+                    inside.signal()
+                    _ = gate.wait(timeout: .now() + 10)
+                    throw Refused()
+                }
+                leaderFailed.withLock { $0 = false }
+            } catch {
+                leaderFailed.withLock { $0 = true }
+            }
+        }.start()
+        #expect(inside.wait(timeout: .now() + 10) == .success)
+        let queuedDone = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? database.write { try SQLStore.insert(makeUser("queued"), on: $0) }
+            queuedDone.signal()
+        }.start()
+        #expect(Threads.wait(atMost: 10) { database.queuedWrites == 1 })
+        gate.signal()
+        #expect(queuedDone.wait(timeout: .now() + 10) == .success)
+        #expect(Threads.wait(atMost: 10) { leaderFailed.withLock { $0 } == true })
+        #expect(
+            try database.read { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
+                == ["queued"])
+    }
+
     @Test("8 threads × 200 inserts from concurrent writers all land")
     func concurrentWriters() throws {
         let database = try SQLiteDatabase(path: path)

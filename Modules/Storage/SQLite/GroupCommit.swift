@@ -53,6 +53,9 @@ final class GroupCommit: Sendable {
 
     init(writer: ConnectionPool) { self.writer = writer }
 
+    /// How many callers wait for a batch to take their job (the running batch's not counted).
+    var queuedCount: Int { state.withLock { $0.queue.count } }
+
     /// Runs `body` in a write transaction, possibly shared with other callers' bodies, and
     /// returns its value once that transaction has committed.
     /// - Throws: what `body` throws (its writes undone), or the error that failed the shared

@@ -156,6 +156,9 @@ public final class SQLiteDatabase: Sendable {
         return try groupCommit.write(body)
     }
 
+    /// Write transactions waiting for the running batch to finish (see `GroupCommit`).
+    var queuedWrites: Int { groupCommit.queuedCount }
+
     /// `BEGIN IMMEDIATE`, `body`, `COMMIT`; `ROLLBACK` when anything throws.
     private static func immediateTransaction<T>(
         on connection: Connection, _ body: (Connection) throws -> T
