@@ -19,23 +19,18 @@ cd "$(dirname "$0")/.."
 rounds=$1 clients=$2
 shift 2
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+bench=""
+trap '[ -n "$bench" ] && kill "$bench" 2>/dev/null; rm -rf "$work"' EXIT
+# shellcheck source=Benchmarks/bench-login-server.sh
+. Benchmarks/bench-login-server.sh
 for _ in $(seq "$rounds"); do
   for pair in "$@"; do
     binary="${pair%%=*}" driver=.build/release/bench-login
     [ "$pair" = "$binary" ] || driver="${pair#*=}"
     # shellcheck disable=SC2086
-    "$driver" --binary "$binary" --seconds 9 --main-only --no-postgresql \
-      --clients "$clients" ${BENCH_ARGS:-} >"$work/run.txt" 2>&1 &
-    bench=$!
-    server=""
-    for _ in $(seq 100); do
-      server="$(pgrep -f -- "$(basename "$binary") serve --config" | head -n 1 || true)"
-      [ -n "$server" ] && break
-      sleep 0.1
-    done
-    [ -n "$server" ] || { echo "no server of $binary appeared" >&2; exit 1; }
-    sleep 4 # seeding and the warm-up second
+    start_bench_login "$driver" "$work/run.txt" --binary "$binary" --seconds 9 --main-only \
+      --no-postgresql --clients "$clients" ${BENCH_ARGS:-}
+    sleep 4 # the server's start and the warm-up second
     perf record -F 1000 -g -p "$server" -o "$work/perf.data" -- sleep 4 >/dev/null 2>&1
     wait "$bench"
     perf report -i "$work/perf.data" --no-children --stdio --sort dso,sym -g none 2>/dev/null |

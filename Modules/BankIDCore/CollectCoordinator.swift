@@ -79,8 +79,9 @@ public final class BankIDCollectCoordinator: Sendable {
     public let timing: BankIDOrderTiming
     private let inFlight = Locked<[String: Task<Result<BankIDOrderSnapshot, BankIDError>, Never>]>([:])
     private let collects = Atomic<Int>(0)
-    /// Where collect rounds run (see `sharedCollect`).
-    private static let collectExecutor = OffPoolExecutor(name: "bankid-collect", threads: 2)
+    /// Where collect rounds run (see `sharedCollect`): two threads shared by every coordinator
+    /// in the process ("bankid-poll-0" and "-1": Linux keeps 15 bytes of a thread's name).
+    private static let collectExecutor = OffPoolExecutor(name: "bankid-poll", threads: 2)
 
     /// Creates a coordinator.
     /// - Parameters:

@@ -1,9 +1,12 @@
-/// A task executor on threads of its own, for tasks that must make progress whatever Swift's
-/// global executor is doing. On Linux that executor's threads are dispatch's shared pool, about as
-/// wide as the machine has cores (2 here); code that blocks a thread there (a synchronous SQLite
-/// call, a caller waiting on a semaphore) holds one of them, and a task queued behind such callers
-/// waits until they are done. A task started with `Task(executorPreference:)` on one of these runs
-/// here instead, and so do its continuations after every await.
+/// A task executor on threads of its own, for tasks that must make progress whatever else in the
+/// process blocks the threads of Swift's global executor. On Linux those are dispatch's shared
+/// pool, as many as the machine has cores, to which libdispatch adds one thread a second while
+/// all are blocked: code that blocks one (a synchronous SQLite call, a caller waiting on a
+/// semaphore) holds it, and a task queued behind such callers waits until they are done. A task
+/// started with `Task(executorPreference:)` on one of these runs here instead, and so do its
+/// continuations after an await (a libcurl call resumed from its own thread), with two
+/// exceptions: code isolated to an actor runs on that actor's executor, and `Task.sleep`'s
+/// wake-up is a job on the global executor first.
 ///
 /// Meant for tasks that are mostly awaiting (a BankID call) with short synchronous stretches: the
 /// threads are few and fixed, and a job that blocks one holds it.

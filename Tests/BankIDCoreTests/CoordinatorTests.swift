@@ -142,21 +142,17 @@ struct CoordinatorTests {
         #expect(bankID.count("/collect") == 1)
     }
 
-    @Test("a background collect is sent even while every thread of Swift's cooperative pool is blocked")
-    func backgroundCollectOffTheCooperativePool() async throws {
+    @Test("a background collect is sent even while every thread of Swift's global executor is blocked")
+    func backgroundCollectOffTheGlobalExecutor() async throws {
         let bankID = ScriptedBankID()
         let coordinator = coordinator(bankID, clock: FixedClock())
         let started = try await startAuth(coordinator)
-        // Tasks that block their threads (as a synchronous caller of SQLite or a socket does)
-        // until the collect is sent, at most 5 s: more than the pool has threads, however far
-        // the runtime widens it for blocked ones. This test's own thread blocks as well.
-        let release = DispatchSemaphore(value: 0)
-        let blockers = 16
-        for _ in 0..<blockers { Task.detached { _ = release.wait(timeout: .now() + 5) } }
-        _ = try coordinator.snapshot(orderRef: started.orderRef)
-        let sent = Threads.wait(atMost: 3) { bankID.count("/collect") == 1 }
-        for _ in 0..<blockers { release.signal() }
-        #expect(sent, "the background collect waited for the cooperative pool")
+        // This test's own thread blocks as well, waiting for the /collect.
+        let sent = try whileGlobalExecutorBlocked {
+            _ = try coordinator.snapshot(orderRef: started.orderRef)
+            return Threads.wait(atMost: 3) { bankID.count("/collect") == 1 }
+        }
+        #expect(sent, "the background collect waited for the global executor's threads")
     }
 
     @Test("two instances sharing one SQLite database send one /collect between them")

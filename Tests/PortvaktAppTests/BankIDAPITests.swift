@@ -15,11 +15,12 @@ import Testing
 
 @testable import PortvaktApp
 
-/// Runs blocking work (libcurl, waits) on a Dispatch thread: the test then never holds a thread of
-/// Swift's cooperative pool, which the server's background BankID collects run on.
+/// Runs blocking work (libcurl, waits) on a thread of its own: the test then never holds a thread
+/// of Swift's global executor (a Dispatch queue would: on Linux they are the same threads), which
+/// the test's own awaits and the rest of the suite need.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 
