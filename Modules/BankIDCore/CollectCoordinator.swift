@@ -195,8 +195,8 @@ public final class BankIDCollectCoordinator: Sendable {
     private func sharedCollect(_ orderRef: String) -> Task<Result<BankIDOrderSnapshot, BankIDError>, Never> {
         inFlight.withLock { tasks in
             if let running = tasks[orderRef] { return running }
-            // Off the cooperative pool: `snapshot` starts this round from request threads that
-            // never wait for it, so nothing else would notice it waiting for a pool thread.
+            // Off Swift's global executor: `snapshot` starts this round from request threads that
+            // never wait for it, so nothing would notice it waiting behind blocked threads there.
             let task = Task(executorPreference: Self.collectExecutor) { await self.collectOnce(orderRef) }
             tasks[orderRef] = task
             return task

@@ -18,8 +18,8 @@ final class ConnectionPool: Sendable {
     /// libdispatch's DISPATCH_TIME_NOW (a time of 0): a wait that only tries. `.now()` is a
     /// point in time instead, so a wait on a busy pool with it goes to a futex wait with an
     /// expired deadline, which still puts the thread to sleep until its timer fires: a context
-    /// switch each time a sign-in finds the writer busy (0.38 per login at 16 clients,
-    /// Benchmarks/switches.sh).
+    /// switch each time a sign-in finds the writer busy (0.3–0.4 per login at 16 clients, 0.35 at
+    /// 64: Benchmarks/switches.sh).
     private static let immediately = DispatchTime(uptimeNanoseconds: 0)
 
     /// Creates a pool owning `connections`.
