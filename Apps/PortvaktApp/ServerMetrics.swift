@@ -1,3 +1,4 @@
+import BankIDCore
 import CryptoCore
 import HTTPEngine
 import Kernel
@@ -121,6 +122,13 @@ final class ServerMetrics: Sendable {
             text +=
                 "portvakt_bankid_upstream_calls_total{endpoint=\"\(call.endpoint)\",outcome=\"\(call.outcome)\"} \(count)\n"
         }
+        text += """
+            # HELP portvakt_executor_jobs_queued Async work waiting for a thread of its own executor: http-async (BankID start and cancel handlers, 4 threads), bankid-poll (background collects, 2 threads).
+            # TYPE portvakt_executor_jobs_queued gauge
+            portvakt_executor_jobs_queued{executor="http-async"} \(HTTPServer.asyncHandlerJobsQueued)
+            portvakt_executor_jobs_queued{executor="bankid-poll"} \(BankIDCollectCoordinator.collectJobsQueued)
+
+            """
         if let webhooks, let outbox { try webhooks.render(store: outbox, now: clock.now(), into: &text) }
         return text
     }

@@ -104,6 +104,10 @@ public final class BankIDCollectCoordinator: Sendable {
         self.timing = timing
     }
 
+    /// Collect rounds' jobs waiting for one of their two threads, across every coordinator in the
+    /// process (for /metrics).
+    public static var collectJobsQueued: Int { collectExecutor.queuedCount }
+
     /// How many /collect calls this instance has sent (for metrics and tests).
     public var upstreamCollectCount: Int { collects.load(ordering: .relaxed) }
 

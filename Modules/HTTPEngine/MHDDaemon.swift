@@ -69,6 +69,12 @@ enum AsyncHandlerExecutor {
     static let shared = OffPoolExecutor(name: "http-async", threads: 4)
 }
 
+extension HTTPServer {
+    /// Async handlers' jobs waiting for one of their four threads, across every server in the
+    /// process (for /metrics: a queue that stays up means handlers block those threads).
+    public static var asyncHandlerJobsQueued: Int { AsyncHandlerExecutor.shared.queuedCount }
+}
+
 /// The connections still owing their current request, each with the monotonic time it must have
 /// arrived by: libmicrohttpd 0.9.75's only timeout is an idle one that every received byte
 /// restarts, so a whole-request bound has to be kept here and enforced from outside MHD.

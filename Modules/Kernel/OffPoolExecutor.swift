@@ -18,6 +18,9 @@ public final class OffPoolExecutor: TaskExecutor {
         self.threads = WorkerThreads(name: name, threads: threads, makeWorker: {})
     }
 
+    /// Jobs waiting for one of the threads (a task's start or its resumption after an await).
+    public var queuedCount: Int { threads.queuedCount }
+
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
