@@ -65,7 +65,7 @@ for event in open(script).read().split("\n\n"):
     header, stack = lines[0], " ".join(lines[1:])
     if re.search(r"prev_state=R\+?\b", header):
         cause = "preempted (still runnable)"
-    elif "GroupCommit" in stack and re.search(r"GroupCommitC(4lead|6commit)", stack):
+    elif re.search(r"GroupCommitC(4lead|6commit)", stack):
         # A leader waiting for the writer: lent to a point read, or held by the checkpointer.
         cause = "group commit: a leader waiting for the writer"
     elif "GroupCommit" in stack:

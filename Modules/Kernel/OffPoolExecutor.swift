@@ -11,20 +11,31 @@
 /// Meant for tasks that are mostly awaiting (a BankID call) with short synchronous stretches: the
 /// threads are few and fixed, and a job that blocks one holds it.
 public final class OffPoolExecutor: TaskExecutor {
-    private let threads: WorkerThreads<Void>
+    private let name: String
+    private let threadCount: Int
+    /// Started by the first job, so a process that never uses the executor (no BankID) never has
+    /// its threads, and asking for `queuedCount` (a /metrics scrape) starts nothing.
+    private let threads = Locked<WorkerThreads<Void>?>(nil)
 
-    /// Starts `threads` threads named `name-0`, `name-1`, ….
+    /// An executor whose `threads` threads, named `name-0`, `name-1`, …, start with its first job.
     public init(name: String, threads: Int) {
-        self.threads = WorkerThreads(name: name, threads: threads, makeWorker: {})
+        self.name = name
+        threadCount = threads
     }
 
     /// Jobs waiting for one of the threads (a task's start or its resumption after an await).
-    public var queuedCount: Int { threads.queuedCount }
+    public var queuedCount: Int { threads.withLock { $0?.queuedCount ?? 0 } }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        let accepted = threads.submit { _ in job.runSynchronously(on: executor) }
+        let pool = threads.withLock { threads in
+            if let threads { return threads }
+            let started = WorkerThreads<Void>(name: name, threads: threadCount, makeWorker: {})
+            threads = started
+            return started
+        }
+        let accepted = pool.submit { _ in job.runSynchronously(on: executor) }
         // The threads are never stopped (the executors live as long as the process), and the
         // queue has no bound.
         precondition(accepted, "an OffPoolExecutor refused a job")

@@ -581,20 +581,27 @@ struct SQLiteDatabaseTests {
     }
 
     /// Runs `during` while another thread holds a write transaction open that inserted user
-    /// `userID`, then lets that transaction commit and waits for it.
+    /// `userID`, then lets that transaction end (commit, or throw when `failing`) and waits for
+    /// it; whether the write succeeded.
+    @discardableResult
     static func whileWriting(
-        _ database: SQLiteDatabase, inserting userID: String, _ during: () throws -> Void
-    ) throws {
+        _ database: SQLiteDatabase, inserting userID: String, failing: Bool = false,
+        _ during: () throws -> Void
+    ) throws -> Bool {
+        struct Refused: Error {}
         let inside = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
+        let succeeded = Mutex(false)
         let writer = Thread {
-            _ = try? database.write { connection in
+            let written: Void? = try? database.write { connection in
                 try SQLStore.insert(makeUser(userID), on: connection)
                 inside.signal()
                 // Hold the transaction open until `during` is done (bounded, so a bug cannot hang).
                 _ = release.wait(timeout: .now() + 10)
+                if failing { throw Refused() }
             }
+            succeeded.withLock { $0 = written != nil }
             finished.signal()
         }
         writer.start()
@@ -604,6 +611,7 @@ struct SQLiteDatabaseTests {
             #expect(finished.wait(timeout: .now() + 10) == .success)
         }
         try during()
+        return succeeded.withLock { $0 }
     }
 
     /// Whether `connection` refuses writes at the SQL level: 1 on a reader (`query_only`), 0 on
@@ -682,35 +690,18 @@ struct SQLiteDatabaseTests {
     func queuedWritesDoNotJoinAFailedLoneWrite() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        struct Refused: Error {}
-        let inside = DispatchSemaphore(value: 0)
-        let gate = DispatchSemaphore(value: 0)
-        let leaderFailed = Mutex<Bool?>(nil)
-        Thread {
-            do {
-                try database.write { connection in
-                    // Ran alone, so without a savepoint: only a ROLLBACK of the whole transaction
-                    // undoes this insert.
-                    try SQLStore.insert(makeUser("leader"), on: connection)
-                    inside.signal()
-                    _ = gate.wait(timeout: .now() + 10)
-                    throw Refused()
-                }
-                leaderFailed.withLock { $0 = false }
-            } catch {
-                leaderFailed.withLock { $0 = true }
-            }
-        }.start()
-        #expect(inside.wait(timeout: .now() + 10) == .success)
         let queuedDone = DispatchSemaphore(value: 0)
-        Thread {
-            _ = try? database.write { try SQLStore.insert(makeUser("queued"), on: $0) }
-            queuedDone.signal()
-        }.start()
-        #expect(Threads.wait(atMost: 10) { database.queuedWrites == 1 })
-        gate.signal()
+        // The held write ran alone, so without a savepoint: only a ROLLBACK of the whole
+        // transaction undoes its insert.
+        let leaderSucceeded = try Self.whileWriting(database, inserting: "leader", failing: true) {
+            Thread {
+                _ = try? database.write { try SQLStore.insert(makeUser("queued"), on: $0) }
+                queuedDone.signal()
+            }.start()
+            #expect(Threads.wait(atMost: 10) { database.queuedWrites == 1 })
+        }
         #expect(queuedDone.wait(timeout: .now() + 10) == .success)
-        #expect(Threads.wait(atMost: 10) { leaderFailed.withLock { $0 } == true })
+        #expect(!leaderSucceeded)
         #expect(
             try database.read { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
                 == ["queued"])
