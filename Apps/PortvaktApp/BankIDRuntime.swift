@@ -20,6 +20,8 @@ final class BankIDRuntime: Sendable {
     let simulator: RunningSimulator?
     /// The v6 client over libcurl.
     let client: BankIDClient
+    /// The client's libcurl threads, whose queue /metrics reports.
+    let transport: CurlBankIDTransport
     /// Orders, polling and the single-flight collect, over the server's database.
     let coordinator: BankIDCollectCoordinator
     /// The RP certificate's expiry, judged on every readiness probe and logged daily.
@@ -86,9 +88,8 @@ final class BankIDRuntime: Sendable {
         self.hasher = hasher
         do {
             // The transport's worker threads end when the last reference to it goes.
-            client = BankIDClient(
-                transport: MeteredBankIDTransport(
-                    wrapping: try CurlBankIDTransport(configuration: transportConfiguration), counts: calls))
+            transport = try CurlBankIDTransport(configuration: transportConfiguration)
+            client = BankIDClient(transport: MeteredBankIDTransport(wrapping: transport, counts: calls))
             // The collect lease must outlast the longest call its holder can make (connect, the
             // whole request, and a margin for waiting on a transport thread): a lease that lapsed
             // mid-call would let another instance send a second /collect in the same interval.

@@ -234,7 +234,7 @@ public final class PortvaktServer: Sendable {
         let metrics = ServerMetrics(
             publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), engine: engine,
             store: store, clock: clock, bankIDCalls: bankID?.calls ?? Tally(), bankIDResults: bankIDResults,
-            webhooks: webhooks, outbox: store)
+            bankIDTransport: bankID?.transport, webhooks: webhooks, outbox: store)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
             router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)

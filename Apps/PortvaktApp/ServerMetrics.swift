@@ -19,6 +19,8 @@ final class ServerMetrics: Sendable {
     let bankIDCalls: Tally<BankIDCall>
     /// BankID journeys' results by code, as they are delivered.
     let bankIDResults: Tally<BankIDOutcome>
+    /// BankID's libcurl threads (nil while BankID is off).
+    let bankIDTransport: CurlBankIDTransport?
     /// Webhook attempts, outcomes and the outbox gauges (nothing without endpoints).
     let webhooks: WebhookRuntime?
     let outbox: SQLStore?
@@ -26,8 +28,9 @@ final class ServerMetrics: Sendable {
     init(
         publicRequests: HTTPMetrics, engine: StorageEngine, store: any AdministrationStore,
         clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<BankIDOutcome>,
-        webhooks: WebhookRuntime? = nil, outbox: SQLStore? = nil
+        bankIDTransport: CurlBankIDTransport? = nil, webhooks: WebhookRuntime? = nil, outbox: SQLStore? = nil
     ) {
+        self.bankIDTransport = bankIDTransport
         self.webhooks = webhooks
         self.outbox = outbox
         self.bankIDResults = bankIDResults
@@ -129,6 +132,14 @@ final class ServerMetrics: Sendable {
             portvakt_executor_jobs_queued{executor="bankid-poll"} \(BankIDCollectCoordinator.collectJobsQueued)
 
             """
+        if let bankIDTransport {
+            text += """
+                # HELP portvakt_bankid_calls_queued Calls to BankID waiting for one of the client's threads (bankid.threads); beyond bankid.maxQueued a call is refused as overloaded.
+                # TYPE portvakt_bankid_calls_queued gauge
+                portvakt_bankid_calls_queued \(bankIDTransport.queuedCount)
+
+                """
+        }
         if let webhooks, let outbox { try webhooks.render(store: outbox, now: clock.now(), into: &text) }
         return text
     }

@@ -60,6 +60,44 @@ struct EmbeddedBankIDTests {
         #expect(persons.status == 200 && persons.text.contains("personalNumber"))
     }
 
+    @Test("/metrics reports the BankID calls waiting for a client thread, and none once they are done")
+    func callsQueuedGauge() async throws {
+        let server = try TestServer.inProcess(configuration: ["bankid": ["threads": 1]])
+        defer { server.stop() }
+        let runtime = try #require(server.server.bankID)
+        try #require(runtime.simulator).setLatency(milliseconds: 1_500)
+        let reader = try server.server.adminTokens.create(
+            name: "scraper", scope: .read, lifetime: nil, actor: .cli)
+        let queued: () throws -> String? = { [http] in
+            try http.send(
+                .GET, server.adminURL + "/metrics", headers: ["Authorization": "Bearer \(reader.token)"]
+            ).text.split(separator: "\n").first { $0.hasPrefix("portvakt_bankid_calls_queued ") }
+                .map(String.init)
+        }
+        #expect(try queued() == "portvakt_bankid_calls_queued 0")
+
+        // Three orders at once on one thread: one is sent, two wait.
+        let coordinator = runtime.coordinator
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    _ = try await coordinator.start(
+                        .auth, BankIDStartRequest(endUserIP: "192.0.2.10"), intent: .login)
+                }
+            }
+            var seen: String?
+            let deadline = ContinuousClock.now + .seconds(1)
+            while ContinuousClock.now < deadline {
+                seen = try queued()
+                if seen == "portvakt_bankid_calls_queued 2" { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(seen == "portvakt_bankid_calls_queued 2")
+            try await group.waitForAll()
+        }
+        #expect(try queued() == "portvakt_bankid_calls_queued 0")
+    }
+
     @Test("the development identity key is created once, 0600, in the data folder, and reused")
     func developmentKey() throws {
         let directory = try TemporaryDirectory()
