@@ -1,4 +1,4 @@
-import CryptoCore
+import Kernel
 
 /// JSON null in the `[String: Any]` trees the CLI builds and parses (Foundation's `NSNull`).
 struct JSONNull: Sendable, Equatable {}
@@ -14,8 +14,6 @@ enum JSONText {
     struct WriteError: Error {
         let message: String
     }
-
-    struct ParseError: Error {}
 
     /// JSONSerialization's `.prettyPrinted` (two-space indent, `"key" : value`, empty containers
     /// as an open and a close line) and `.sortedKeys`; slashes escaped as `\/` like its default.
@@ -116,174 +114,30 @@ enum JSONText {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// Parses one JSON text (RFC 8259; surrounding white space allowed) into an `Any` tree.
-    static func parse(_ bytes: [UInt8]) throws(ParseError) -> Any {
-        var parser = Parser(bytes: bytes)
-        parser.skipSpace()
-        let value = try parser.value(depth: 0)
-        parser.skipSpace()
-        guard parser.index == bytes.count else { throw ParseError() }
-        return value
+    /// Parses one JSON text into an `Any` tree, by the same strict parser as every request body
+    /// (`StrictJSON`, with its limits for whole documents): duplicate member names, invalid UTF-8
+    /// and anything else RFC 8259 does not allow are refused, with the reason and its offset.
+    static func parse(_ bytes: [UInt8]) throws(StrictJSON.SyntaxError) -> Any {
+        tree(try StrictJSON.parse(bytes, limits: .document), in: bytes)
     }
 
-    private struct Parser {
-        let bytes: [UInt8]
-        var index = 0
-
-        mutating func skipSpace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-        }
-
-        mutating func expect(_ literal: String) throws(ParseError) {
-            let expected = Array(literal.utf8)
-            guard index + expected.count <= bytes.count,
-                bytes[index..<index + expected.count].elementsEqual(expected)
-            else { throw ParseError() }
-            index += expected.count
-        }
-
-        mutating func value(depth: Int) throws(ParseError) -> Any {
-            guard depth < 512, index < bytes.count else { throw ParseError() }
-            switch bytes[index] {
-            case UInt8(ascii: "{"):
-                index += 1
-                var object: [String: Any] = [:]
-                skipSpace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    return object
-                }
-                while true {
-                    skipSpace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw ParseError() }
-                    let key = try string()
-                    skipSpace()
-                    try expect(":")
-                    skipSpace()
-                    object[key] = try value(depth: depth + 1)
-                    skipSpace()
-                    guard index < bytes.count else { throw ParseError() }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    try expect("}")
-                    return object
-                }
-            case UInt8(ascii: "["):
-                index += 1
-                var array: [Any] = []
-                skipSpace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    return array
-                }
-                while true {
-                    skipSpace()
-                    array.append(try value(depth: depth + 1))
-                    skipSpace()
-                    guard index < bytes.count else { throw ParseError() }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    try expect("]")
-                    return array
-                }
-            case UInt8(ascii: "\""): return try string()
-            case UInt8(ascii: "t"):
-                try expect("true")
-                return true
-            case UInt8(ascii: "f"):
-                try expect("false")
-                return false
-            case UInt8(ascii: "n"):
-                try expect("null")
-                return JSONNull()
-            default: return try number()
-            }
-        }
-
-        mutating func number() throws(ParseError) -> Any {
-            let start = index
-            var integral = true
-            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-            let digitsStart = index
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
-            guard index > digitsStart, bytes[digitsStart] != 0x30 || index == digitsStart + 1 else {
-                throw ParseError()
-            }
-            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-                integral = false
-                index += 1
-                let fraction = index
-                while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
-                guard index > fraction else { throw ParseError() }
-            }
-            if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
-                integral = false
-                index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")
-                {
-                    index += 1
-                }
-                let exponent = index
-                while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
-                guard index > exponent else { throw ParseError() }
-            }
-            let text = String(decoding: bytes[start..<index], as: UTF8.self)
-            if integral, let number = Int(text) { return number }
-            guard let number = Double(text) else { throw ParseError() }
-            if number == number.rounded(), abs(number) < 9.2e18 { return Int(number) }
-            return number
-        }
-
-        mutating func string() throws(ParseError) -> String {
-            index += 1  // the opening quote
-            var out: [UInt8] = []
-            while true {
-                guard index < bytes.count else { throw ParseError() }
-                let byte = bytes[index]
-                index += 1
-                switch byte {
-                case UInt8(ascii: "\""):
-                    guard let text = String(validating: out, as: UTF8.self) else { throw ParseError() }
-                    return text
-                case UInt8(ascii: "\\"):
-                    guard index < bytes.count else { throw ParseError() }
-                    let escape = bytes[index]
-                    index += 1
-                    switch escape {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
-                    case UInt8(ascii: "b"): out.append(0x08)
-                    case UInt8(ascii: "f"): out.append(0x0C)
-                    case UInt8(ascii: "n"): out.append(0x0A)
-                    case UInt8(ascii: "r"): out.append(0x0D)
-                    case UInt8(ascii: "t"): out.append(0x09)
-                    case UInt8(ascii: "u"):
-                        var scalar = try hex4()
-                        if (0xD800...0xDBFF).contains(scalar) {
-                            try expect("\\u")
-                            let low = try hex4()
-                            guard (0xDC00...0xDFFF).contains(low) else { throw ParseError() }
-                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                        }
-                        guard let unicode = Unicode.Scalar(scalar) else { throw ParseError() }
-                        out.append(contentsOf: String(Character(unicode)).utf8)
-                    default: throw ParseError()
-                    }
-                case 0..<0x20: throw ParseError()
-                default: out.append(byte)
-                }
-            }
-        }
-
-        mutating func hex4() throws(ParseError) -> UInt32 {
-            guard index + 4 <= bytes.count,
-                let pair = Hex.decode(String(decoding: bytes[index..<index + 4], as: UTF8.self))
-            else { throw ParseError() }
-            index += 4
-            return UInt32(pair[0]) << 8 | UInt32(pair[1])
+    private static func tree(_ value: StrictJSON.Value, in bytes: [UInt8]) -> Any {
+        switch value {
+        case .object(let object):
+            var tree: [String: Any] = [:]
+            for member in object.members { tree[member.name] = self.tree(member.value, in: bytes) }
+            return tree
+        case .array(let elements): return elements.map { tree($0, in: bytes) }
+        case .string(let text): return text
+        case .integer(let number):
+            return Int(number)
+        case .otherNumber(let range):
+            // Well-formed by the parser, so Double reads it (an exponent past its range as infinity).
+            let number = Double(String(decoding: bytes[range], as: UTF8.self)) ?? .nan
+            // A whole number in Int's range stays an Int ("1.0", "1e3"), as JSONSerialization read it.
+            return number == number.rounded() && abs(number) < 9.2e18 ? Int(number) : number
+        case .bool(let flag): return flag
+        case .null: return JSONNull()
         }
     }
 }

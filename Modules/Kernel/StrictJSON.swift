@@ -5,7 +5,8 @@
 /// UTF-8, lone surrogates in escapes, control characters in strings, leading zeros and trailing
 /// content. Depth and member counts are bounded so that no input makes the work grow faster than its
 /// length. WebAuthn's client data and responses (PasskeyCore) and every API request body (HTTPEngine)
-/// go through it; it lives in the kernel so that neither has to import the other.
+/// go through it; it lives in the kernel so that neither has to import the other. The CLI reads
+/// whole documents (an API's answer, a file) through it too, with `Limits.document`.
 public enum StrictJSON {
     /// Containers may nest this deep; WebAuthn responses need four (extension outputs included), API
     /// bodies fewer.
@@ -13,15 +14,39 @@ public enum StrictJSON {
     /// No object or array in a WebAuthn response or an API body has more than a few dozen entries.
     public static let maximumEntries = 256
 
-    /// A JSON value. Numbers keep only an integer that fits `Int64`, or the fact that some other
-    /// number was there: no floating point is ever computed from input.
+    /// How deep containers may nest and how many entries each may hold.
+    public struct Limits: Sendable {
+        public var depth: Int
+        /// Members of one object. Each name is compared with the ones before it (the duplicate
+        /// check), so the work grows with the square of this bound.
+        public var members: Int
+        /// Elements of one array.
+        public var elements: Int
+
+        public init(depth: Int, members: Int, elements: Int) {
+            self.depth = depth
+            self.members = members
+            self.elements = elements
+        }
+
+        /// For JSON from outside: WebAuthn's client data and responses, API request bodies.
+        public static let input = Limits(
+            depth: maximumDepth, members: maximumEntries, elements: maximumEntries)
+        /// For a whole document a command reads (an API's answer, a file the operator names): room
+        /// for long lists and deep trees, still bounded.
+        public static let document = Limits(depth: 512, members: 4_096, elements: 1_000_000)
+    }
+
+    /// A JSON value. Numbers keep only an integer that fits `Int64`, or where some other number's
+    /// text was: no floating point is ever computed from input here.
     public enum Value: Sendable {
         case object(Object)
         case array([Value])
         case string(String)
         case integer(Int64)
-        /// A number with a fraction, an exponent, or beyond `Int64`: well-formed, but not an integer.
-        case otherNumber
+        /// A number with a fraction, an exponent, or beyond `Int64`: well-formed, but not an
+        /// integer; the range of its text in the input.
+        case otherNumber(Range<Int>)
         case bool(Bool)
         case null
 
@@ -84,10 +109,10 @@ public enum StrictJSON {
     /// - Parameter input: UTF-8 bytes.
     /// - Returns: the value.
     /// - Throws: `SyntaxError` for anything that is not strict JSON, duplicate member names included.
-    public static func parse(_ input: [UInt8]) throws(SyntaxError) -> Value {
+    public static func parse(_ input: [UInt8], limits: Limits = .input) throws(SyntaxError) -> Value {
         // The closure cannot carry a typed throw out of withUnsafeBufferPointer, so it returns one.
         let outcome: Swift.Result<Value, SyntaxError> = input.withUnsafeBufferPointer { buffer in
-            var reader = StrictJSONReader(bytes: buffer)
+            var reader = StrictJSONReader(bytes: buffer, limits: limits)
             do throws(SyntaxError) {
                 return .success(try reader.readDocument())
             } catch {
@@ -105,7 +130,7 @@ public enum StrictJSON {
     /// - Throws: `SyntaxError`, also when the value is not an object.
     public static func parseMembers(_ input: [UInt8]) throws(SyntaxError) -> [Member] {
         let outcome: Swift.Result<[Member], SyntaxError> = input.withUnsafeBufferPointer { buffer in
-            var reader = StrictJSONReader(bytes: buffer)
+            var reader = StrictJSONReader(bytes: buffer, limits: .input)
             do throws(SyntaxError) {
                 return .success(try reader.readTopLevelMembers())
             } catch {
@@ -129,7 +154,7 @@ public enum StrictJSON {
     ) {
         let outcome: Swift.Result<([Member], CheckedMember?), SyntaxError> = input.withUnsafeBufferPointer {
             buffer in
-            var reader = StrictJSONReader(bytes: buffer)
+            var reader = StrictJSONReader(bytes: buffer, limits: .input)
             do throws(SyntaxError) {
                 return .success(try reader.readTopLevelMembers(checkingOnly: name))
             } catch {
@@ -144,13 +169,15 @@ public enum StrictJSON {
 private struct StrictJSONReader {
     private typealias JSONValue = StrictJSON.Value
     private typealias JSONObject = StrictJSON.Object
-    private static let maximumDepth = StrictJSON.maximumDepth
-    private static let maximumEntries = StrictJSON.maximumEntries
 
     private let bytes: UnsafeBufferPointer<UInt8>
+    private let limits: StrictJSON.Limits
     private var offset = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: StrictJSON.Limits) {
+        self.bytes = bytes
+        self.limits = limits
+    }
 
     mutating func readDocument() throws(StrictJSON.SyntaxError) -> StrictJSON.Value {
         skipWhitespace()
@@ -228,7 +255,7 @@ private struct StrictJSONReader {
     private mutating func forEachMember(
         depth: Int, _ member: (inout Self, String) throws(StrictJSON.SyntaxError) -> Void
     ) throws(StrictJSON.SyntaxError) {
-        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
+        guard depth <= limits.depth else { throw error("nested too deeply") }
         offset += 1
         skipWhitespace()
         if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
@@ -266,7 +293,7 @@ private struct StrictJSONReader {
     private mutating func forEachElement(
         depth: Int, _ element: (inout Self) throws(StrictJSON.SyntaxError) -> Void
     ) throws(StrictJSON.SyntaxError) {
-        guard depth <= Self.maximumDepth else { throw error("nested too deeply") }
+        guard depth <= limits.depth else { throw error("nested too deeply") }
         offset += 1
         skipWhitespace()
         if offset < bytes.count && bytes[offset] == UInt8(ascii: "]") {
@@ -315,7 +342,7 @@ private struct StrictJSONReader {
                 let value = try reader.readValue(depth: depth + 1)
                 members.append((name, value, start..<reader.offset))
             }
-            guard members.count + (checked == nil ? 0 : 1) <= Self.maximumEntries else {
+            guard members.count + (checked == nil ? 0 : 1) <= reader.limits.members else {
                 throw reader.error("too many members")
             }
         }
@@ -348,7 +375,7 @@ private struct StrictJSONReader {
             try reader.readColon()
             _ = try reader.skipValue(depth: depth + 1)
             names.append(name)
-            guard names.count <= Self.maximumEntries else { throw reader.error("too many members") }
+            guard names.count <= reader.limits.members else { throw reader.error("too many members") }
         }
     }
 
@@ -358,7 +385,7 @@ private struct StrictJSONReader {
         try forEachElement(depth: depth) { reader throws(StrictJSON.SyntaxError) in
             _ = try reader.skipValue(depth: depth + 1)
             count += 1
-            guard count <= Self.maximumEntries else { throw reader.error("too many elements") }
+            guard count <= reader.limits.elements else { throw reader.error("too many elements") }
         }
     }
 
@@ -384,7 +411,7 @@ private struct StrictJSONReader {
         var elements: [JSONValue] = []
         try forEachElement(depth: depth) { reader throws(StrictJSON.SyntaxError) in
             elements.append(try reader.readValue(depth: depth + 1))
-            guard elements.count <= Self.maximumEntries else { throw reader.error("too many elements") }
+            guard elements.count <= reader.limits.elements else { throw reader.error("too many elements") }
         }
         return elements
     }
@@ -516,6 +543,7 @@ private struct StrictJSONReader {
 
     /// Reads a number by the RFC 8259 grammar; integers that fit Int64 keep their value.
     private mutating func readNumber() throws(StrictJSON.SyntaxError) -> JSONValue {
+        let start = offset
         var negative = false
         if bytes[offset] == UInt8(ascii: "-") {
             negative = true
@@ -554,12 +582,12 @@ private struct StrictJSONReader {
             }
             while offset < bytes.count, isDigit(bytes[offset]) { offset += 1 }
         }
-        guard integral, !overflow else { return .otherNumber }
+        guard integral, !overflow else { return .otherNumber(start..<offset) }
         if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return .otherNumber }
+            guard magnitude <= UInt64(Int64.max) + 1 else { return .otherNumber(start..<offset) }
             return .integer(magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude))
         }
-        guard magnitude <= UInt64(Int64.max) else { return .otherNumber }
+        guard magnitude <= UInt64(Int64.max) else { return .otherNumber(start..<offset) }
         return .integer(Int64(magnitude))
     }
 

@@ -83,6 +83,33 @@ struct WebAuthnCLITests {
         #expect(try PortvaktProcess.run(["webauthn", "inspect", "--pretty"]).status == 2)
     }
 
+    @Test("inspect shows client data the verifier would refuse as text, with the strict parser's reason")
+    func clientDataNotStrictJSON() throws {
+        // Two "challenge" members: JSON to a lenient parser, refused by every ceremony.
+        let clientData =
+            #"{"type":"webauthn.get","challenge":"a","challenge":"b","origin":"https://example.org"}"#
+        let duplicated = Base64URL.encode(Array(clientData.utf8))
+        let authData = Base64URL.encode(try #require(Hex.decode(Self.assertionAuthDataHex)))
+        let (status, json) = try inspect(
+            #"{"id": "x", "response": {"clientDataJSON": "\#(duplicated)", "authenticatorData": "\#(authData)"}}"#
+        )
+        #expect(status == 0)
+        let errors = try #require(json["errors"] as? [[String: String]])
+        #expect(errors.map { $0["code"] } == ["inspect.not_json"])
+        #expect(errors.first?["message"] == "not strict JSON: duplicate member name at byte 50")
+        let decoded = try #require(json["response"] as? [String: Any])
+        #expect((decoded["clientDataJSON"] as? String)?.contains(#""challenge":"b""#) == true)
+        // Numbers, nulls and lists longer than a request body may hold come back as they were sent.
+        let list = "[" + (0..<300).map { "\($0)" }.joined(separator: ",") + "]"
+        let (_, wide) = try inspect(
+            #"{"type": "webauthn.create", "challenge": "c", "n": [1.5, 2.0, -0, 1e2, null], "list": \#(list)}"#
+        )
+        let client = try #require(wide["clientData"] as? [String: Any])
+        #expect((client["list"] as? [Int])?.count == 300)
+        let numbers = try #require(client["n"] as? [Any])
+        #expect(numbers.count == 5 && (numbers[0] as? Double) == 1.5 && (numbers[3] as? Int) == 100)
+    }
+
     // MARK: verify-registration and verify-authentication
 
     /// One W3C §16 vector from Tests/Fixtures.

@@ -104,11 +104,16 @@ enum InspectCommand {
 
         mutating func clientData(_ encoded: String) -> Any? {
             guard let bytes = base64url(encoded, field: "clientDataJSON") else { return nil }
-            guard let object = try? JSONText.parse(bytes) else {
-                errors.append(["field": "clientDataJSON", "code": "inspect.not_json", "message": "not JSON"])
+            do {
+                return ["json": try JSONText.parse(bytes), "sha256": Hex.encode(Digest.sha256(bytes))]
+            } catch {
+                // The verifier's own rule, so the reason is why a ceremony refuses these bytes.
+                errors.append([
+                    "field": "clientDataJSON", "code": "inspect.not_json",
+                    "message": "not strict JSON: \(error.reason) at byte \(error.offset)",
+                ])
                 return String(decoding: bytes, as: UTF8.self)
             }
-            return ["json": object, "sha256": Hex.encode(Digest.sha256(bytes))]
         }
 
         mutating func attestationObject(_ bytes: [UInt8]) -> [String: Any]? {
