@@ -169,7 +169,15 @@ public enum PortvaktCLI {
         case "inspect":
             _ = try Options.parse(rest, command: "webauthn inspect", flags: [])
             let input = StandardIO.readAll()
-            guard let report = InspectCommand.inspect(input) else {
+            let found: [String: Any]?
+            do {
+                found = try InspectCommand.inspect(input)
+            } catch {
+                printError(
+                    "portvakt: standard input is not strict JSON: \(error.reason) at byte \(error.offset)")
+                return 1
+            }
+            guard let report = found else {
                 printError(
                     "portvakt: standard input is not a WebAuthn response, clientDataJSON, attestation object or "
                         + "authenticator data")

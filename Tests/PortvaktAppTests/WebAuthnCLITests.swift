@@ -105,6 +105,11 @@ struct WebAuthnCLITests {
             #"{"type": "webauthn.create", "challenge": "c", "n": [1.5, 2.0, -0, 1e2, null], "list": \#(list)}"#
         )
         let client = try #require(wide["clientData"] as? [String: Any])
+        // A response whose own JSON is not strict is refused with the reason, as a ceremony would.
+        let refused = try PortvaktProcess.run(
+            ["webauthn", "inspect"], stdin: #"{"id": "x", "id": "y", "response": {}}"#)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("not strict JSON: duplicate member name at byte 16"))
         #expect((client["list"] as? [Int])?.count == 300)
         let numbers = try #require(client["n"] as? [Any])
         #expect(numbers.count == 5 && (numbers[0] as? Double) == 1.5 && (numbers[3] as? Int) == 100)

@@ -11,9 +11,12 @@ import PasskeyCore
 /// clientDataJSON object, or base64url/hex/base64 of an attestation object or authenticator data.
 enum InspectCommand {
     /// The decoded fields, or nil when nothing could be recognised.
-    static func inspect(_ input: [UInt8]) -> [String: Any]? {
+    /// - Throws: why, when the input is a JSON object to the eye but not strict JSON (a duplicate
+    ///   member, say), which is also why a ceremony would refuse it.
+    static func inspect(_ input: [UInt8]) throws(StrictJSON.SyntaxError) -> [String: Any]? {
         let text = String(decoding: input, as: UTF8.self).trimmingWhitespaceAndNewlines()
-        if let object = (try? JSONText.parse(Array(text.utf8))) as? [String: Any] {
+        if text.hasPrefix("{") {
+            guard let object = try JSONText.parse(Array(text.utf8)) as? [String: Any] else { return nil }
             if object["response"] is [String: Any] { return credential(object) }
             if object["type"] is String, object["challenge"] is String {
                 return ["kind": "clientData", "clientData": object]
