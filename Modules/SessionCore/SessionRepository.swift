@@ -1,7 +1,9 @@
 public import FoundationEssentials
 
-/// The persistence SessionCore needs. Storage provides the SQLite implementation and an
-/// in-memory one; every method is atomic on its own.
+/// The persistence SessionCore needs; Storage's `SQLStore` provides it on SQLite and PostgreSQL.
+/// Every method is atomic on its own. Ending a session is not here: it is a user's or an
+/// administrator's act and is audited in the same write, so it goes through Storage's
+/// `SessionAccessStore.revokeSessions(ofUser:ids:except:at:record:)`, which AuthOrchestrator calls.
 public protocol SessionRepository: Sendable {
     /// Stores a new session.
     func insertSession(_ session: Session) throws
@@ -11,10 +13,6 @@ public protocol SessionRepository: Sendable {
     func session(id: String) throws -> Session?
     /// Records activity.
     func touchSession(id: String, at: Date) throws
-    /// Marks one session revoked; false when it did not exist or was already revoked.
-    func revokeSession(id: String, at: Date) throws -> Bool
-    /// Revokes every live session of `userID` except `exceptID`; returns how many.
-    func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int
     /// The user's sessions that are neither revoked nor past `now`'s absolute expiry, newest first.
     func sessions(userID: String, liveAt now: Date) throws -> [Session]
     /// Revokes `oldID` and stores `replacement` in one transaction (token rotation).

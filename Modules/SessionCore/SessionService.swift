@@ -134,22 +134,6 @@ public struct SessionService: Sendable {
         return fresh
     }
 
-    /// Ends one of `userID`'s sessions.
-    /// - Throws: `SessionError(.notFound)` when no live session with that id belongs to the user.
-    public func revoke(sessionID: String, ofUser userID: String) throws {
-        // Another user's session id gets the same answer as a missing one: ids are not an oracle.
-        guard let session = try repository.session(id: sessionID), session.userID == userID,
-            session.revokedAt == nil
-        else { throw SessionError(.notFound, "no such session") }
-        _ = try repository.revokeSession(id: sessionID, at: clock.now())
-    }
-
-    /// Ends every session of `userID`, except `keeping` when given; returns how many ended.
-    @discardableResult
-    public func revokeAll(ofUser userID: String, keeping: String? = nil) throws -> Int {
-        try repository.revokeSessions(userID: userID, exceptID: keeping, at: clock.now())
-    }
-
     /// The user's live sessions, newest first (idle-expired ones are left out).
     public func list(userID: String) throws -> [Session] {
         let now = clock.now()

@@ -243,10 +243,6 @@ extension SQLStore: SessionRepository {
         }
     }
 
-    public func revokeSession(id: String, at: Date) throws -> Bool {
-        try engine.write { try Self.revokeSession(id: id, at: at, on: $0) }
-    }
-
     fileprivate static func revokeSession(id: String, at: Date, on connection: any SQLConnection) throws
         -> Bool
     {
@@ -290,10 +286,6 @@ extension SQLStore: SessionRepository {
             let entries = outbox(owner)
             if !entries.isEmpty { try enqueue(entries, on: connection) }
         }
-    }
-
-    public func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
-        try revokeSessions(ofUser: userID, ids: nil, except: exceptID, at: at) { _ in .none }.count
     }
 
     public func sessions(userID: String, liveAt now: Date) throws -> [Session] {

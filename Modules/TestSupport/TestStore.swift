@@ -1,3 +1,4 @@
+public import FoundationEssentials
 public import Kernel
 public import Storage
 
@@ -56,4 +57,14 @@ public final class TestStore: @unchecked Sendable {
 
     // Closed here, before the folder or the database goes with the stored properties.
     deinit { store.engine.close() }
+}
+
+extension SessionAccessStore {
+    /// Ends one of `userID`'s sessions with no audit event or webhook, for tests that need a
+    /// revoked session (the product ends sessions through AuthOrchestrator, which records them).
+    /// - Returns: whether this call ended it.
+    @discardableResult
+    public func endSession(_ id: String, ofUser userID: String, at: Date) throws -> Bool {
+        try !revokeSessions(ofUser: userID, ids: [id], except: nil, at: at) { _ in .none }.isEmpty
+    }
 }

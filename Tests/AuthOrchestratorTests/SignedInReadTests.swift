@@ -77,14 +77,6 @@ private final class RecordingAccessStore: SessionAccessStore {
         record("touchSession")
         try base.touchSession(id: id, at: at)
     }
-    func revokeSession(id: String, at: Date) throws -> Bool {
-        record("revokeSession")
-        return try base.revokeSession(id: id, at: at)
-    }
-    func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
-        record("revokeSessions")
-        return try base.revokeSessions(userID: userID, exceptID: exceptID, at: at)
-    }
     func revokeSessions(
         ofUser userID: String, ids: [String]?, except exceptID: String?, at: Date,
         record recording: ChangeRecording<[String]>
@@ -193,7 +185,7 @@ struct SignedInReadTests {
         let recorder = RecordingAccessStore(f.store)
         let access = access(f, recorder)
 
-        try f.sessions.revoke(sessionID: try #require(ada.session?.session.id), ofUser: ada.user.id)
+        try f.store.endSession(try #require(ada.session?.session.id), ofUser: ada.user.id, at: f.clock.now())
         #expect(throws: SessionError(.revoked, "")) { try access.signedIn(token: adaToken, rotating: false) }
         #expect(recorder.take() == ["sessionWithOwner"])
 

@@ -136,7 +136,8 @@ struct AccessTokenTests {
         let unknown = try token(server, bearer: "pvs_" + String(repeating: "A", count: 43))
         #expect(unknown.status == 401)
         let session = try server.signIn(try server.makeUser(username: "ada"))
-        try server.server.sessions.revoke(sessionID: session.session.id, ofUser: session.session.userID)
+        try server.server.store.endSession(
+            session.session.id, ofUser: session.session.userID, at: server.clock.now())
         let revoked = try token(server, bearer: session.token)
         #expect(revoked.status == 401)
         #expect(try revoked.problemCode() == "session.revoked")

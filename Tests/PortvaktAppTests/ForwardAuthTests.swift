@@ -95,7 +95,8 @@ struct ForwardAuthTests {
         try expectRefused([], "session.missing", "no token")
         try expectRefused([("Authorization", "Bearer pvs_garbage")], "session.missing", "garbage")
         let revoked = try server.signIn(try server.makeUser(username: "revoked"))
-        try server.server.sessions.revoke(sessionID: revoked.session.id, ofUser: revoked.session.userID)
+        try server.server.store.endSession(
+            revoked.session.id, ofUser: revoked.session.userID, at: server.clock.now())
         try expectRefused([("Authorization", "Bearer \(revoked.token)")], "session.revoked", "revoked")
         // A disabled account whose session is still live (disabling through the admin API also
         // revokes it): the account rule refuses, as 401 here, not 403.

@@ -65,17 +65,25 @@ struct SessionRepositoryTests {
     }
 
     @Test(
-        "revoking succeeds once; again, or for a missing id, it reports false",
+        "revoking by id ends a session once; again, another user's, or a missing id, it ends none",
         arguments: StoreKind.tested)
     func revoke(kind: StoreKind) throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
+        try fixture.store.insertUser(makeUser("u2"))
         try fixture.store.insertSession(makeSession("s1", userID: "u1"))
-        #expect(try fixture.store.revokeSession(id: "s1", at: at(10)))
-        #expect(try fixture.store.revokeSession(id: "s1", at: at(20)) == false)
+        try fixture.store.insertSession(makeSession("s2", userID: "u2"))
+        let revoke = { (id: String, user: String, time: TimeInterval) in
+            try fixture.store.revokeSessions(ofUser: user, ids: [id], except: nil, at: at(time)) { _ in .none
+            }
+        }
+        #expect(try revoke("s1", "u1", 10) == ["s1"])
+        #expect(try revoke("s1", "u1", 20) == [])
         #expect(
             try fixture.store.session(id: "s1")?.revokedAt == at(10), "the first revocation stands")
-        #expect(try fixture.store.revokeSession(id: "missing", at: at(10)) == false)
+        #expect(try revoke("missing", "u1", 10) == [])
+        #expect(try revoke("s2", "u1", 10) == [], "another user's session is never touched")
+        #expect(try fixture.store.session(id: "s2")?.revokedAt == nil)
     }
 
     @Test(
@@ -92,14 +100,19 @@ struct SessionRepositoryTests {
         try fixture.store.insertSession(makeSession("revoked", userID: "u1", revokedAt: at(5)))
         try fixture.store.insertSession(makeSession("other", userID: "u2"))
 
-        #expect(try fixture.store.revokeSessions(userID: "u1", exceptID: "keep", at: at(100)) == 2)
+        let ended = try fixture.store.revokeSessions(ofUser: "u1", ids: nil, except: "keep", at: at(100)) {
+            _ in .none
+        }
+        #expect(Set(ended) == ["a", "b"])
         #expect(try fixture.store.session(id: "a")?.revokedAt == at(100))
         #expect(try fixture.store.session(id: "b")?.revokedAt == at(100))
         #expect(try fixture.store.session(id: "keep")?.revokedAt == nil)
         #expect(try fixture.store.session(id: "expired")?.revokedAt == nil)
         #expect(try fixture.store.session(id: "revoked")?.revokedAt == at(5))
         #expect(try fixture.store.session(id: "other")?.revokedAt == nil)
-        #expect(try fixture.store.revokeSessions(userID: "u1", exceptID: nil, at: at(200)) == 1)
+        #expect(
+            try fixture.store.revokeSessions(ofUser: "u1", ids: nil, except: nil, at: at(200)) { _ in .none }
+                == ["keep"])
         #expect(try fixture.store.session(id: "keep")?.revokedAt == at(200))
     }
 
@@ -160,7 +173,7 @@ struct SessionRepositoryTests {
         #expect(try fixture.store.session(id: "other") == nil)
         #expect(try fixture.store.session(id: "old")?.expiresAt == at(90))
         // Nor does rotating a revoked or missing session.
-        _ = try fixture.store.revokeSession(id: "new", at: at(40))
+        try fixture.store.endSession("new", ofUser: "u1", at: at(40))
         #expect(try !fixture.store.rotateSession(oldID: "new", replacement: other, oldExpiresAt: at(100)))
         #expect(try !fixture.store.rotateSession(oldID: "missing", replacement: other, oldExpiresAt: at(100)))
     }
@@ -260,7 +273,7 @@ struct SessionRepositoryTests {
             try service.authenticate(token: issued.token)
         }
         #expect(try service.list(userID: "u1").map(\.id) == [rotated.session.id])
-        try service.revoke(sessionID: rotated.session.id, ofUser: "u1")
+        try fixture.store.endSession(rotated.session.id, ofUser: "u1", at: epoch)
         #expect(try service.list(userID: "u1").isEmpty)
     }
 }
@@ -272,12 +285,6 @@ struct AnyRepository: SessionRepository {
     func session(tokenHash: [UInt8]) throws -> Session? { try base.session(tokenHash: tokenHash) }
     func session(id: String) throws -> Session? { try base.session(id: id) }
     func touchSession(id: String, at: Date) throws { try base.touchSession(id: id, at: at) }
-    func revokeSession(id: String, at: Date) throws -> Bool {
-        try base.revokeSession(id: id, at: at)
-    }
-    func revokeSessions(userID: String, exceptID: String?, at: Date) throws -> Int {
-        try base.revokeSessions(userID: userID, exceptID: exceptID, at: at)
-    }
     func sessions(userID: String, liveAt now: Date) throws -> [Session] {
         try base.sessions(userID: userID, liveAt: now)
     }
