@@ -8,30 +8,19 @@
 /// go through it; it lives in the kernel so that neither has to import the other. The CLI reads
 /// whole documents (an API's answer, a file) through it too, with `Limits.document`.
 public enum StrictJSON {
-    /// Containers may nest this deep; WebAuthn responses need four (extension outputs included), API
-    /// bodies fewer.
-    public static let maximumDepth = 12
-    /// No object or array in a WebAuthn response or an API body has more than a few dozen entries.
-    public static let maximumEntries = 256
-
     /// How deep containers may nest and how many entries each may hold.
     public struct Limits: Sendable {
-        public var depth: Int
+        public let depth: Int
         /// Members of one object. Each name is compared with the ones before it (the duplicate
         /// check), so the work grows with the square of this bound.
-        public var members: Int
+        public let members: Int
         /// Elements of one array.
-        public var elements: Int
-
-        public init(depth: Int, members: Int, elements: Int) {
-            self.depth = depth
-            self.members = members
-            self.elements = elements
-        }
+        public let elements: Int
 
         /// For JSON from outside: WebAuthn's client data and responses, API request bodies.
-        public static let input = Limits(
-            depth: maximumDepth, members: maximumEntries, elements: maximumEntries)
+        /// WebAuthn responses nest four deep (extension outputs included), API bodies less, and
+        /// none of their objects or arrays has more than a few dozen entries.
+        public static let input = Limits(depth: 12, members: 256, elements: 256)
         /// For a whole document a command reads (an API's answer, a file the operator names): room
         /// for long lists and deep trees, still bounded.
         public static let document = Limits(depth: 512, members: 4_096, elements: 1_000_000)
