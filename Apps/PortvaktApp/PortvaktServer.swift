@@ -233,8 +233,8 @@ public final class PortvaktServer: Sendable {
         Self.registerOpenAPI(on: &publicRouter, title: "Portvakt public API")
         let metrics = ServerMetrics(
             publicRequests: HTTPMetrics(listener: "public", routes: publicRouter.routes), engine: engine,
-            store: store, clock: clock, bankIDCalls: bankID?.calls ?? Tally(), bankIDResults: bankIDResults,
-            bankIDTransport: bankID?.transport, webhooks: webhooks, outbox: store)
+            store: store, clock: clock, bankID: bankID, bankIDResults: bankIDResults, webhooks: webhooks,
+            outbox: store)
         publicServer = try HTTPServer(
             configuration: Self.serverConfiguration(configuration, listener: configuration.listen.public),
             router: publicRouter, accessLog: accessLog, metrics: metrics.publicRequests)

@@ -16,26 +16,24 @@ final class ServerMetrics: Sendable {
     let engine: StorageEngine
     let store: any AdministrationStore
     let clock: any WallClock
-    let bankIDCalls: Tally<BankIDCall>
+    /// BankID's upstream calls and client threads (nil while BankID is off).
+    let bankID: BankIDRuntime?
     /// BankID journeys' results by code, as they are delivered.
     let bankIDResults: Tally<BankIDOutcome>
-    /// BankID's libcurl threads (nil while BankID is off).
-    let bankIDTransport: CurlBankIDTransport?
     /// Webhook attempts, outcomes and the outbox gauges (nothing without endpoints).
     let webhooks: WebhookRuntime?
     let outbox: SQLStore?
 
     init(
         publicRequests: HTTPMetrics, engine: StorageEngine, store: any AdministrationStore,
-        clock: any WallClock, bankIDCalls: Tally<BankIDCall>, bankIDResults: Tally<BankIDOutcome>,
-        bankIDTransport: CurlBankIDTransport? = nil, webhooks: WebhookRuntime? = nil, outbox: SQLStore? = nil
+        clock: any WallClock, bankID: BankIDRuntime?, bankIDResults: Tally<BankIDOutcome>,
+        webhooks: WebhookRuntime? = nil, outbox: SQLStore? = nil
     ) {
-        self.bankIDTransport = bankIDTransport
+        self.bankID = bankID
         self.webhooks = webhooks
         self.outbox = outbox
         self.bankIDResults = bankIDResults
         self.publicRequests = publicRequests
-        self.bankIDCalls = bankIDCalls
         self.engine = engine
         self.store = store
         self.clock = clock
@@ -118,7 +116,7 @@ final class ServerMetrics: Sendable {
             # TYPE portvakt_bankid_upstream_calls_total counter
 
             """
-        let calls = bankIDCalls.snapshot.sorted {
+        let calls = (bankID?.calls.snapshot ?? [:]).sorted {
             ($0.key.endpoint, $0.key.outcome) < ($1.key.endpoint, $1.key.outcome)
         }
         for (call, count) in calls {
@@ -132,11 +130,11 @@ final class ServerMetrics: Sendable {
             portvakt_executor_jobs_queued{executor="bankid-poll"} \(BankIDCollectCoordinator.collectJobsQueued)
 
             """
-        if let bankIDTransport {
+        if let transport = bankID?.transport {
             text += """
                 # HELP portvakt_bankid_calls_queued Calls to BankID waiting for one of the client's threads (bankid.threads); beyond bankid.maxQueued a call is refused as overloaded.
                 # TYPE portvakt_bankid_calls_queued gauge
-                portvakt_bankid_calls_queued \(bankIDTransport.queuedCount)
+                portvakt_bankid_calls_queued \(transport.queuedCount)
 
                 """
         }
