@@ -137,7 +137,7 @@ struct AccessTokenServiceTests {
             onlyIfCurrentActivatedBefore: nil)
         ring.invalidate()
         _ = try other.issue(for: signedIn)
-        try service().rotate(immediately: true, retireCurrent: false, actor: .cli)
+        _ = try service().rotate(immediately: true, retireCurrent: false, actor: .cli)
         ring.invalidate()
         #expect(throws: AuthError(.accessTokenKeyUnavailable, "")) { try other.issue(for: signedIn) }
         #expect(reports.all.count == 2)

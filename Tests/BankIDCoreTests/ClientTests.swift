@@ -183,7 +183,7 @@ struct TransportConfigurationTests {
         let directory = try TemporaryDirectory()
         let ca = directory.path("ca.pem")
         let p12 = directory.path("rp.p12")
-        for path in [ca, p12] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+        for path in [ca, p12] { _ = FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
         let identity = BankIDClientIdentity.pkcs12(path: p12, passphrase: RedactedSecret("p"))
         func make(
             _ url: String, ca: String, identity: BankIDClientIdentity, connect: Double = 5, total: Double = 10

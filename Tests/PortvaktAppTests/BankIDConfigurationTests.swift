@@ -1,5 +1,5 @@
 import BankIDCore
-public import CryptoCore
+import CryptoCore
 import Foundation
 import Kernel
 import TestSupport

@@ -107,26 +107,6 @@ final class ForwardAuthNginx {
         """
     }
 
-    /// A port that was free a moment ago (bound to 0 and closed); nginx may still lose it to
-    /// another process, which `init` retries.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw NginxError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw NginxError("bind() to a free port failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     struct NginxError: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
@@ -138,7 +118,7 @@ final class ForwardAuthNginx {
         directory = try TemporaryDirectory(prefix: "portvakt-nginx")
         var lastError = ""
         for _ in 0..<3 {
-            let port = try Self.freePort()
+            let port = try LoopbackPorts.unused()
             let path = directory.path("nginx.conf")
             try Self.configuration(
                 directory: directory.path, port: port, portvakt: portvakt, upstream: upstream

@@ -110,7 +110,7 @@ struct PostgreSQLAppTests {
         _ = try source.server.adminTokens.create(name: "ops", scope: .write, lifetime: 3600, actor: .cli)
         let store = source.server.store
         for number in 0..<1100 {
-            try store.appendAudit(
+            _ = try store.appendAudit(
                 AuditEvent(
                     at: source.clock.now(), action: .passkeyLoginFailed, actor: .anonymous,
                     details: ["attempt": String(number)]))

@@ -154,8 +154,8 @@ struct ProcessTests {
         "a second serve on the public or the admin port the first holds exits non-zero naming 127.0.0.1:PORT; the first keeps serving"
     )
     func portTaken() throws {
-        let publicPort = try StorageConfigurationCommandTests.unusedPort()
-        let adminPort = try StorageConfigurationCommandTests.unusedPort()
+        let ports = try LoopbackPorts.unused(2)
+        let (publicPort, adminPort) = (ports[0], ports[1])
         let firstDirectory = try TemporaryDirectory()
         let first = try PortvaktProcess(
             [

@@ -381,7 +381,7 @@ struct StorageConfigurationCommandTests {
 
     @Test("an unreachable PostgreSQL is a one-line start-up error naming host:port, exit 1, no crash")
     func unreachable() throws {
-        let port = try Self.unusedPort()
+        let port = try LoopbackPorts.unused()
         let directory = try TemporaryDirectory()
         let file = directory.url.appendingPathComponent("pg.json")
         let json =
@@ -398,24 +398,5 @@ struct StorageConfigurationCommandTests {
                 result.stderr.contains("storage.unavailable") && result.stderr.contains("127.0.0.1:\(port)"))
             #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains(password))
         }
-    }
-
-    /// A loopback TCP port nothing listens on: bound by the system, then released.
-    static func unusedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0
-                    && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        try #require(bound, "could not bind a loopback port")
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

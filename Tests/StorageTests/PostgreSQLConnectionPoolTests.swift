@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Storage
@@ -126,7 +127,7 @@ struct PostgreSQLConnectionPoolTests {
     func openFailures() throws {
         var configuration = try PostgreSQLTestServer.configuration()
         configuration.host = "127.0.0.1"
-        configuration.port = try PostgreSQLConnectionTests.closedPort()
+        configuration.port = try LoopbackPorts.unused()
         do {
             _ = try PostgreSQLConnectionPool(configuration: configuration, size: 2, waitTimeout: .seconds(1))
             Issue.record("a pool opened against a closed port")

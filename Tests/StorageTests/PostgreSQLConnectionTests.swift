@@ -429,7 +429,7 @@ struct PostgreSQLConnectionTests {
     func unreachablePort() throws {
         var configuration = try PostgreSQLTestServer.configuration()
         configuration.host = "127.0.0.1"
-        configuration.port = try Self.closedPort()
+        configuration.port = try LoopbackPorts.unused()
         let started = ContinuousClock.now
         do {
             _ = try PostgreSQLConnection(configuration: configuration)
@@ -470,24 +470,5 @@ struct PostgreSQLConnectionTests {
         #expect(try PostgreSQLConnection(configuration: configuration).usesTLS)
         configuration.tlsMode = .disable
         #expect(try !PostgreSQLConnection(configuration: configuration).usesTLS)
-    }
-
-    /// A loopback port with no listener: bound by the kernel's choice, then closed.
-    static func closedPort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw StorageError(.io, "socket failed") }
-        defer { Glibc.close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                Glibc.bind(socket, raw, length) == 0 && getsockname(socket, raw, &length) == 0
-            }
-        }
-        guard bound else { throw StorageError(.io, "bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

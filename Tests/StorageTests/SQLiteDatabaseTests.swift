@@ -43,7 +43,7 @@ struct SQLiteDatabaseTests {
         throws
     {
         let session = makeSession(id, userID: userID, createdAt: createdAt)
-        try database.write { connection in
+        _ = try database.write { connection in
             try connection.execute(
                 """
                 INSERT INTO sessions (id, user_id, token_hash, client_kind, auth_method, created_at, last_seen_at,
@@ -311,7 +311,7 @@ struct SQLiteDatabaseTests {
             written.append(event)
         }
         // A gap in the middle, as deleting one row by hand would leave: ids are kept, not renumbered.
-        try beforeRebuild.write { try $0.execute("DELETE FROM audit_events WHERE id = 150") }
+        _ = try beforeRebuild.write { try $0.execute("DELETE FROM audit_events WHERE id = 150") }
         written.removeAll { $0.id == 150 }
         let sequenced = try beforeRebuild.read { connection in
             try connection.query("SELECT name FROM sqlite_sequence") { try $0.string(0) }
