@@ -94,6 +94,9 @@ class Server:
         self.binary = binary
         self.port = free_port()
         self.admin_port = free_port()
+        # Each port was released before the next was chosen, so the kernel may repeat one.
+        while self.admin_port == self.port:
+            self.admin_port = free_port()
         # The admin API mints enrollment links; its token comes from the environment (never stored).
         self.admin_token = "pva_browser-test-" + os.urandom(16).hex()
         self.url = f"http://localhost:{self.port}"
