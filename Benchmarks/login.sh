@@ -35,14 +35,15 @@ before = json.load(open(sys.argv[1]))["before"]
 now = {name: value for name, (value, _) in parse(sys.argv[2:]).items()}
 out = []
 for clients, figure in sorted(before["runs"].items(), key=lambda item: int(item[0])):
-    share = now.get(f"login.c{clients}_share_of_raw")
-    if share is not None:
-        out.append(f"login.c{clients}_logins_vs_before_issue17={share / figure['share_of_raw']:.2f}:x")
+    for run in ("", "_pool"):
+        share = now.get(f"login.c{clients}{run}_share_of_raw")
+        if share is not None:
+            out.append(f"login.c{clients}{run}_logins_vs_before_issue17={share / figure['share_of_raw']:.2f}:x")
 print(" ".join(out))
 PY
 )"
 # shellcheck disable=SC2086
-python3 Benchmarks/record.py "passkey logins over HTTP (16 and 64 clients, 10,000 users; SQLite on disk, synchronous=normal; pgN: PostgreSQL $version on loopback over TLS, durable: fsync, synchronous_commit, full_page_writes on, N instances, 64 clients; 1k vs 1M passkeys, idle vs slow BankID and a healthy vs a hanging webhook receiver at 8 clients on SQLite)" \
+python3 Benchmarks/record.py "passkey logins over HTTP (16 and 64 clients, 10,000 users; SQLite on disk, synchronous=normal; cN: a thread per connection (the default), cN_pool: http.threading pool, one worker per core; pgN: PostgreSQL $version on loopback over TLS, durable: fsync, synchronous_commit, full_page_writes on, N instances, 64 clients; 1k vs 1M passkeys, idle vs slow BankID and a healthy vs a hanging webhook receiver at 8 clients on SQLite)" \
   $figures
 echo "targets: server CPU per login <= 200 µs and <= 3.2x the raw verify cost (cN_server_cpu_to_raw_verify);"
 echo "         logins/s >= 2x before issue 17 at 16 and 64 clients (cN_logins_vs_before_issue17);"

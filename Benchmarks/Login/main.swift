@@ -1018,27 +1018,34 @@ if sqliteRuns, !sidesOnly {
     // The machine's speed drifts within a run (a shared virtual machine), so each main run's ratio
     // divides by the raw cost measured right before and right after it, not by the first figure.
     var rawBefore = rawRate
-    for clients in mainClientCounts {
-        let main = try run(realUsers: 10_000, clients: clients, seconds: seconds, threads: threads)
-        let rawAfter = measureRawRate()
-        let runRawRate = (rawBefore + rawAfter) / 2
-        let runVerifyMicroseconds = 1e6 / runRawRate
-        rawBefore = rawAfter
-        // Named by their clients: login.c16_*, login.c64_*.
-        let name = "login.c\(clients)"
-        figures += [
-            "\(name)_logins_per_second=\(Int(main.rate)):logins/s",
-            "\(name)_p50=\(milliseconds(percentile(main.latencies, 0.5))):ms",
-            "\(name)_p99=\(milliseconds(percentile(main.latencies, 0.99))):ms",
-            "\(name)_p999=\(milliseconds(percentile(main.latencies, 0.999))):ms",
-            "\(name)_fewest_to_most_logins_per_client=\(String(format: "%.2f", main.fairness)):x",
-            "\(name)_share_of_raw=\(String(format: "%.1f", 100 * main.rate / runRawRate)):%",
-            "\(name)_server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
-            "\(name)_raw_p256_verify_cost=\(String(format: "%.1f", runVerifyMicroseconds)):µs",
-            "\(name)_server_cpu_to_raw_verify=\(String(format: "%.2f", main.serverCPUPerLogin / runVerifyMicroseconds)):x",
-            "\(name)_client_cpu_per_login=\(Int(main.clientCPUPerLogin)):µs",
-            "\(name)_seed_10k_users=\(String(format: "%.1f", main.seedSeconds)):s",
-        ]
+    // The shipped threading (or --threads'), then, unless --threads chose one, a pool of one
+    // worker per core, where a sign-in's commit suspends its request instead of holding a worker
+    // (Docs/configuration.md, `http.threading`): login.c16_*, login.c64_*, login.c16_pool_*, ….
+    let pool =
+        threads == nil
+        ? [(nil as Int?, ""), (ProcessInfo.processInfo.activeProcessorCount, "_pool")] : [(threads, "")]
+    for (runThreads, suffix) in pool {
+        for clients in mainClientCounts {
+            let main = try run(realUsers: 10_000, clients: clients, seconds: seconds, threads: runThreads)
+            let rawAfter = measureRawRate()
+            let runRawRate = (rawBefore + rawAfter) / 2
+            let runVerifyMicroseconds = 1e6 / runRawRate
+            rawBefore = rawAfter
+            let name = "login.c\(clients)\(suffix)"
+            figures += [
+                "\(name)_logins_per_second=\(Int(main.rate)):logins/s",
+                "\(name)_p50=\(milliseconds(percentile(main.latencies, 0.5))):ms",
+                "\(name)_p99=\(milliseconds(percentile(main.latencies, 0.99))):ms",
+                "\(name)_p999=\(milliseconds(percentile(main.latencies, 0.999))):ms",
+                "\(name)_fewest_to_most_logins_per_client=\(String(format: "%.2f", main.fairness)):x",
+                "\(name)_share_of_raw=\(String(format: "%.1f", 100 * main.rate / runRawRate)):%",
+                "\(name)_server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
+                "\(name)_raw_p256_verify_cost=\(String(format: "%.1f", runVerifyMicroseconds)):µs",
+                "\(name)_server_cpu_to_raw_verify=\(String(format: "%.2f", main.serverCPUPerLogin / runVerifyMicroseconds)):x",
+                "\(name)_client_cpu_per_login=\(Int(main.clientCPUPerLogin)):µs",
+                "\(name)_seed_10k_users=\(String(format: "%.1f", main.seedSeconds)):s",
+            ]
+        }
     }
 }
 // Right after SQLite's main run, with its clients, duration and number of users.

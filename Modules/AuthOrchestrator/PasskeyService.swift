@@ -378,8 +378,8 @@ public struct PasskeyService: Sendable {
     public func finishLogin(
         challengeID: String, response: [UInt8], clientKind: ClientKind, replacingSessionID: String?,
         context: ClientContext
-    ) throws -> CompletedLogin {
-        try finishLogin(
+    ) async throws -> CompletedLogin {
+        try await finishLogin(
             challengeID: challengeID, credential: CredentialJSON(json: response), clientKind: clientKind,
             replacingSessionID: replacingSessionID, context: context)
     }
@@ -392,11 +392,11 @@ public struct PasskeyService: Sendable {
     public func finishLogin(
         challengeID: String, credential response: CredentialJSON, clientKind: ClientKind,
         replacingSessionID: String?, context: ClientContext
-    ) throws -> CompletedLogin {
+    ) async throws -> CompletedLogin {
         try requireEnabled()
         let attempt = LoginAttempt()
         do {
-            return try login(
+            return try await login(
                 challengeID: challengeID, response: response, clientKind: clientKind,
                 replacingSessionID: replacingSessionID, context: context, attempt: attempt)
         } catch let error as StorageError {
@@ -425,7 +425,7 @@ public struct PasskeyService: Sendable {
     private func login(
         challengeID: String, response: CredentialJSON, clientKind: ClientKind, replacingSessionID: String?,
         context: ClientContext, attempt: LoginAttempt
-    ) throws -> CompletedLogin {
+    ) async throws -> CompletedLogin {
         let now = clock.now()
         // Opened, not yet used: the commit below records its use, so the signature is checked
         // without holding the write lock. Any refused attempt uses it up (see `burnOnFailure`).
@@ -484,7 +484,8 @@ public struct PasskeyService: Sendable {
             event: auditEvent(.passkeyLogin, userID: user.id, context: context, details: details),
             at: now)
         record.replacedSessionOutbox = feed.replacedSessionOutbox(replacingSessionID, at: now)
-        let credentialIDs = try logins.commitPasskeyLogin(record)
+        // Suspends rather than blocks on a thread that serves other connections meanwhile.
+        let credentialIDs = try await logins.commitPasskeyLogin(record)
         // Used up by the commit, whatever its answer.
         attempt.challenge = nil
         guard let credentialIDs else {

@@ -61,18 +61,20 @@ final class DeferredResponse: @unchecked Sendable {
     }
 }
 
-/// Where async handlers run, so they never wait for threads of Swift's global executor (which a
-/// blocking caller elsewhere in the process can hold). Their awaits (a BankID call's continuation)
-/// resume here too. Four threads: a handler holds one only between awaits (parsing, a storage
-/// call), never while BankID answers.
+/// Where async handlers run: started inside `InlineExecutor.drain` on the thread that took the
+/// request, so a handler runs there up to its first await; a continuation resumed on a thread of
+/// ours that drains (the SQLite writer's) runs there too, and any other (a BankID call's, resumed
+/// from libcurl's thread) on four threads of their own, never on Swift's global executor (which a
+/// blocking caller elsewhere in the process can hold). A handler holds one of those four only
+/// between awaits (parsing, a storage call), never while BankID answers.
 enum AsyncHandlerExecutor {
-    static let shared = OffPoolExecutor(name: "http-async", threads: 4)
+    static let shared = InlineExecutor(fallback: OffPoolExecutor(name: "http-async", threads: 4))
 }
 
 extension HTTPServer {
     /// Async handlers' jobs waiting for one of their four threads, across every server in the
     /// process (for /metrics: a queue that stays up means handlers block those threads).
-    public static var asyncHandlerJobsQueued: Int { AsyncHandlerExecutor.shared.queuedCount }
+    public static var asyncHandlerJobsQueued: Int { AsyncHandlerExecutor.shared.fallback.queuedCount }
 }
 
 /// The connections still owing their current request, each with the monotonic time it must have
@@ -306,9 +308,9 @@ final class ConnectionHandler: Sendable {
     }
 
     /// Registers `pending` (running `park` under the lock, so its wake-up cannot come first) and
-    /// runs `work` on the handlers' own executor, not Swift's global one: whatever else blocks
-    /// that executor's threads must not stall a waiting request. False, with nothing started, once
-    /// the daemon is stopping.
+    /// starts `work` on `AsyncHandlerExecutor`, not Swift's global one: whatever else blocks that
+    /// executor's threads must not stall a waiting request. False, with nothing started, once the
+    /// daemon is stopping.
     private func start(
         _ work: @escaping @Sendable () async -> PreparedResponse, answering pending: DeferredResponse,
         before park: () -> Void
@@ -320,13 +322,17 @@ final class ConnectionHandler: Sendable {
             return true
         }
         guard accepted else { return false }
-        Task(executorPreference: AsyncHandlerExecutor.shared) { [self] in
-            let prepared = await work()
-            deferred.withLock { state in
-                // Gone from the table: shutdown already answered it.
-                guard state.table.removeValue(forKey: ObjectIdentifier(pending)) != nil else { return }
-                pending.prepared = prepared
-                pending.wake()
+        // The handler runs here up to its first await. A connection's own thread may wait for
+        // what the handler would otherwise await (its commit); a worker serving many must not.
+        InlineExecutor.drain(mayBlock: ownThreadPerConnection) {
+            Task(executorPreference: AsyncHandlerExecutor.shared) { [self] in
+                let prepared = await work()
+                deferred.withLock { state in
+                    // Gone from the table: shutdown already answered it.
+                    guard state.table.removeValue(forKey: ObjectIdentifier(pending)) != nil else { return }
+                    pending.prepared = prepared
+                    pending.wake()
+                }
             }
         }
         return true

@@ -289,7 +289,11 @@ public protocol PasskeyLoginStore: Sendable {
     ///   returns a list.
     /// - Throws: `StorageError(.notFound)` when the passkey no longer exists, `.conflict` when
     ///   the session collides; nothing is written then (the challenge stays).
-    func commitPasskeyLogin(_ record: PasskeyLoginRecord) throws -> [[UInt8]]?
+    ///
+    /// Async so that a caller on a thread serving other connections (an HTTP worker) is
+    /// suspended until the commit instead of holding the thread (SQLite; see
+    /// `StorageEngine.writeAsync`); anywhere else it waits as every other write does.
+    func commitPasskeyLogin(_ record: PasskeyLoginRecord) async throws -> [[UInt8]]?
 
     /// Records the passkey's use (as `recordPasskeyUse`), the proof of presence on those of the
     /// record's sessions that are the user's and not revoked, and the event, in one transaction.

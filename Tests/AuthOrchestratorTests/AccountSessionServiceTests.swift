@@ -142,9 +142,11 @@ struct FailedLoginAuditTests {
         let assertion = f.authenticator.authenticate(
             credential, challenge: try f.decode(issued).challenge, origin: "https://evil.example")
         #expect(throws: StorageError(.io, "")) {
-            try failing.finishLogin(
-                challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
-                replacingSessionID: nil, context: ClientContext())
+            try SuspendingCaller.run {
+                try await failing.finishLogin(
+                    challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                    replacingSessionID: nil, context: ClientContext())
+            }
         }
     }
 }

@@ -92,9 +92,13 @@ final class ServiceFixture: @unchecked Sendable {
     ) throws -> CompletedLogin {
         let assertion = authenticator.authenticate(
             credential, challenge: try decode(issued).challenge, origin: origin, behaviour: behaviour)
-        return try service.finishLogin(
-            challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
-            replacingSessionID: replacing, context: ClientContext(requestID: "r-1", ipAddress: "192.0.2.9"))
+        let service = service
+        return try SuspendingCaller.run {
+            try await service.finishLogin(
+                challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                replacingSessionID: replacing,
+                context: ClientContext(requestID: "r-1", ipAddress: "192.0.2.9"))
+        }
     }
 
     /// A sign-up's account, just signed in: recent enough for the acts that cannot be undone.
@@ -243,9 +247,11 @@ struct PasskeyServiceTests {
         let assertion = f.authenticator.authenticate(
             credential, challenge: try f.decode(issued).challenge, origin: f.origin)
         let wins = succeeding(8) { _ in
-            _ = try f.service.finishLogin(
-                challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
-                replacingSessionID: nil, context: ClientContext())
+            _ = try SuspendingCaller.run {
+                try await f.service.finishLogin(
+                    challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                    replacingSessionID: nil, context: ClientContext())
+            }
         }
         #expect(wins == 1)
         #expect(try f.store.sessions(userID: registered.user.id, liveAt: f.clock.now()).count == 2)

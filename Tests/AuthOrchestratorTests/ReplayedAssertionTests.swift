@@ -66,9 +66,11 @@ struct ReplayedAssertionTests {
     private func finish(
         _ service: PasskeyService, _ issued: IssuedChallenge, _ assertion: SoftwareAssertion
     ) throws -> CompletedLogin {
-        try service.finishLogin(
-            challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
-            replacingSessionID: nil, context: ClientContext())
+        try SuspendingCaller.run {
+            try await service.finishLogin(
+                challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                replacingSessionID: nil, context: ClientContext())
+        }
     }
 
     @Test(

@@ -56,9 +56,11 @@ struct SealedLoginChallengeTests {
             let assertion = f.authenticator.authenticate(
                 credential, challenge: try f.decode(issued).challenge, origin: f.origin)
             #expect(throws: AuthError(.challengeInvalid, "")) {
-                try f.service.finishLogin(
-                    challengeID: forged, response: assertion.json(), clientKind: .native,
-                    replacingSessionID: nil, context: ClientContext())
+                try SuspendingCaller.run {
+                    try await f.service.finishLogin(
+                        challengeID: forged, response: assertion.json(), clientKind: .native,
+                        replacingSessionID: nil, context: ClientContext())
+                }
             }
         }
         for garbage in ["", "not-base64!", String(repeating: "A", count: 2000), "AAAA"] {
@@ -66,9 +68,11 @@ struct SealedLoginChallengeTests {
             let assertion = f.authenticator.authenticate(
                 credential, challenge: try f.decode(issued).challenge, origin: f.origin)
             #expect(throws: AuthError(.challengeInvalid, "")) {
-                try f.service.finishLogin(
-                    challengeID: garbage, response: assertion.json(), clientKind: .native,
-                    replacingSessionID: nil, context: ClientContext())
+                try SuspendingCaller.run {
+                    try await f.service.finishLogin(
+                        challengeID: garbage, response: assertion.json(), clientKind: .native,
+                        replacingSessionID: nil, context: ClientContext())
+                }
             }
         }
         let failures = try f.store.auditEvents(userID: nil, beforeID: nil, limit: 20)
@@ -112,18 +116,24 @@ struct SealedLoginChallengeTests {
         let assertion = f.authenticator.authenticate(
             credential, challenge: try f.decode(issued).challenge, origin: f.origin)
         #expect(throws: AuthError(.challengeInvalid, "")) {
-            try stranger.finishLogin(
+            try SuspendingCaller.run {
+                try await stranger.finishLogin(
+                    challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                    replacingSessionID: nil, context: ClientContext())
+            }
+        }
+        let login = try SuspendingCaller.run {
+            try await second.finishLogin(
                 challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
                 replacingSessionID: nil, context: ClientContext())
         }
-        let login = try second.finishLogin(
-            challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
-            replacingSessionID: nil, context: ClientContext())
         #expect(login.user.username == "ada")
         #expect(throws: AuthError(.challengeInvalid, "")) {
-            try first.finishLogin(
-                challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
-                replacingSessionID: nil, context: ClientContext())
+            try SuspendingCaller.run {
+                try await first.finishLogin(
+                    challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                    replacingSessionID: nil, context: ClientContext())
+            }
         }
     }
 
@@ -138,9 +148,11 @@ struct SealedLoginChallengeTests {
         let assertion = f.authenticator.authenticate(
             credential, challenge: try f.decode(issued).challenge, origin: f.origin)
         let wins = succeeding(8) { index in
-            _ = try instances[index % 2].finishLogin(
-                challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
-                replacingSessionID: nil, context: ClientContext())
+            _ = try SuspendingCaller.run {
+                try await instances[index % 2].finishLogin(
+                    challengeID: issued.challengeID, response: assertion.json(), clientKind: .native,
+                    replacingSessionID: nil, context: ClientContext())
+            }
         }
         #expect(wins == 1)
         #expect(try f.store.sessions(userID: registered.user.id, liveAt: f.clock.now()).count == 2)

@@ -389,6 +389,46 @@ struct PasskeyAPITests {
     }
 
     @Test(
+        "on a pool of one HTTP worker, concurrent sign-ins are suspended for their commit and answered in full, on either engine",
+        arguments: TestEngine.tested)
+    func signInsOnOneWorker(engine: TestEngine) throws {
+        // On a socket, with MHD's suspend and resume: SQLite's writer thread commits each batch and
+        // builds the answers; PostgreSQL's commit runs on the worker itself.
+        let server = try TestServer(
+            .live, engine: engine,
+            configuration: [
+                "http": ["threading": "pool", "threads": 1],
+                "rateLimits": ["auth": ["burst": 10_000, "perSecond": 10_000]],
+            ])
+        defer { server.stop() }
+        let c = PasskeyClient(server)
+        let credentials = try (0..<6).map { try c.signUp("user\($0)").credential }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: credentials.count) { index in
+            let c = PasskeyClient(server)
+            for _ in 0..<5 {
+                do {
+                    let login = try c.login(credentials[index])
+                    let token = (try login.jsonObject()["session"] as? [String: Any])?["token"] as? String
+                    guard login.status == 200, let token, try c.me(token).status == 200 else {
+                        failures.withLock { $0.append("\(login.status) \(login.text)") }
+                        continue
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        // A refusal answered from the suspended path keeps its code, and the challenge is spent.
+        let started = try c.startLogin()
+        let assertion = c.authenticator.authenticate(
+            credentials[0], challenge: started.challenge, origin: c.origin)
+        #expect(try c.finalizeLogin(started.id, assertion).status == 200)
+        #expect(try c.finalizeLogin(started.id, assertion).problemCode() == "passkey.challenge_invalid")
+    }
+
+    @Test(
         "two finalizes racing with one response on two threads: exactly one session",
         arguments: TestEngine.tested)
     func race(engine: TestEngine) throws {

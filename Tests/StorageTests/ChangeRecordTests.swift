@@ -201,7 +201,7 @@ struct ChangeRecordTests {
     @Test(
         "a sign-in's replaced session is recorded under its own owner, only when the sign-in ended it",
         arguments: StoreKind.tested)
-    func replacedSession(kind: StoreKind) throws {
+    func replacedSession(kind: StoreKind) async throws {
         let fixture = try kind.make()
         try fixture.store.insertUser(makeUser("u1"))
         try fixture.store.insertUser(makeUser("u2"))
@@ -218,8 +218,8 @@ struct ChangeRecordTests {
             }
             return record
         }
-        #expect(try fixture.store.commitPasskeyLogin(login(1, session: "first")) != nil)
-        #expect(try fixture.store.commitPasskeyLogin(login(2, session: "second")) != nil)
+        #expect(try await fixture.store.commitPasskeyLogin(login(1, session: "first")) != nil)
+        #expect(try await fixture.store.commitPasskeyLogin(login(2, session: "second")) != nil)
         #expect(try Self.eventIDs(fixture) == ["evt_u2_first"], "the second login found it ended already")
     }
 }

@@ -47,12 +47,12 @@ struct PasskeyLoginStoreTests {
     @Test(
         "a committed login consumes the challenge, updates the passkey, swaps the session and audits",
         arguments: StoreKind.tested)
-    func commits(kind: StoreKind) throws {
+    func commits(kind: StoreKind) async throws {
         let fixture = try prepared(kind)
         try fixture.store.insertPasskey(makePasskey([0, 7], userID: "u1", createdAt: at(2)))
         try fixture.store.createUser(makeUser("u2"), firstPasskey: makePasskey([4], userID: "u2"))
         #expect(
-            try fixture.store.commitPasskeyLogin(record()) == [[1, 2, 3], [0, 7]],
+            try await fixture.store.commitPasskeyLogin(record()) == [[1, 2, 3], [0, 7]],
             "every passkey of the user's and only theirs, oldest first, for the Signal API's list")
         #expect(try fixture.store.challengeCount() == 0)
         let passkey = try #require(try fixture.store.passkey(credentialID: [1, 2, 3]))
@@ -66,16 +66,18 @@ struct PasskeyLoginStoreTests {
     }
 
     @Test("a used, expired or other-purpose challenge commits nothing", arguments: StoreKind.tested)
-    func refusesStaleChallenges(kind: StoreKind) throws {
+    func refusesStaleChallenges(kind: StoreKind) async throws {
         let fixture = try prepared(kind)
-        #expect(try fixture.store.commitPasskeyLogin(record()) != nil)
-        #expect(try fixture.store.commitPasskeyLogin(record(session: "again")) == nil, "used")
+        #expect(try await fixture.store.commitPasskeyLogin(record()) != nil)
+        #expect(try await fixture.store.commitPasskeyLogin(record(session: "again")) == nil, "used")
         try fixture.store.insertChallenge(makeChallenge("late"))
         #expect(
-            try fixture.store.commitPasskeyLogin(record(challenge: "late", session: "late", at: at(300)))
+            try await fixture.store.commitPasskeyLogin(
+                record(challenge: "late", session: "late", at: at(300)))
                 == nil)
         try fixture.store.insertChallenge(makeChallenge("signup", purpose: .registration))
-        #expect(try fixture.store.commitPasskeyLogin(record(challenge: "signup", session: "other")) == nil)
+        #expect(
+            try await fixture.store.commitPasskeyLogin(record(challenge: "signup", session: "other")) == nil)
         #expect(try fixture.store.challengeCount() == 0, "a refused challenge is used up too")
         for id in ["again", "late", "other"] { #expect(try fixture.store.session(id: id) == nil) }
         #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).count == 1)
@@ -84,20 +86,20 @@ struct PasskeyLoginStoreTests {
 
     @Test(
         "a failing write leaves everything as it was, the challenge included", arguments: StoreKind.tested)
-    func rollsBack(kind: StoreKind) throws {
+    func rollsBack(kind: StoreKind) async throws {
         let fixture = try prepared(kind)
-        #expect(throws: StorageError(.notFound, "")) {
-            try fixture.store.commitPasskeyLogin(record(credential: [9, 9]))
+        await #expect(throws: StorageError(.notFound, "")) {
+            try await fixture.store.commitPasskeyLogin(record(credential: [9, 9]))
         }
         // The session id collides with the live one: refused after the passkey update.
-        #expect(throws: StorageError.self) {
-            try fixture.store.commitPasskeyLogin(record(session: "old", replacing: nil))
+        await #expect(throws: StorageError.self) {
+            try await fixture.store.commitPasskeyLogin(record(session: "old", replacing: nil))
         }
         #expect(try fixture.store.challengeCount() == 1)
         #expect(try fixture.store.passkey(credentialID: [1, 2, 3])?.signCount == 5)
         #expect(try fixture.store.session(id: "old")?.revokedAt == nil)
         #expect(try fixture.store.auditEvents(userID: "u1", beforeID: nil, limit: 10).isEmpty)
-        #expect(try fixture.store.commitPasskeyLogin(record()) != nil, "the challenge is still good")
+        #expect(try await fixture.store.commitPasskeyLogin(record()) != nil, "the challenge is still good")
     }
 
     @Test("of eight racing commits for one challenge exactly one wins", arguments: StoreKind.tested)
@@ -108,7 +110,9 @@ struct PasskeyLoginStoreTests {
         let failures = Atomic(0)
         onThreads(8) { index in
             do {
-                if try store.commitPasskeyLogin(self.record(session: "s\(index)", replacing: nil)) != nil {
+                // As HTTP workers commit: suspended, committed and resumed by SQLite's writer thread.
+                let record = self.record(session: "s\(index)", replacing: nil)
+                if try SuspendingCaller.run({ try await store.commitPasskeyLogin(record) }) != nil {
                     winners.add(1, ordering: .relaxed)
                 }
             } catch {

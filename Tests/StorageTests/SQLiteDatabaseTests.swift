@@ -807,8 +807,35 @@ struct SQLiteDatabaseTests {
         #expect(try database.integrityCheck() == "ok")
     }
 
-    @Test("in shared transactions a failing writer undoes only its own writes; the others land")
-    func groupCommitIsolation() throws {
+    /// How the threads of a group-commit test call: each waiting for its commit (leading when
+    /// none runs), each suspended as an HTTP worker's handler is (the writer thread leads), or
+    /// half one way and half the other.
+    enum Callers: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case waiting, suspended, mixed
+        var testDescription: String { rawValue }
+
+        func suspends(thread: Int) -> Bool {
+            switch self {
+            case .waiting: false
+            case .suspended: true
+            case .mixed: thread.isMultiple(of: 2)
+            }
+        }
+    }
+
+    /// `body` in a write transaction, as `callers` has thread `thread` call it.
+    static func write<T: Sendable>(
+        _ database: SQLiteDatabase, as callers: Callers, thread: Int,
+        _ body: @escaping @Sendable (Connection) throws -> T
+    ) throws -> T {
+        guard callers.suspends(thread: thread) else { return try database.write(body) }
+        return try SuspendingCaller.run { try await database.writeAsync(body) }
+    }
+
+    @Test(
+        "in shared transactions a failing writer undoes only its own writes; the others land",
+        arguments: Callers.allCases)
+    func groupCommitIsolation(callers: Callers) throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         struct Refused: Error {}
@@ -816,7 +843,7 @@ struct SQLiteDatabaseTests {
         onThreads(8) { thread in
             for index in 0..<150 {
                 do {
-                    try database.write { connection in
+                    try Self.write(database, as: callers, thread: thread) { connection in
                         // Two rows per job, so a half-applied job would show as a lone row.
                         for part in ["a", "b"] {
                             try connection.execute(
@@ -854,6 +881,59 @@ struct SQLiteDatabaseTests {
         }
         #expect(keys == expected)
         #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test(
+        "a suspended write is resumed on the writer thread, which may write again itself without waiting for itself"
+    )
+    func suspendedWriteResumesOnTheWriter() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let done = DispatchSemaphore(value: 0)
+        let resumedOn = Locked<String?>(nil)
+        Thread {
+            _ = try? SuspendingCaller.run {
+                try await database.writeAsync { try SQLStore.insert(makeUser("first"), on: $0) }
+                resumedOn.withLock { $0 = Self.currentThreadName() }
+                // The rest of a handler after its commit: here, on the writer thread, a second
+                // write must lead itself rather than queue behind the thread it runs on.
+                try database.write { try SQLStore.insert(makeUser("second"), on: $0) }
+            }
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 10) == .success, "the second write never committed")
+        #expect(resumedOn.withLock { $0 } == "sqlite-writer")
+        #expect(
+            try database.read { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
+                == ["first", "second"])
+    }
+
+    @Test("on a thread that may block, writeAsync waits for its commit on that thread, as write does")
+    func writeAsyncWaitsWhereItMayBlock() async throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let ranOn = try await database.writeAsync { _ in Self.currentThreadName() }
+        #expect(ranOn != "sqlite-writer")
+    }
+
+    @Test("a suspended write after close fails with storage.closed, never waits")
+    func suspendedWriteAfterClose() throws {
+        let database = try SQLiteDatabase(path: path)
+        _ = try SuspendingCaller.run {
+            try await database.writeAsync { try SQLStore.insert(makeUser("u1"), on: $0) }
+        }
+        database.close()
+        #expect(throws: StorageError(.closed, "")) {
+            try SuspendingCaller.run {
+                try await database.writeAsync { try SQLStore.insert(makeUser("u2"), on: $0) }
+            }
+        }
+    }
+
+    /// The calling thread's name, as the kernel keeps it.
+    static func currentThreadName() -> String {
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        return name.trimmingCharacters(in: .newlines)
     }
 
     // MARK: Operations

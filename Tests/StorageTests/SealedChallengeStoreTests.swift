@@ -97,12 +97,13 @@ struct SealedChallengeStoreTests {
     @Test(
         "a login answering a sealed challenge commits once; a replay or an expired one commits nothing",
         arguments: StoreKind.tested)
-    func commit(kind: StoreKind) throws {
+    func commit(kind: StoreKind) async throws {
         let fixture = try prepared(kind)
         let store = fixture.store
-        #expect(try store.commitPasskeyLogin(record(expiresAt: at(10), session: "late")) == nil, "expired")
-        #expect(try store.commitPasskeyLogin(record()) != nil)
-        #expect(try store.commitPasskeyLogin(record(session: "again")) == nil, "replayed")
+        #expect(
+            try await store.commitPasskeyLogin(record(expiresAt: at(10), session: "late")) == nil, "expired")
+        #expect(try await store.commitPasskeyLogin(record()) != nil)
+        #expect(try await store.commitPasskeyLogin(record(session: "again")) == nil, "replayed")
         #expect(try !store.useSealedChallenge(challenge, expiresAt: at(300), at: at(11)), "marked used")
         for id in ["late", "again"] { #expect(try store.session(id: id) == nil) }
         #expect(try store.session(id: "new") != nil)
@@ -110,13 +111,15 @@ struct SealedChallengeStoreTests {
     }
 
     @Test("a failing login write leaves the sealed challenge unused", arguments: StoreKind.tested)
-    func rollsBack(kind: StoreKind) throws {
+    func rollsBack(kind: StoreKind) async throws {
         let fixture = try prepared(kind)
-        #expect(throws: StorageError(.notFound, "")) {
-            try fixture.store.commitPasskeyLogin(record(credential: [9, 9]))
+        await #expect(throws: StorageError(.notFound, "")) {
+            try await fixture.store.commitPasskeyLogin(record(credential: [9, 9]))
         }
-        #expect(throws: StorageError.self) { try fixture.store.commitPasskeyLogin(record(session: "old")) }
-        #expect(try fixture.store.commitPasskeyLogin(record()) != nil, "the challenge is still good")
+        await #expect(throws: StorageError.self) {
+            try await fixture.store.commitPasskeyLogin(record(session: "old"))
+        }
+        #expect(try await fixture.store.commitPasskeyLogin(record()) != nil, "the challenge is still good")
     }
 
     @Test("of eight racing commits for one sealed challenge exactly one wins", arguments: StoreKind.tested)
@@ -127,7 +130,9 @@ struct SealedChallengeStoreTests {
         let failures = Atomic(0)
         onThreads(8) { index in
             do {
-                if try store.commitPasskeyLogin(self.record(session: "s\(index)")) != nil {
+                // As HTTP workers commit: suspended, committed and resumed by SQLite's writer thread.
+                let record = self.record(session: "s\(index)")
+                if try SuspendingCaller.run({ try await store.commitPasskeyLogin(record) }) != nil {
                     winners.add(1, ordering: .relaxed)
                 }
             } catch {

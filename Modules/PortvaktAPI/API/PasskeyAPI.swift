@@ -128,7 +128,7 @@ public struct PasskeyAPI: Sendable {
             let body = try request.decodeOptionalJSON(LoginInitializeBody.self)
             return Self.optionsResponse(try passkeys.startLogin(username: body.username))
         }
-        router.add(
+        router.addAsync(
             .POST, "/v1/passkeys/login/finalize", rateClass: .auth,
             summary: "Verify an AuthenticationResponseJSON and open a session",
             contract: RouteContract(
@@ -140,7 +140,7 @@ public struct PasskeyAPI: Sendable {
         ) { request in
             // The credential is built by the envelope's parse and read from that value: parsed once.
             let body = try FinalizeBody(request, buildingCredential: true)
-            let completed = try passkeys.finishLogin(
+            let completed = try await passkeys.finishLogin(
                 challengeID: body.challengeID, credential: body.credentialJSON, clientKind: body.client,
                 replacingSessionID: transport.optionallySignedIn(request, access: access).signedIn?.current
                     .id,

@@ -139,6 +139,18 @@ public enum StorageEngine: Sendable {
         }
     }
 
+    /// `write` for a caller that must not block its thread. SQLite suspends it until the group
+    /// commit that includes it (`GroupCommit.writeAsync`); PostgreSQL's client library has no
+    /// such wait, so there it is `write`, blocking as every other PostgreSQL call does.
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws
+        -> T
+    {
+        switch self {
+        case .sqlite(let database): try await database.writeAsync { try body($0) }
+        case .postgresql(let database): try database.write { try body($0) }
+        }
+    }
+
     /// Runs `body` on a connection outside any write transaction.
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         switch self {

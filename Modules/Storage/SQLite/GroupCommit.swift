@@ -10,33 +10,59 @@ import Kernel
 /// still gets all-or-nothing for its own writes (its savepoint is rolled back when it throws)
 /// and returns only after the COMMIT that made them durable.
 ///
-/// The caller that finds no batch running leads: it runs its own job and everything queued
-/// behind it. When it is done and more jobs have queued meanwhile, it hands the lead to the
-/// oldest of them and returns, so no caller serves others for long.
+/// A caller that waits (`write`) and finds no batch running leads: it runs its own job and
+/// everything queued behind it. When it is done and more jobs have queued meanwhile, it hands the
+/// lead to the oldest of them and returns, so no caller serves others for long. A caller that
+/// suspends instead (`writeAsync`, from a thread that serves many connections) never leads: the
+/// database's writer thread does, batch by batch, and resumes each such caller right after its
+/// COMMIT, on itself (see `InlineExecutor`).
 final class GroupCommit: Sendable {
     /// How many jobs one transaction takes at most, bounding the work a leader does.
     static let maximumBatch = 64
 
-    /// One caller's transaction body, type-erased, and how its wait ended.
+    /// One caller's transaction body, type-erased, and how its wait ends.
     private final class Job: @unchecked Sendable {
         /// Runs the body and keeps its outcome; only ever called by the current leader. Dropped
         /// by its owner once the leader is done with it (see `write`).
         private var body: ((Connection) -> Bool)?
         /// Whether the body threw (its own error is the outcome, its writes were undone).
         private(set) var threw = false
-        /// Set by the leader before `wake`: nil when committed, else why the job failed.
+        /// Set by the leader before the job finishes: nil when committed, else why it failed.
         var failure: (any Error)?
-        /// Set instead when this job's thread is to lead the next batch.
+        /// Set instead when this job's thread is to lead the next batch (a waiting caller's only).
         var leads = false
-        let wake = DispatchSemaphore(value: 0)
+        /// How the caller learns the job finished: a waiting caller's semaphore, or a suspended
+        /// caller's resumption.
+        private let waiter: Waiter
 
-        init(run: @escaping (Connection) -> Bool) { body = run }
+        enum Waiter {
+            case blocked(DispatchSemaphore)
+            case suspended((Job) -> Void)
+        }
+
+        init(run: @escaping (Connection) -> Bool, waiter: Waiter) {
+            body = run
+            self.waiter = waiter
+        }
+
+        /// Whether the caller waits on its own thread, so that it can take the lead.
+        var callerWaits: Bool {
+            if case .blocked = waiter { true } else { false }
+        }
 
         /// Runs the body once; false when it threw.
         func run(_ connection: Connection) -> Bool {
             let succeeded = body?(connection) ?? false
             threw = !succeeded
             return succeeded
+        }
+
+        /// Tells the caller that its job is done (or that it leads, when `leads` is set).
+        func finish() {
+            switch waiter {
+            case .blocked(let semaphore): semaphore.signal()
+            case .suspended(let resume): resume(self)
+            }
         }
 
         /// Releases the body, which must not outlive the caller's `write`.
@@ -46,10 +72,16 @@ final class GroupCommit: Sendable {
     private struct State {
         var queue: [Job] = []
         var leading = false
+        /// The writer thread was woken and has not yet looked at the queue.
+        var writerWoken = false
+        var writerStarted = false
+        var closed = false
     }
 
     private let writer: ConnectionPool
     private let state = Locked(State())
+    /// Wakes the writer thread, which leads for suspended callers.
+    private let writerWake = DispatchSemaphore(value: 0)
 
     init(writer: ConnectionPool) { self.writer = writer }
 
@@ -65,15 +97,17 @@ final class GroupCommit: Sendable {
             // The body is only called by the leader while this thread waits below, so letting
             // it escape into the job is safe.
             var outcome: Result<T, any Error>?
-            let job = Job { connection in
-                do {
-                    outcome = .success(try body(connection))
-                    return true
-                } catch {
-                    outcome = .failure(error)
-                    return false
-                }
-            }
+            let wake = DispatchSemaphore(value: 0)
+            let job = Job(
+                run: { connection in
+                    do {
+                        outcome = .success(try body(connection))
+                        return true
+                    } catch {
+                        outcome = .failure(error)
+                        return false
+                    }
+                }, waiter: .blocked(wake))
             let leads = state.withLock { state -> Bool in
                 state.queue.append(job)
                 guard !state.leading else { return false }
@@ -81,10 +115,10 @@ final class GroupCommit: Sendable {
                 return true
             }
             if !leads {
-                job.wake.wait()
-                if job.leads { lead() }
+                wake.wait()
+                if job.leads { lead(own: job) }
             } else {
-                lead()
+                lead(own: job)
             }
             // The leader has finished with the job (it signalled, or this thread was the leader);
             // the body must not outlive this call, whoever still holds the job.
@@ -95,28 +129,140 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// Runs one batch from the front of the queue (the leader's own job first), then passes the
-    /// lead on or gives it up.
-    private func lead() {
-        let batch = state.withLock { state -> [Job] in
-            let count = min(state.queue.count, Self.maximumBatch)
-            defer { state.queue.removeFirst(count) }
-            return Array(state.queue.prefix(count))
+    /// `write` for a caller that must not wait: on a thread that may not block (see
+    /// `InlineExecutor.currentThreadMayBlock`), the caller's task is suspended until the COMMIT
+    /// and resumed by the writer thread; on any other thread this is `write`, which leads or
+    /// waits as the thread always did.
+    /// - Throws: as `write`; `StorageError(.closed)` once the database is closed.
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        guard !InlineExecutor.currentThreadMayBlock else { return try write(body) }
+        let outcome = Outcome<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            let job = Job(
+                run: { connection in
+                    do {
+                        outcome.value = .success(try body(connection))
+                        return true
+                    } catch {
+                        outcome.value = .failure(error)
+                        return false
+                    }
+                },
+                waiter: .suspended { job in
+                    job.discardBody()
+                    if let failure = job.failure {
+                        continuation.resume(throwing: failure)
+                    } else {
+                        continuation.resume(
+                            with: outcome.value
+                                ?? .failure(StorageError(.internal, "a write job finished without running")))
+                    }
+                })
+            let (accepted, wake, start) = state.withLock { state -> (Bool, Bool, Bool) in
+                guard !state.closed else { return (false, false, false) }
+                state.queue.append(job)
+                let start = !state.writerStarted
+                state.writerStarted = true
+                return (true, wakeWriterIfIdle(&state), start)
+            }
+            guard accepted else {
+                job.failure = StorageError(.closed, "the database is closed")
+                job.finish()
+                return
+            }
+            if start { Threads.start(name: "sqlite-writer", stackSize: 512 * 1024) { [self] in runWriter() } }
+            if wake { writerWake.signal() }
         }
+    }
+
+    /// Stops the writer thread once the queue is empty; later `writeAsync` calls throw
+    /// `storage.closed`. Called after the writer's connections are closed, so what is still
+    /// queued fails with that error rather than being written.
+    func close() {
+        let wake = state.withLock { state -> Bool in
+            state.closed = true
+            return state.writerStarted
+        }
+        if wake { writerWake.signal() }
+    }
+
+    /// Where a suspended caller's result waits between its body and its resumption.
+    private final class Outcome<T>: @unchecked Sendable {
+        // @unchecked: set by the leader while it runs the body, read by the resumption after.
+        var value: Result<T, any Error>?
+    }
+
+    /// Whether to wake the writer thread for a queued suspended caller: not while someone leads
+    /// (the leader's hand-over wakes it) nor while it is already woken.
+    private func wakeWriterIfIdle(_ state: inout State) -> Bool {
+        guard !state.leading, !state.writerWoken else { return false }
+        state.writerWoken = true
+        return true
+    }
+
+    /// The writer thread: leads one batch at a time while suspended callers' jobs are queued and
+    /// nobody else leads, resuming each batch's callers right after its COMMIT. The lead is given
+    /// up between batches, so a resumed handler that writes again (on this thread, which may
+    /// block) leads its own write instead of waiting for this thread.
+    private func runWriter() {
+        while true {
+            writerWake.wait()
+            var more = true
+            while more {
+                InlineExecutor.drain(mayBlock: true) { more = leadOneBatch() }
+            }
+            if state.withLock({ $0.closed && $0.queue.isEmpty }) { return }
+        }
+    }
+
+    /// One batch led by the writer thread; false when there was nothing to lead.
+    private func leadOneBatch() -> Bool {
+        let batch = state.withLock { state -> [Job] in
+            state.writerWoken = false
+            guard !state.leading, !state.queue.isEmpty else { return [] }
+            state.leading = true
+            return takeBatch(&state)
+        }
+        guard !batch.isEmpty else { return false }
         commit(batch)
-        let next = state.withLock { state -> Job? in
+        handOff(after: batch, own: nil)
+        return true
+    }
+
+    /// Runs one batch from the front of the queue (the waiting leader's own job first), then
+    /// passes the lead on or gives it up.
+    private func lead(own: Job) {
+        let batch = state.withLock { takeBatch(&$0) }
+        commit(batch)
+        handOff(after: batch, own: own)
+    }
+
+    private func takeBatch(_ state: inout State) -> [Job] {
+        let count = min(state.queue.count, Self.maximumBatch)
+        defer { state.queue.removeFirst(count) }
+        return Array(state.queue.prefix(count))
+    }
+
+    /// After a batch: the lead goes to the oldest queued caller when it waits on its own thread;
+    /// otherwise it is given up, and a suspended caller left queued wakes the writer thread. Then
+    /// every caller of the batch but the leader's own learns its outcome.
+    private func handOff(after batch: [Job], own: Job?) {
+        let (next, wake) = state.withLock { state -> (Job?, Bool) in
             guard let first = state.queue.first else {
                 state.leading = false
-                return nil
+                return (nil, false)
             }
-            return first
+            if first.callerWaits { return (first, false) }
+            state.leading = false
+            return (nil, wakeWriterIfIdle(&state))
         }
         // Wake the others only after choosing the next leader, so they never see a stale state.
         if let next {
             next.leads = true
-            next.wake.signal()
+            next.finish()
         }
-        for job in batch where job !== batch.first { job.wake.signal() }
+        if wake { writerWake.signal() }
+        for job in batch where job !== own { job.finish() }
     }
 
     /// Runs `batch` in one transaction: each job in a savepoint (none when it is alone), one

@@ -156,6 +156,14 @@ public final class SQLiteDatabase: Sendable {
         return try groupCommit.write(body)
     }
 
+    /// `write` for a caller that must not block its thread: suspended until its batch committed
+    /// when on a thread that may not block, `write` otherwise (see `GroupCommit.writeAsync`).
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        let start = LatencyHistogram.now()
+        defer { writeLatency.record(nanoseconds: LatencyHistogram.now() &- start) }
+        return try await groupCommit.writeAsync(body)
+    }
+
     /// Write transactions waiting for the running batch to finish (see `GroupCommit`).
     var queuedWrites: Int { groupCommit.queuedCount }
 
@@ -303,6 +311,7 @@ public final class SQLiteDatabase: Sendable {
         checkpointer.stop()
         readers.close()
         writer.close()
+        groupCommit.close()
     }
 
     // MARK: Opening
