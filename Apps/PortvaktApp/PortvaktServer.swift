@@ -1,12 +1,12 @@
 public import AuthOrchestrator
 import BankIDCore
-public import CryptoCore
+import CryptoCore
 import Dispatch
 public import FoundationEssentials
 public import HTTPEngine
 public import Kernel
 import PasskeyCore
-public import PortvaktAPI
+import PortvaktAPI
 public import SessionCore
 public import Storage
 

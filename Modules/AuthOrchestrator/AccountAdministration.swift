@@ -1,5 +1,5 @@
 public import BankIDCore
-public import CryptoCore
+import CryptoCore
 public import FoundationEssentials
 public import Kernel
 public import SessionCore

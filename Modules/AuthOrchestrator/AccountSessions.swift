@@ -165,7 +165,7 @@ public struct AccountSessionService: Sendable {
     public func logout(_ signedIn: SignedIn, context: ClientContext) throws {
         let ids =
             signedIn.rotated == nil ? [signedIn.session.id] : [signedIn.current.id, signedIn.session.id]
-        try end(ids, of: signedIn, action: .sessionLogout, reason: .logout, context: context)
+        _ = try end(ids, of: signedIn, action: .sessionLogout, reason: .logout, context: context)
     }
 
     /// Ends one of the account's own sessions and audits `session.revoked_by_user`, in one write.

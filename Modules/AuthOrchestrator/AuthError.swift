@@ -1,5 +1,5 @@
 public import BankIDCore
-public import CryptoCore
+import CryptoCore
 public import Kernel
 
 /// The one error AuthOrchestrator throws for its own rules — passkey and account use cases,

@@ -1,6 +1,6 @@
-public import FoundationEssentials
-public import Kernel
-public import Storage
+import FoundationEssentials
+import Kernel
+import Storage
 
 /// How the use cases hand their records to the stores.
 extension ChangeFeed {

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 import FoundationEssentials
 public import Kernel
 public import Storage

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import Kernel
 
 /// An error from BankIDCore: a stable code callers switch on, a message free of secrets and

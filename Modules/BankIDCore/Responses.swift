@@ -1,5 +1,5 @@
 import FoundationEssentials
-public import Kernel
+import Kernel
 
 /// The answer to /auth and /sign. Decodable but not Encodable: it holds the qrStartSecret, which
 /// must never be written into a response or a log.

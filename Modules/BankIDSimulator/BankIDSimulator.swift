@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import FoundationEssentials
 import HTTPEngine
 public import Kernel

@@ -1,7 +1,7 @@
 public import CryptoCore
 public import FoundationEssentials
 import Glibc
-public import Kernel
+import Kernel
 
 /// The simulator's development PKI, made on first start in its data folder and reused after:
 /// a root CA, a server certificate for 127.0.0.1 and localhost, and an RP client certificate

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import Kernel
 
 /// An error from the BankID simulator: a stable code, a message without secrets, and where it arose.

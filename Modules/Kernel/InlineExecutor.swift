@@ -24,7 +24,7 @@ public final class InlineExecutor: TaskExecutor {
     }
 
     /// The draining thread's scope; nil on a thread outside `drain`.
-    nonisolated(unsafe) private static let scopeKey: pthread_key_t = {
+    private static let scopeKey: pthread_key_t = {
         var key = pthread_key_t()
         precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left")
         return key

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import Kernel
 
 /// The one error PasskeyCore throws: a stable code callers switch on, a message, an optional cause and

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import Kernel
 
 /// Why a session could not be used. Codes are stable: the HTTP layer maps them to problems.

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import FoundationEssentials
 public import Kernel
 

@@ -1,7 +1,7 @@
 import CCurl
 public import Foundation
 public import HTTPEngine
-public import PortvaktAPI
+import PortvaktAPI
 
 /// A failed exchange: curl could not connect, send or receive.
 public struct HTTPTestClientError: Error, CustomStringConvertible {

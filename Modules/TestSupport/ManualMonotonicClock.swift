@@ -1,5 +1,5 @@
 public import HTTPEngine
-public import PortvaktAPI
+import PortvaktAPI
 import Synchronization
 
 /// A monotonic clock that moves only when a test says so, for rate limits and durations.

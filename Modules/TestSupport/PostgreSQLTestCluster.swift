@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 
 /// A PostgreSQL cluster of a test's own (Tools/postgres-test-cluster.sh with a state file of its

@@ -1,7 +1,7 @@
 import COpenSSL
 import CryptoCore
 public import Foundation
-public import Kernel
+import Kernel
 public import PasskeyCore
 
 /// A WebAuthn authenticator and client in software, for driving both ceremonies in tests.

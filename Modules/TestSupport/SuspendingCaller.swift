@@ -1,5 +1,5 @@
 import Dispatch
-public import Kernel
+import Kernel
 
 /// Runs async code the way an HTTP worker of a pool runs a handler: started on the calling thread
 /// inside `InlineExecutor.drain(mayBlock: false)`, so a write that can suspend does (SQLite's

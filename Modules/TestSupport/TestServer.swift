@@ -1,9 +1,9 @@
-public import CryptoCore
+import CryptoCore
 public import Foundation
 public import Kernel
 public import PortvaktApp
 public import SessionCore
-public import Storage
+import Storage
 
 /// A whole Portvakt server in the test process, with its data in a fresh temporary directory and a
 /// fixed clock: listening on free ports (`.live`), or answering `InProcessHTTPClient` through the

@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 import FoundationEssentials
 
 /// The Standard Webhooks signature of one attempt: `v1,` + base64(HMAC-SHA256(key,

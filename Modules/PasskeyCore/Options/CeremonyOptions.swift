@@ -1,4 +1,4 @@
-public import CryptoCore
+import CryptoCore
 public import Kernel
 
 /// The user account a new credential belongs to (§5.4.3, PublicKeyCredentialUserEntity).

@@ -2,7 +2,7 @@ public import AuthOrchestrator
 import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
-public import Kernel
+import Kernel
 import PasskeyCore
 import SessionCore
 

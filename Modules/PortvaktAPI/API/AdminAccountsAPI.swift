@@ -3,7 +3,7 @@ import BankIDCore
 import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
-public import Kernel
+import Kernel
 import SessionCore
 
 /// The admin routes over users, their passkeys and sessions, and the audit trail. Handlers

@@ -3,7 +3,7 @@ import BankIDCore
 import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
-public import Kernel
+import Kernel
 
 /// An admin handler that awaits something slow (BankID): it runs only after the token was
 /// checked, as an async route, so only its own connection waits.

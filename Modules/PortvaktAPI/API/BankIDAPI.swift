@@ -4,7 +4,7 @@ import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
 public import Kernel
-public import SessionCore
+import SessionCore
 
 /// The BankID order routes: start (POST), status (GET), cancel (DELETE). Handlers translate HTTP
 /// to `BankIDService` calls and back.

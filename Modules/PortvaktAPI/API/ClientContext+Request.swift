@@ -1,4 +1,4 @@
-public import AuthOrchestrator
+import AuthOrchestrator
 public import HTTPEngine
 public import Kernel
 

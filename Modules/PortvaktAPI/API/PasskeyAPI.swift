@@ -2,9 +2,9 @@ public import AuthOrchestrator
 import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
-public import Kernel
+import Kernel
 import PasskeyCore
-public import SessionCore
+import SessionCore
 
 /// What the /.well-known documents publish, from configuration.
 public struct WellKnownDocuments: Sendable {

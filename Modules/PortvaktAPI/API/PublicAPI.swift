@@ -1,9 +1,9 @@
 public import AuthOrchestrator
-public import CryptoCore
+import CryptoCore
 import FoundationEssentials
 public import HTTPEngine
-public import Kernel
-public import SessionCore
+import Kernel
+import SessionCore
 
 /// The public listener's routes that exist independently of any login method: the signed-in
 /// user, sessions, logout and operations. Login methods add their routes beside these.

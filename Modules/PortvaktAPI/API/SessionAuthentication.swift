@@ -1,8 +1,8 @@
 public import AuthOrchestrator
 import CryptoCore
 public import FoundationEssentials
-public import HTTPEngine
-public import Kernel
+import HTTPEngine
+import Kernel
 public import SessionCore
 
 /// How the public API finds and sets session tokens: `Authorization: Bearer` for native apps,

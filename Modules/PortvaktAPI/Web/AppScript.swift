@@ -1,5 +1,5 @@
-public import HTTPEngine
-public import Kernel
+import HTTPEngine
+import Kernel
 
 // The text below is served byte for byte; edit it here (Docs/signin-page.md).
 

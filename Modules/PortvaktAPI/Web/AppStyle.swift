@@ -1,4 +1,4 @@
-public import HTTPEngine
+import HTTPEngine
 
 // The text below is served byte for byte; edit it here (Docs/signin-page.md).
 
