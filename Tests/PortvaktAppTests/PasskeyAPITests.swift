@@ -420,7 +420,14 @@ struct PasskeyAPITests {
             }
         }
         #expect(failures.withLock { $0 }.isEmpty)
-        // A refusal answered from the suspended path keeps its code, and the challenge is spent.
+        // A refusal before the commit is answered by the task the worker ran inline (the
+        // connection resumed while the worker was still inside MHD's handler); one after it comes
+        // from the writer thread. Both keep their codes, and the connection stays usable.
+        let bogus = try c.post(
+            "/v1/passkeys/login/finalize",
+            #"{"challengeId":"not-a-challenge","credential":\#(String(decoding: c.authenticator.authenticate(credentials[0], challenge: [1, 2, 3], origin: c.origin).json(), as: UTF8.self)),"client":"native"}"#
+        )
+        #expect(try bogus.problemCode() == "passkey.challenge_invalid", "\(bogus.text)")
         let started = try c.startLogin()
         let assertion = c.authenticator.authenticate(
             credentials[0], challenge: started.challenge, origin: c.origin)
