@@ -7,7 +7,11 @@ import Kernel
 public enum SuspendingCaller {
     private static let executor = InlineExecutor(fallback: OffPoolExecutor(name: "test-inline", threads: 2))
 
+    /// A task that did not finish within 30 s.
+    public struct NeverResumed: Error {}
+
     /// `body`'s value or error, once its task has finished.
+    /// - Throws: what `body` throws; `NeverResumed` when it has not finished after 30 s.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let result = Locked<Result<T, any Error>?>(nil)
@@ -19,7 +23,8 @@ public enum SuspendingCaller {
                 done.signal()
             }
         }
-        done.wait()
+        // Bounded, so a continuation never resumed fails the test instead of hanging the run.
+        guard done.wait(timeout: .now() + 30) == .success else { throw NeverResumed() }
         return try result.withLock { $0! }.get()
     }
 }

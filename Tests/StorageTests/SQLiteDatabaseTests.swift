@@ -908,6 +908,100 @@ struct SQLiteDatabaseTests {
                 == ["first", "second"])
     }
 
+    /// A write body that adds user `id`.
+    static func inserting(_ id: String) -> @Sendable (Connection) throws -> Void {
+        { connection in try SQLStore.insert(makeUser(id), on: connection) }
+    }
+
+    /// The ids in the users table, sorted.
+    static func userIDs(_ database: SQLiteDatabase) throws -> [String] {
+        try database.read { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
+    }
+
+    @Test(
+        "a resumed handler that writes again on the writer thread while another caller leads and a suspended write is queued ahead of it gets the lead"
+    )
+    func writerWaitsBehindASuspendedWrite() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        let (resumed, resume, handlerDone) = (
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+        )
+        // A handler whose rest runs on the writer thread and writes again there (as a lost
+        // sign-in's audit event does), held until the queue below is set up.
+        Thread {
+            _ = try? SuspendingCaller.run {
+                try await database.writeAsync(Self.inserting("handler"))
+                resumed.signal()
+                resume.wait()
+                try database.write(Self.inserting("handler-again"))
+            }
+            handlerDone.signal()
+        }.start()
+        #expect(resumed.wait(timeout: .now() + 10) == .success)
+        // Another thread leads and holds its batch open…
+        let (leading, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        Thread {
+            _ = try? database.write { connection in
+                leading.signal()
+                release.wait()
+                try Self.inserting("leader")(connection)
+            }
+        }.start()
+        #expect(leading.wait(timeout: .now() + 10) == .success)
+        // …a suspended write queues behind it, then the handler's second write behind that.
+        let suspendedDone = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? SuspendingCaller.run { try await database.writeAsync(Self.inserting("suspended")) }
+            suspendedDone.signal()
+        }.start()
+        #expect(Threads.wait(atMost: 10) { database.queuedWrites == 1 })
+        resume.signal()
+        #expect(Threads.wait(atMost: 10) { database.queuedWrites == 2 })
+        release.signal()
+        #expect(handlerDone.wait(timeout: .now() + 10) == .success, "the writer thread waited for itself")
+        #expect(suspendedDone.wait(timeout: .now() + 10) == .success)
+        #expect(try Self.userIDs(database) == ["handler", "handler-again", "leader", "suspended"])
+    }
+
+    @Test(
+        "a waiting caller that leads with a full batch of suspended writes queued ahead runs its own write first"
+    )
+    func waitingLeaderBehindAFullQueue() throws {
+        let database = try SQLiteDatabase(path: path)
+        defer { database.close() }
+        // The writer thread is kept busy with a resumed handler, so suspended writes pile up.
+        let (resumed, resume, handlerDone) = (
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+        )
+        Thread {
+            _ = try? SuspendingCaller.run {
+                try await database.writeAsync(Self.inserting("handler"))
+                resumed.signal()
+                resume.wait()
+            }
+            handlerDone.signal()
+        }.start()
+        #expect(resumed.wait(timeout: .now() + 10) == .success)
+        let queued = GroupCommit.maximumBatch
+        let suspended = DispatchGroup()
+        for index in 0..<queued {
+            suspended.enter()
+            Thread {
+                _ = try? SuspendingCaller.run { try await database.writeAsync(Self.inserting("s\(index)")) }
+                suspended.leave()
+            }.start()
+        }
+        #expect(Threads.wait(atMost: 10) { database.queuedWrites == queued })
+        try database.write(Self.inserting("waiting"))
+        #expect(try Self.userIDs(database).contains("waiting"), "the leader's own write committed")
+        resume.signal()
+        #expect(handlerDone.wait(timeout: .now() + 10) == .success)
+        #expect(suspended.wait(timeout: .now() + 10) == .success)
+        try database.write(Self.inserting("later"))
+        #expect(try Self.userIDs(database).count == queued + 3)
+    }
+
     @Test("on a thread that may block, writeAsync waits for its commit on that thread, as write does")
     func writeAsyncWaitsWhereItMayBlock() async throws {
         let database = try SQLiteDatabase(path: path)

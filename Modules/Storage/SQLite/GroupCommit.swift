@@ -229,10 +229,18 @@ final class GroupCommit: Sendable {
         return true
     }
 
-    /// Runs one batch from the front of the queue (the waiting leader's own job first), then
-    /// passes the lead on or gives it up.
+    /// Runs one batch, the waiting leader's own job first and then the oldest queued ones, then
+    /// passes the lead on or gives it up. Its own job need not be at the front: suspended callers'
+    /// jobs queue while nobody leads (the writer thread takes them in turn), and a leader whose
+    /// own job were left out of its batch would return without it having run.
     private func lead(own: Job) {
-        let batch = state.withLock { takeBatch(&$0) }
+        let batch = state.withLock { state -> [Job] in
+            guard let index = state.queue.firstIndex(where: { $0 === own }) else { return takeBatch(&state) }
+            state.queue.remove(at: index)
+            let others = min(state.queue.count, Self.maximumBatch - 1)
+            defer { state.queue.removeFirst(others) }
+            return [own] + state.queue.prefix(others)
+        }
         commit(batch)
         handOff(after: batch, own: own)
     }
@@ -243,16 +251,19 @@ final class GroupCommit: Sendable {
         return Array(state.queue.prefix(count))
     }
 
-    /// After a batch: the lead goes to the oldest queued caller when it waits on its own thread;
-    /// otherwise it is given up, and a suspended caller left queued wakes the writer thread. Then
-    /// every caller of the batch but the leader's own learns its outcome.
+    /// After a batch: the lead goes to the oldest queued caller that waits on its own thread,
+    /// wherever it is in the queue (it leads the suspended jobs ahead of it too); with none, it is
+    /// given up, and the suspended callers left queued wake the writer thread. A waiting caller
+    /// must never be left to a writer thread that could itself be that caller (a resumed handler
+    /// that writes again), so waiting callers always get the lead. Then every caller of the batch
+    /// but the leader's own learns its outcome.
     private func handOff(after batch: [Job], own: Job?) {
         let (next, wake) = state.withLock { state -> (Job?, Bool) in
-            guard let first = state.queue.first else {
+            guard !state.queue.isEmpty else {
                 state.leading = false
                 return (nil, false)
             }
-            if first.callerWaits { return (first, false) }
+            if let waiting = state.queue.first(where: \.callerWaits) { return (waiting, false) }
             state.leading = false
             return (nil, wakeWriterIfIdle(&state))
         }
