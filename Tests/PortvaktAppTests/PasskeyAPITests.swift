@@ -436,6 +436,62 @@ struct PasskeyAPITests {
     }
 
     @Test(
+        "stopping a pool server amid sign-ins answers every finalize (200 or 503, never a hang), and every 200 left its session"
+    )
+    func stopDuringSuspendedSignIns() throws {
+        let server = try TestServer(
+            .live,
+            configuration: [
+                "http": ["threading": "pool", "threads": 2],
+                "rateLimits": ["auth": ["burst": 100_000, "perSecond": 100_000]],
+            ])
+        let c = PasskeyClient(server)
+        let credentials = try (0..<8).map { try c.signUp("user\($0)").credential }
+        let stopping = Atomic(false)
+        let ok = Atomic(0)
+        let unavailable = Atomic(0)
+        let unexpected = Mutex<[String]>([])
+        let clients = DispatchGroup()
+        for credential in credentials {
+            clients.enter()
+            Thread {
+                defer { clients.leave() }
+                let c = PasskeyClient(server)
+                // Bounded: at most 2,000 sign-ins per client, and none once the stop has begun.
+                for _ in 0..<2_000 where !stopping.load(ordering: .relaxed) {
+                    do {
+                        let status = try c.login(credential).status
+                        if status == 200 {
+                            ok.add(1, ordering: .relaxed)
+                        } else if status == 503 {
+                            unavailable.add(1, ordering: .relaxed)
+                        } else {
+                            unexpected.withLock { $0.append("status \(status)") }
+                        }
+                    } catch let error as HTTPTestClientError where !error.isTimeout {
+                        // Refused or reset once the listener is gone: the request was never taken.
+                        break
+                    } catch {
+                        unexpected.withLock { $0.append("\(error)") }
+                        break
+                    }
+                }
+            }.start()
+        }
+        #expect(Threads.wait(atMost: 10) { ok.load(ordering: .relaxed) >= 50 }, "sign-ins under way")
+        stopping.store(true, ordering: .relaxed)
+        server.stop()
+        #expect(clients.wait(timeout: .now() + 15) == .success, "a sign-in never got its answer")
+        #expect(unexpected.withLock { $0 }.isEmpty)
+        // Every answered sign-in was committed: its session is in the file (8 are the sign-ups').
+        let database = try SQLiteDatabase(path: server.directory.path("portvakt.sqlite"))
+        defer { database.close() }
+        let sessions = try SQLStore(database: database).liveSessionCount(at: server.clock.now())
+        #expect(sessions >= 8 + ok.load(ordering: .relaxed))
+        #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test(
         "two finalizes racing with one response on two threads: exactly one session",
         arguments: TestEngine.tested)
     func race(engine: TestEngine) throws {
