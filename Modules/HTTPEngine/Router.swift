@@ -1,9 +1,9 @@
 /// A request handler: synchronous, run on one of the server's threads.
 public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
-/// A request handler that awaits something slow (a call to BankID): it runs on the async handlers'
-/// executor while only its connection waits (its own thread, or suspended in a worker pool); the
-/// response is sent when it returns.
+/// A request handler that awaits something slow (a call to BankID, a commit that suspends): it
+/// starts on the thread that took the request and, once it awaits, only its connection waits (its
+/// own thread, or suspended in a worker pool); the response is sent when it returns.
 public typealias AsyncHTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
 /// Why a request went to the router's fallback instead of a route.

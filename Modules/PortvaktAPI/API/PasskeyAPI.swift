@@ -138,6 +138,8 @@ public struct PasskeyAPI: Sendable {
                     + Problems.auth(.passkeyDisabled, .challengeInvalid, .loginFailed, .accountDisabled),
                 security: .optionalSession)
         ) { request in
+            // Async for its commit: on a worker pool the request is suspended until the group
+            // commit that includes it, instead of holding the worker (GroupCommit.writeAsync).
             // The credential is built by the envelope's parse and read from that value: parsed once.
             let body = try FinalizeBody(request, buildingCredential: true)
             let completed = try await passkeys.finishLogin(
