@@ -522,14 +522,37 @@ final class MHDDaemon: @unchecked Sendable {
     /// The port bound, which differs from the one asked for when that was 0.
     let port: Int
     private var listenSocket: Int32 = -1
+    /// A worker pool's listening socket and accepting thread; nil with a thread per connection,
+    /// where MHD listens itself.
+    private let acceptor: ConnectionAcceptor?
     /// Shuts down connections past their request deadline, four times a second.
     private let watchdog: any DispatchSourceTimer
     private let watchdogQueue = DispatchQueue(label: "portvakt.http.deadlines")
 
     init(configuration: HTTPServerConfiguration, handler: ConnectionHandler) throws(HTTPServerError) {
-        let retained = Unmanaged.passRetained(handler)
         var storage = sockaddr_storage()
         try Self.fill(&storage, host: configuration.host, port: configuration.port)
+        let address = Self.describe(host: configuration.host, port: configuration.port)
+        // A worker pool listens through its own acceptor, bound before MHD starts so that a taken
+        // port fails the same way as MHD's own bind does.
+        var acceptor: ConnectionAcceptor?
+        if configuration.threading == .workerPool {
+            let length = socklen_t(
+                storage.ss_family == sa_family_t(AF_INET6)
+                    ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+            do {
+                acceptor = try withUnsafePointer(to: &storage) {
+                    pointer throws(ConnectionAcceptor.ListenFailure) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        address throws(ConnectionAcceptor.ListenFailure) in
+                        try ConnectionAcceptor(address: address, length: length)
+                    }
+                }
+            } catch {
+                throw Self.listenFailure(code: error.errno, address: address, configuration: configuration)
+            }
+        }
+        let retained = Unmanaged.passRetained(handler)
         let (started, failure) = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 // errno is read at once: anything Swift runs after the call may overwrite it.
@@ -539,28 +562,42 @@ final class MHDDaemon: @unchecked Sendable {
         }
         guard let started else {
             retained.release()
-            let address = Self.describe(host: configuration.host, port: configuration.port)
-            if failure == EADDRINUSE {
-                // Usually a second instance started on the same port: name the address plainly,
-                // so the operator does not go looking at TLS files or permissions.
-                throw HTTPServerError(
-                    .addressInUse, "\(address) is already in use: another process is listening there")
-            }
-            // Never the PEM text itself: the key is a secret.
-            let what = configuration.tls == nil ? "" : " or refused the TLS key, certificate or client CA"
-            throw HTTPServerError(
-                .startFailed,
-                "libmicrohttpd could not listen on \(address)\(what) (\(String(cString: strerror(failure))))")
+            acceptor?.close()
+            throw Self.listenFailure(code: failure, address: address, configuration: configuration)
         }
         daemon = started
         retainedHandler = retained
-        port = Int(cmhd_bound_port(started))
+        self.acceptor = acceptor
+        let daemonAddress = UInt(bitPattern: started)
+        acceptor?.start { client, peer, length in
+            // MHD owns the descriptor from here, and closes it itself when it refuses it (a
+            // limit reached). The daemon outlives the acceptor (`deinit` closes it first).
+            _ = MHD_add_connection(OpaquePointer(bitPattern: daemonAddress), client, peer, length)
+        }
+        port = acceptor?.port ?? Int(cmhd_bound_port(started))
         // The deadline holds to within this period (plus MHD noticing the socket end, immediate).
         let deadlines = handler.deadlines
         watchdog = DispatchSource.makeTimerSource(queue: watchdogQueue)
         watchdog.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
         watchdog.setEventHandler { deadlines.enforce() }
         watchdog.resume()
+    }
+
+    /// Why the server could not listen on `address`, from the failing call's errno.
+    private static func listenFailure(
+        code failure: Int32, address: String, configuration: HTTPServerConfiguration
+    ) -> HTTPServerError {
+        if failure == EADDRINUSE {
+            // Usually a second instance started on the same port: name the address plainly,
+            // so the operator does not go looking at TLS files or permissions.
+            return HTTPServerError(
+                .addressInUse, "\(address) is already in use: another process is listening there")
+        }
+        // Never the PEM text itself: the key is a secret.
+        let what = configuration.tls == nil ? "" : " or refused the TLS key, certificate or client CA"
+        return HTTPServerError(
+            .startFailed,
+            "libmicrohttpd could not listen on \(address)\(what) (\(String(cString: strerror(failure))))")
     }
 
     /// Starts MHD with the configuration's threading and TLS; nil when MHD refuses.
@@ -579,7 +616,9 @@ final class MHDDaemon: @unchecked Sendable {
         switch configuration.threading {
         case .workerPool:
             // Async routes (BankID start and cancel) park their connection instead of a worker.
-            flags |= MHD_ALLOW_SUSPEND_RESUME.rawValue
+            // The listening socket is ours (`ConnectionAcceptor`), which spreads connections over
+            // the workers evenly.
+            flags |= MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue
         case .threadPerConnection:
             // No suspend/resume: an async route blocks its connection's own thread (see
             // `ConnectionHandler.wait(for:)`). MHD refuses a worker pool beside this mode.
@@ -667,9 +706,14 @@ final class MHDDaemon: @unchecked Sendable {
         return max(16 * 1024, configuration.maxURIBytes + configuration.maxHeaderBytes + fieldRoom)
     }
 
-    /// Stops accepting: MHD stops polling the listening socket and we close it, so new
-    /// connections are refused while open ones finish.
+    /// Stops accepting, so new connections are refused while open ones finish: a worker pool's
+    /// acceptor shuts its socket down and ends its thread; with a thread per connection MHD stops
+    /// polling its listening socket and we close it.
     func quiesce() {
+        if let acceptor {
+            acceptor.close()
+            return
+        }
         guard listenSocket == -1 else { return }
         let socket = MHD_quiesce_daemon(daemon)
         if socket >= 0 {
@@ -686,6 +730,8 @@ final class MHDDaemon: @unchecked Sendable {
         watchdogQueue.sync {}
         // MHD must not stop with suspended connections or blocked connection threads: answer them first.
         retainedHandler.takeUnretainedValue().answerAllForShutdown()
+        // No connection may be handed to a daemon that is stopping.
+        acceptor?.close()
         MHD_stop_daemon(daemon)
         // Only after MHD's threads are gone can no callback reach the handler.
         retainedHandler.release()
