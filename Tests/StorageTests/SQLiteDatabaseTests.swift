@@ -913,6 +913,28 @@ struct SQLiteDatabaseTests {
         { connection in try SQLStore.insert(makeUser(id), on: connection) }
     }
 
+    /// Starts a suspended write of user "handler" whose rest, on the writer thread, waits for
+    /// `resume` and then runs `rest`; returns once the writer thread is held there.
+    /// - Returns: the semaphore that lets the handler go on, and the one signalled when it is done.
+    static func holdWriterThread(
+        _ database: SQLiteDatabase, then rest: @escaping @Sendable () throws -> Void
+    ) throws -> (resume: DispatchSemaphore, done: DispatchSemaphore) {
+        let (resumed, resume, done) = (
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+        )
+        Thread {
+            _ = try? SuspendingCaller.run {
+                try await database.writeAsync(Self.inserting("handler"))
+                resumed.signal()
+                resume.wait()
+                try rest()
+            }
+            done.signal()
+        }.start()
+        try #require(resumed.wait(timeout: .now() + 10) == .success, "the suspended write never resumed")
+        return (resume, done)
+    }
+
     /// The ids in the users table, sorted.
     static func userIDs(_ database: SQLiteDatabase) throws -> [String] {
         try database.read { try $0.query("SELECT id FROM users ORDER BY id") { try $0.string(0) } }
@@ -924,21 +946,11 @@ struct SQLiteDatabaseTests {
     func writerWaitsBehindASuspendedWrite() throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let (resumed, resume, handlerDone) = (
-            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
-        )
         // A handler whose rest runs on the writer thread and writes again there (as a lost
         // sign-in's audit event does), held until the queue below is set up.
-        Thread {
-            _ = try? SuspendingCaller.run {
-                try await database.writeAsync(Self.inserting("handler"))
-                resumed.signal()
-                resume.wait()
-                try database.write(Self.inserting("handler-again"))
-            }
-            handlerDone.signal()
-        }.start()
-        #expect(resumed.wait(timeout: .now() + 10) == .success)
+        let (resume, handlerDone) = try Self.holdWriterThread(database) {
+            try database.write(Self.inserting("handler-again"))
+        }
         // Another thread leads and holds its batch open…
         let (leading, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         Thread {
@@ -971,18 +983,7 @@ struct SQLiteDatabaseTests {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         // The writer thread is kept busy with a resumed handler, so suspended writes pile up.
-        let (resumed, resume, handlerDone) = (
-            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
-        )
-        Thread {
-            _ = try? SuspendingCaller.run {
-                try await database.writeAsync(Self.inserting("handler"))
-                resumed.signal()
-                resume.wait()
-            }
-            handlerDone.signal()
-        }.start()
-        #expect(resumed.wait(timeout: .now() + 10) == .success)
+        let (resume, handlerDone) = try Self.holdWriterThread(database) {}
         let queued = GroupCommit.maximumBatch
         let suspended = DispatchGroup()
         for index in 0..<queued {
