@@ -789,34 +789,30 @@ extension SQLStore: PasskeyLoginStore {
     public func commitPasskeyLogin(_ record: PasskeyLoginRecord) async throws -> [[UInt8]]? {
         // Encoded before taking the write lock: the writer does only SQL.
         let details = AuditDetails.encode(record.event.details)
-        return try await engine.writeAsync { try Self.commitPasskeyLogin(record, details: details, on: $0) }
-    }
-
-    private static func commitPasskeyLogin(
-        _ record: PasskeyLoginRecord, details: String, on connection: any SQLConnection
-    ) throws -> [[UInt8]]? {
-        switch record.challenge {
-        case .stored(let id):
-            guard try Self.consumeChallenge(id: id, purpose: .login, at: record.at, on: connection) != nil
-            else { return nil }
-        case .sealed(let challenge, let expiresAt):
-            guard
-                try Self.useSealedChallenge(
-                    challenge, expiresAt: expiresAt, at: record.at, on: connection)
-            else { return nil }
+        return try await engine.writeAsync { connection in
+            switch record.challenge {
+            case .stored(let id):
+                guard try Self.consumeChallenge(id: id, purpose: .login, at: record.at, on: connection) != nil
+                else { return nil }
+            case .sealed(let challenge, let expiresAt):
+                guard
+                    try Self.useSealedChallenge(
+                        challenge, expiresAt: expiresAt, at: record.at, on: connection)
+                else { return nil }
+            }
+            try Self.recordPasskeyUse(
+                credentialID: record.credentialID, signCount: record.signCount,
+                backupState: record.backupState, at: record.at, on: connection)
+            try Self.insert(record.session, on: connection)
+            if let replaced = record.replacedSessionID {
+                try Self.endReplacedSession(
+                    replaced, at: record.at, outbox: record.replacedSessionOutbox, on: connection)
+            }
+            _ = try Self.insert(record.event, details: details, on: connection)
+            // A range of one index that holds the ids (migration 17): cheaper here than a read
+            // transaction of its own after the commit (its locks, a connection from the pool).
+            return try Self.credentialIDs(userID: record.session.userID, on: connection)
         }
-        try Self.recordPasskeyUse(
-            credentialID: record.credentialID, signCount: record.signCount,
-            backupState: record.backupState, at: record.at, on: connection)
-        try Self.insert(record.session, on: connection)
-        if let replaced = record.replacedSessionID {
-            try Self.endReplacedSession(
-                replaced, at: record.at, outbox: record.replacedSessionOutbox, on: connection)
-        }
-        _ = try Self.insert(record.event, details: details, on: connection)
-        // A range of one index that holds the ids (migration 17): cheaper here than a read
-        // transaction of its own after the commit (its locks, a connection from the pool).
-        return try Self.credentialIDs(userID: record.session.userID, on: connection)
     }
 }
 
