@@ -98,16 +98,7 @@ final class GroupCommit: Sendable {
             // it escape into the job is safe.
             var outcome: Result<T, any Error>?
             let wake = DispatchSemaphore(value: 0)
-            let job = Job(
-                run: { connection in
-                    do {
-                        outcome = .success(try body(connection))
-                        return true
-                    } catch {
-                        outcome = .failure(error)
-                        return false
-                    }
-                }, waiter: .blocked(wake))
+            let job = Job(run: Self.recording(body) { outcome = $0 }, waiter: .blocked(wake))
             let leads = state.withLock { state -> Bool in
                 state.queue.append(job)
                 guard !state.leading else { return false }
@@ -139,15 +130,7 @@ final class GroupCommit: Sendable {
         let outcome = Outcome<T>()
         return try await withCheckedThrowingContinuation { continuation in
             let job = Job(
-                run: { connection in
-                    do {
-                        outcome.value = .success(try body(connection))
-                        return true
-                    } catch {
-                        outcome.value = .failure(error)
-                        return false
-                    }
-                },
+                run: Self.recording(body) { outcome.value = $0 },
                 waiter: .suspended { job in
                     job.discardBody()
                     if let failure = job.failure {
@@ -184,6 +167,22 @@ final class GroupCommit: Sendable {
             return state.writerStarted
         }
         if wake { writerWake.signal() }
+    }
+
+    /// A job's body: runs `body`, hands its value or error to `keep`, and says whether it
+    /// succeeded (a job that threw has its writes undone).
+    private static func recording<T>(
+        _ body: @escaping (Connection) throws -> T, _ keep: @escaping (Result<T, any Error>) -> Void
+    ) -> (Connection) -> Bool {
+        { connection in
+            do {
+                keep(.success(try body(connection)))
+                return true
+            } catch {
+                keep(.failure(error))
+                return false
+            }
+        }
     }
 
     /// Where a suspended caller's result waits between its body and its resumption.
