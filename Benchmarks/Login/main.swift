@@ -1021,10 +1021,10 @@ if sqliteRuns, !sidesOnly {
     // The shipped threading (or --threads'), then, unless --threads chose one, a pool of one
     // worker per core, where a sign-in's commit suspends its request instead of holding a worker
     // (Docs/configuration.md, `http.threading`): login.c16_*, login.c64_*, login.c16_pool_*, ….
-    let pool =
+    let threadings =
         threads == nil
         ? [(nil as Int?, ""), (ProcessInfo.processInfo.activeProcessorCount, "_pool")] : [(threads, "")]
-    for (runThreads, suffix) in pool {
+    for (runThreads, suffix) in threadings {
         for clients in mainClientCounts {
             let main = try run(realUsers: 10_000, clients: clients, seconds: seconds, threads: runThreads)
             let rawAfter = measureRawRate()

@@ -24,8 +24,11 @@ final class ConnectionAcceptor: @unchecked Sendable {
     /// Binds and listens on `address` (IPv4 or IPv6, `SO_REUSEADDR`, v6 only for an IPv6 address,
     /// as MHD's own listening socket is).
     /// - Throws: the `errno` of the call that failed (EADDRINUSE for a taken port).
-    init(address: UnsafePointer<sockaddr>, length: socklen_t) throws(ListenFailure) {
-        let family = Int32(address.pointee.sa_family)
+    init(address: sockaddr_storage) throws(ListenFailure) {
+        var address = address
+        let family = Int32(address.ss_family)
+        let length = socklen_t(
+            family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
         let descriptor = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ListenFailure(errno: errno) }
         var on: Int32 = 1
@@ -34,7 +37,13 @@ final class ConnectionAcceptor: @unchecked Sendable {
         if !failed, family == AF_INET6 {
             failed = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, size) != 0
         }
-        if !failed { failed = bind(descriptor, address, length) != 0 || listen(descriptor, SOMAXCONN) != 0 }
+        if !failed {
+            failed = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, length) != 0 || listen(descriptor, SOMAXCONN) != 0
+                }
+            }
+        }
         var bound = sockaddr_storage()
         var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
         if !failed {

@@ -537,17 +537,8 @@ final class MHDDaemon: @unchecked Sendable {
         // port fails the same way as MHD's own bind does.
         var acceptor: ConnectionAcceptor?
         if configuration.threading == .workerPool {
-            let length = socklen_t(
-                storage.ss_family == sa_family_t(AF_INET6)
-                    ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
             do {
-                acceptor = try withUnsafePointer(to: &storage) {
-                    pointer throws(ConnectionAcceptor.ListenFailure) in
-                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        address throws(ConnectionAcceptor.ListenFailure) in
-                        try ConnectionAcceptor(address: address, length: length)
-                    }
-                }
+                acceptor = try ConnectionAcceptor(address: storage)
             } catch {
                 throw Self.listenFailure(code: error.errno, address: address, configuration: configuration)
             }
