@@ -124,9 +124,10 @@ final class ServerMetrics: Sendable {
                 "portvakt_bankid_upstream_calls_total{endpoint=\"\(call.endpoint)\",outcome=\"\(call.outcome)\"} \(count)\n"
         }
         text += """
-            # HELP portvakt_executor_jobs_queued Async work waiting for a thread of its own executor: http-async (BankID start and cancel handlers, 4 threads), bankid-poll (background collects, 2 threads).
+            # HELP portvakt_executor_jobs_queued Work waiting for a thread of its own executor: http-async (async handlers resumed off the request's thread, 4 threads), http-blocking (handlers that commit, handed over by a pool worker, 4 threads), bankid-poll (background collects, 2 threads).
             # TYPE portvakt_executor_jobs_queued gauge
             portvakt_executor_jobs_queued{executor="http-async"} \(HTTPServer.asyncHandlerJobsQueued)
+            portvakt_executor_jobs_queued{executor="http-blocking"} \(HTTPServer.blockingHandlersQueued)
             portvakt_executor_jobs_queued{executor="bankid-poll"} \(BankIDCollectCoordinator.collectJobsQueued)
 
             """

@@ -71,10 +71,46 @@ enum AsyncHandlerExecutor {
     static let shared = InlineExecutor(fallback: OffPoolExecutor(name: "http-async", threads: 4))
 }
 
+/// The threads a pool worker hands `Router.addBlocking` handlers to: threads that may wait (for a
+/// commit), each running the handler and then, inside `InlineExecutor.drain`, the rest of its
+/// request's task (the answer, the connection's resumption), so the request is handed over twice,
+/// as a suspended sign-in is. Four, started by the first such request: the waits they are for
+/// are SQLite's, whose writes go one at a time anyway, so more threads would only queue there.
+enum BlockingHandlerThreads {
+    /// Started by the first job, so a scrape of `queuedCount` starts nothing.
+    private static let started = Locked<WorkerThreads<Void>?>(nil)
+
+    /// Jobs waiting for one of the threads.
+    static var queuedCount: Int { started.withLock { $0?.queuedCount ?? 0 } }
+
+    /// `handler(request)`, run on one of the threads.
+    static func run(_ handler: @escaping HTTPHandler, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let threads = started.withLock { threads in
+            if let threads { return threads }
+            let made = WorkerThreads<Void>(name: "http-blocking", threads: 4, makeWorker: {})
+            threads = made
+            return made
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            let accepted = threads.submit { _ in
+                InlineExecutor.drain(mayBlock: true) {
+                    continuation.resume(with: Result { try handler(request) })
+                }
+            }
+            // The threads are never stopped and the queue has no bound.
+            precondition(accepted, "the blocking handlers' threads refused a job")
+        }
+    }
+}
+
 extension HTTPServer {
     /// Async handlers' jobs waiting for one of their four threads, across every server in the
     /// process (for /metrics: a queue that stays up means handlers block those threads).
     public static var asyncHandlerJobsQueued: Int { AsyncHandlerExecutor.shared.fallback.queuedCount }
+
+    /// `Router.addBlocking` handlers waiting for one of their four threads, across every server
+    /// in the process (for /metrics: a queue that stays up means the waits they are for are long).
+    public static var blockingHandlersQueued: Int { BlockingHandlerThreads.queuedCount }
 }
 
 /// The connections still owing their current request, each with the monotonic time it must have

@@ -1,3 +1,5 @@
+import Kernel
+
 /// A request handler: synchronous, run on one of the server's threads.
 public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
@@ -141,6 +143,21 @@ public struct Router: Sendable {
             Route(
                 description: added.description, segments: added.segments, handler: added.handler,
                 asyncHandler: handler))
+    }
+
+    /// Registers a route whose synchronous handler may wait for others: a commit queued behind
+    /// other requests' writes. On a connection's own thread it runs there, as an `add` route's
+    /// does. On a worker of a pool, which serves many connections, it runs on one of the threads
+    /// of `BlockingHandlerThreads` instead, with its connection parked, so the worker goes on
+    /// serving its other connections while this one waits. Everything else is as for `add`.
+    public mutating func addBlocking(
+        _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
+        contract: RouteContract = .undocumented, handler: @escaping HTTPHandler
+    ) {
+        addAsync(method, pattern, rateClass: rateClass, summary: summary, contract: contract) { request in
+            if InlineExecutor.currentThreadMayBlock { return try handler(request) }
+            return try await BlockingHandlerThreads.run(handler, request)
+        }
     }
 
     /// Answers what the engine would otherwise refuse itself with a problem: an unknown path (404),

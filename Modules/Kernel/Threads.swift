@@ -72,6 +72,16 @@ public enum Threads {
         close(fd)
     }
 
+    /// The calling thread's name, as the kernel keeps it (for tests that check where code ran).
+    public static var currentName: String {
+        let fd = open("/proc/thread-self/comm", O_RDONLY)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return String(decoding: bytes.prefix(max(0, count)).filter { $0 != 10 }, as: UTF8.self)
+    }
+
     /// Blocks the calling thread for `seconds`.
     public static func sleep(seconds: Double) {
         guard seconds > 0 else { return }

@@ -160,17 +160,27 @@ struct TLSAndThreadingTests {
     }
 
     /// Runs `/slow` (blocked until released) on one connection, then asks `/fast` on another.
-    /// - Returns: the fast answer (or the client's error) and the slow one once released.
-    static func slowBesideFast(threading: HTTPServerConfiguration.Threading) throws -> (
-        fast: Result<TestResponse, any Error>, slow: Result<TestResponse, any Error>
-    ) {
+    /// - Parameter blocking: `/slow` is an `addBlocking` route (else an `add` one).
+    /// - Returns: the fast answer (or the client's error), the slow one once released (its body
+    ///   the name of the thread its handler ran on).
+    static func slowBesideFast(threading: HTTPServerConfiguration.Threading, blocking: Bool = false) throws
+        -> (
+            fast: Result<TestResponse, any Error>, slow: Result<TestResponse, any Error>
+        )
+    {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         var router = Router()
-        router.add(.GET, "/slow", rateClass: .unlimited, summary: "Blocks until the test releases it") { _ in
+        let slowHandler: HTTPHandler = { _ in
             entered.signal()
             _ = release.wait(timeout: .now() + 20)
-            return .text("slow")
+            return .text(Threads.currentName)
+        }
+        let summary = "Blocks until the test releases it"
+        if blocking {
+            router.addBlocking(.GET, "/slow", rateClass: .unlimited, summary: summary, handler: slowHandler)
+        } else {
+            router.add(.GET, "/slow", rateClass: .unlimited, summary: summary, handler: slowHandler)
         }
         router.add(.GET, "/fast", rateClass: .unlimited, summary: "Answers at once") { _ in .text("fast") }
         // One worker: in the pool mode the slow handler then holds every thread there is.
@@ -200,7 +210,7 @@ struct TLSAndThreadingTests {
         let (fast, slow) = try Self.slowBesideFast(threading: .threadPerConnection)
         // The fast answer came while the slow handler was still blocked (it is released after).
         #expect(try fast.get().text == "fast")
-        #expect(try slow.get().text == "slow")
+        #expect(try slow.get().status == 200)
     }
 
     @Test("the control: with a single poll() worker the same fast request waits behind the blocked one")
@@ -208,7 +218,21 @@ struct TLSAndThreadingTests {
         let (fast, slow) = try Self.slowBesideFast(threading: .workerPool)
         #expect((try? fast.get()) == nil)
         #expect(((fast.failure as? HTTPTestClientError)?.isTimeout) == true)
-        #expect(try slow.get().text == "slow")
+        #expect(try slow.get().status == 200)
+    }
+
+    @Test(
+        "a blocking route waits off a pool's worker, which serves other connections meanwhile; with a thread per connection it runs on that thread",
+        arguments: [HTTPServerConfiguration.Threading.workerPool, .threadPerConnection])
+    func blockingRoute(threading: HTTPServerConfiguration.Threading) throws {
+        let (fast, slow) = try Self.slowBesideFast(threading: threading, blocking: true)
+        #expect(try fast.get().text == "fast")
+        let ranOn = try slow.get().text
+        if threading == .workerPool {
+            #expect(ranOn.hasPrefix("http-blocking-"), "\(ranOn)")
+        } else {
+            #expect(!ranOn.hasPrefix("http-blocking-"), "\(ranOn)")
+        }
     }
 
     @Test(

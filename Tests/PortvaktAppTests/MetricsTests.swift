@@ -43,6 +43,7 @@ struct MetricsTests {
             "# TYPE portvakt_storage_write_duration_seconds histogram",
             "# TYPE portvakt_sqlite_write_duration_seconds histogram",
             #"portvakt_executor_jobs_queued{executor="http-async"} 0"#,
+            #"portvakt_executor_jobs_queued{executor="http-blocking"} 0"#,
             #"portvakt_executor_jobs_queued{executor="bankid-poll"} 0"#,
         ] {
             #expect(lines.contains(expected), "missing: \(expected)")

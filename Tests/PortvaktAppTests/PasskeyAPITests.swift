@@ -389,16 +389,20 @@ struct PasskeyAPITests {
     }
 
     @Test(
-        "on a pool of one HTTP worker, concurrent sign-ins are suspended for their commit and answered in full, on either engine",
+        "on a pool of one HTTP worker, concurrent sign-ins, renames and logouts commit off the worker and are answered in full, on either engine",
         arguments: TestEngine.tested)
     func signInsOnOneWorker(engine: TestEngine) throws {
-        // On a socket, with MHD's suspend and resume: SQLite's writer thread commits each batch and
-        // builds the answers; PostgreSQL's commit runs on the worker itself.
+        // On a socket, with MHD's suspend and resume: SQLite's writer thread commits each batch of
+        // sign-ins and builds the answers (PostgreSQL's commit runs on the worker itself); sign-up,
+        // rename and logout run on the http-blocking threads while their connections are parked.
         let server = try TestServer(
             .live, engine: engine,
             configuration: [
                 "http": ["threading": "pool", "threads": 1],
-                "rateLimits": ["auth": ["burst": 10_000, "perSecond": 10_000]],
+                "rateLimits": [
+                    "auth": ["burst": 10_000, "perSecond": 10_000],
+                    "default": ["burst": 10_000, "perSecond": 10_000],
+                ],
             ])
         defer { server.stop() }
         let c = PasskeyClient(server)
@@ -413,6 +417,19 @@ struct PasskeyAPITests {
                     guard login.status == 200, let token, try c.me(token).status == 200 else {
                         failures.withLock { $0.append("\(login.status) \(login.text)") }
                         continue
+                    }
+                    let bearer = [("Authorization", "Bearer \(token)")]
+                    let renamed = try c.http.sendJSON(
+                        method: "PATCH", url: server.publicURL + "/v1/me",
+                        json: #"{"displayName":"Renamed \#(index)"}"#, headers: bearer)
+                    let loggedOut = try c.http.send(
+                        method: "POST", url: server.publicURL + "/v1/logout", headers: bearer, body: nil)
+                    let after = try c.me(token)
+                    if renamed.status != 200 || loggedOut.status != 204 || after.status != 401 {
+                        failures.withLock {
+                            $0.append(
+                                "rename \(renamed.status), logout \(loggedOut.status), then \(after.status)")
+                        }
                     }
                 } catch {
                     failures.withLock { $0.append("\(error)") }

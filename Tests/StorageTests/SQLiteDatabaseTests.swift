@@ -894,7 +894,7 @@ struct SQLiteDatabaseTests {
         Thread {
             _ = try? SuspendingCaller.run {
                 try await database.writeAsync { try SQLStore.insert(makeUser("first"), on: $0) }
-                resumedOn.withLock { $0 = Self.currentThreadName() }
+                resumedOn.withLock { $0 = Threads.currentName }
                 // The rest of a handler after its commit: here, on the writer thread, a second
                 // write must lead itself rather than queue behind the thread it runs on.
                 try database.write { try SQLStore.insert(makeUser("second"), on: $0) }
@@ -1007,7 +1007,7 @@ struct SQLiteDatabaseTests {
     func writeAsyncWaitsWhereItMayBlock() async throws {
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
-        let ranOn = try await database.writeAsync { _ in Self.currentThreadName() }
+        let ranOn = try await database.writeAsync { _ in Threads.currentName }
         #expect(ranOn != "sqlite-writer")
     }
 
@@ -1023,12 +1023,6 @@ struct SQLiteDatabaseTests {
                 try await database.writeAsync { try SQLStore.insert(makeUser("u2"), on: $0) }
             }
         }
-    }
-
-    /// The calling thread's name, as the kernel keeps it.
-    static func currentThreadName() -> String {
-        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
-        return name.trimmingCharacters(in: .newlines)
     }
 
     // MARK: Operations

@@ -33,7 +33,7 @@ public struct AccountAPI: Sendable {
             contract: RouteContract(
                 body: .json(ProfileBody.self), responses: [.json(ProfileResponse.self)],
                 problems: Problems.auth(.invalidUsername, .invalidDisplayName, .usernameTaken, .sandboxed)),
-            transport: transport, access: access
+            transport: transport, access: access, commits: true
         ) { request, auth in
             let body = try request.decodeJSON(ProfileBody.self)
             let user = try account.rename(
@@ -49,7 +49,7 @@ public struct AccountAPI: Sendable {
             contract: RouteContract(
                 responses: [.noContent],
                 problems: Problems.auth(.reauthenticationRequired, .reviewAccountDeletion)),
-            transport: transport, access: access, rotating: false
+            transport: transport, access: access, rotating: false, commits: true
         ) { request, auth in
             try account.delete(
                 try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
@@ -61,7 +61,7 @@ public struct AccountAPI: Sendable {
             .GET, "/v1/me/export",
             summary: "Everything Portvakt holds about the signed-in user, as a download",
             contract: RouteContract(responses: [.json(AccountExportView.self)]),
-            transport: transport, access: access, rateClass: .export
+            transport: transport, access: access, rateClass: .export, commits: true
         ) { request, auth in
             let export = try account.export(auth.signedIn, context: request.clientContext)
             var response = try HTTPResponse.json(AccountExportView(export))
@@ -78,7 +78,7 @@ public struct AccountAPI: Sendable {
             contract: RouteContract(
                 responses: [.json(RevokedSessionsResponse.self)],
                 problems: Problems.auth(.reauthenticationRequired)),
-            transport: transport, access: access
+            transport: transport, access: access, commits: true
         ) { request, auth in
             let ended = try access.revokeOtherSessions(
                 try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
@@ -91,7 +91,7 @@ public struct AccountAPI: Sendable {
             contract: RouteContract(
                 responses: [.noContent],
                 problems: Problems.auth(.reauthenticationRequired, .bankIDNotLinkedToAccount, .lastWayIn)),
-            transport: transport, access: access
+            transport: transport, access: access, commits: true
         ) { request, auth in
             try account.unlinkBankID(
                 try access.recentlyAuthenticated(auth.signedIn), context: request.clientContext)
@@ -104,7 +104,7 @@ public struct AccountAPI: Sendable {
             contract: RouteContract(
                 responses: [.json(described: RequestOptionsSchema.self)],
                 problems: Problems.auth(.passkeyDisabled, .reauthenticationFailed)),
-            transport: transport, access: access, rotating: false, rateClass: .auth
+            transport: transport, access: access, rotating: false, rateClass: .auth, commits: true
         ) { _, auth in
             PasskeyAPI.optionsResponse(try passkeys.startReauthentication(auth.signedIn))
         }
@@ -116,7 +116,7 @@ public struct AccountAPI: Sendable {
                 responses: [.json(ReauthenticationResponse.self)],
                 problems: Problems.passkeyVerification
                     + Problems.auth(.passkeyDisabled, .challengeInvalid, .reauthenticationFailed)),
-            transport: transport, access: access, rotating: false, rateClass: .auth
+            transport: transport, access: access, rotating: false, rateClass: .auth, commits: true
         ) { request, auth in
             let body = try FinalizeBody(request, buildingCredential: true)
             let at = try passkeys.finishReauthentication(

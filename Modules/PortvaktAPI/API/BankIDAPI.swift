@@ -90,7 +90,8 @@ public struct BankIDAPI: Sendable {
             }
             return response
         }
-        router.add(
+        // A poll that finds the order complete commits the journey's outcome (a session, a link).
+        router.addBlocking(
             .GET, "/v1/bankid/orders/{orderId}",
             rateClass: .standard,
             summary: "A BankID order's status, message, QR code and, once complete, its result",

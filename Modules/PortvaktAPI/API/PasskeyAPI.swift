@@ -65,7 +65,7 @@ public struct PasskeyAPI: Sendable {
     /// Adds the routes to `router`. The four ceremony routes are in the `auth` rate class, so
     /// issuing challenges is limited per client address.
     public func register(on router: inout Router) {
-        router.add(
+        router.addBlocking(
             .POST, "/v1/passkeys/registration/initialize", rateClass: .auth,
             summary: "Creation options: a new passkey for the signed-in user, or a new account",
             contract: RouteContract(
@@ -85,7 +85,7 @@ public struct PasskeyAPI: Sendable {
                         enrollmentToken: body.enrollmentToken, conditional: body.mediation == .conditional),
                     by: registrant(request)))
         }
-        router.add(
+        router.addBlocking(
             .POST, "/v1/passkeys/registration/finalize", rateClass: .auth,
             summary: "Verify a RegistrationResponseJSON; a session when the account is new",
             contract: RouteContract(
@@ -174,7 +174,7 @@ public struct PasskeyAPI: Sendable {
             contract: RouteContract(
                 body: .json(RenameBody.self), responses: [.json(PasskeyView.self)],
                 problems: Problems.auth(.passkeyNotFound, .invalidPasskeyName)),
-            transport: transport, access: access
+            transport: transport, access: access, commits: true
         ) { request, auth in
             let body = try request.decodeJSON(RenameBody.self)
             let renamed = try passkeys.renamePasskey(
@@ -189,7 +189,7 @@ public struct PasskeyAPI: Sendable {
             contract: RouteContract(
                 responses: [.json(SignalsResponse.self, "The passkeys left, for the Signal API")],
                 problems: Problems.auth(.passkeyNotFound, .lastPasskey, .reauthenticationRequired)),
-            transport: transport, access: access
+            transport: transport, access: access, commits: true
         ) { request, auth in
             let left = try passkeys.deletePasskey(
                 try access.recentlyAuthenticated(auth.signedIn),

@@ -55,7 +55,7 @@ public struct PublicAPI: Sendable {
         router.addSignedIn(
             .POST, "/v1/logout", summary: "End the current session",
             contract: RouteContract(responses: [.noContent]), transport: transport, access: access,
-            rotating: false
+            rotating: false, commits: true
         ) { request, auth in
             try access.logout(auth.signedIn, context: request.clientContext)
             var response = HTTPResponse.noContent
@@ -77,7 +77,7 @@ public struct PublicAPI: Sendable {
             .DELETE, "/v1/me/sessions/{id}", summary: "End one of the signed-in user's sessions",
             contract: RouteContract(
                 responses: [.noContent], problems: Problems.sessionNotFound),
-            transport: transport, access: access
+            transport: transport, access: access, commits: true
         ) { request, auth in
             let id = request.pathParameters["id"] ?? ""
             try access.revoke(sessionID: id, of: auth.signedIn, context: request.clientContext)

@@ -18,7 +18,7 @@ public struct ReviewAPI: Sendable {
 
     /// Adds the route, in the `auth` rate class (per client IP) like every other login.
     public func register(on router: inout Router) {
-        router.add(
+        router.addBlocking(
             .POST, "/v1/review/login", rateClass: .auth,
             summary: "The app-store reviewer's sign-in to the sandboxed review account (when enabled)",
             contract: RouteContract(

@@ -168,17 +168,20 @@ extension Router {
     /// Registers a route for signed-in requests: the handler gets the authenticated request, and
     /// the response (an error's too) carries the rotated token when the request's was rotated.
     /// The contract gets the session's security and problems.
-    /// - Parameter rateClass: the route's rate-limit class; the default one unless it costs more.
+    /// - Parameters:
+    ///   - rateClass: the route's rate-limit class; the default one unless it costs more.
+    ///   - commits: whether the handler commits a write (`Router.addBlocking`): true for every
+    ///     route that changes something, so a worker of a pool never waits for a commit.
     mutating func addSignedIn(
         _ method: HTTPMethod, _ pattern: String, summary: String, contract: RouteContract,
         transport: SessionTransport, access: AccountSessionService, rotating: Bool = true,
-        rateClass: RateClass = .standard,
+        rateClass: RateClass = .standard, commits: Bool = false,
         handler: @escaping @Sendable (HTTPRequest, AuthenticatedRequest) throws -> HTTPResponse
     ) {
         var contract = contract
         contract.security = .session
         contract.problems = Problems.signedIn(method) + contract.problems
-        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract) { request in
+        let route: HTTPHandler = { request in
             let authenticated = try transport.signedIn(request, access: access, rotating: rotating)
             let headers = transport.rotationHeaders(for: authenticated)
             var response: HTTPResponse
@@ -191,6 +194,12 @@ extension Router {
             }
             for (name, value) in headers { response.headers.add(name, value) }
             return response
+        }
+        if commits {
+            addBlocking(
+                method, pattern, rateClass: rateClass, summary: summary, contract: contract, handler: route)
+        } else {
+            add(method, pattern, rateClass: rateClass, summary: summary, contract: contract, handler: route)
         }
     }
 }
