@@ -34,11 +34,12 @@ final class BenchConnection {
         try send("GET", path, body: [], headers: headers)
     }
 
-    private func send(_ method: String, _ path: String, body: [UInt8], headers: [(String, String)]) throws
+    /// Sends `method path` with a JSON body (sent with a Content-Length unless the method is GET).
+    func send(_ method: String, _ path: String, body: [UInt8], headers: [(String, String)]) throws
         -> Response
     {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
-        if method == "POST" { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        if method != "GET" { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
         let request = Array(head.utf8) + body

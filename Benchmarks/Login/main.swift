@@ -7,6 +7,10 @@
 //            fresh database) → logins/s, p50, p99, p99.9, the fewest logins any client completed
 //            over the most (how evenly the server shares itself), and the server's CPU per login
 //            beside the cost of one raw verify (their ratio: what the server spends on everything else)
+//   mixed:   the 64-client main run again with 8 more clients (--writers N) that each sign in,
+//            rename their user and log out in a loop, so that writes other than a sign-in's commit
+//            beside the logins measured → the logins' p99 and those writes' rate and p99. Every
+//            main and mixed run is made with the shipped threading and with a thread per connection.
 //   pg1/pg2: the 64-client main run again, right after it, on PostgreSQL (the server PORTVAKT_TEST_POSTGRES_URL
 //            names): one and then two `portvakt serve` instances on one database, client i on
 //            instance i % N; the users are seeded through the store. Besides the servers' CPU per
@@ -24,8 +28,8 @@
 //            whose receiver never answers, in 5 alternating windows; the median of each side's
 //            window p99s (target: p99 within 1.2x: delivery never holds a request)
 //
-// Usage: bench-login --binary PATH [--seconds N] [--main-only | --sides-only] [--threads N] [--clients N[,N…]]
-//                    [--postgres-pid PID] [--no-postgresql | --postgresql-only]
+// Usage: bench-login --binary PATH [--seconds N] [--main-only | --sides-only] [--threads N | --per-connection] [--clients N[,N…]]
+//                    [--writers N] [--postgres-pid PID] [--no-postgresql | --postgresql-only]
 //        bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE]
 // Prints name=value:unit pairs for record.py.
 //
@@ -56,9 +60,28 @@ var mainOnly = false
 /// Only the side comparisons (1k/1M passkeys, slow BankID, hanging webhook receiver), for
 /// repeating them: the main runs and PostgreSQL's are skipped.
 var sidesOnly = false
-/// A pool of this many HTTP threads (`http.threading` "pool"); nil keeps the shipped default,
-/// a thread per connection.
-var threads: Int?
+/// How the servers spread connections over threads.
+enum ServerThreading {
+    /// `http.threading` "pool" with this many workers.
+    case pool(Int)
+    /// `http.threading` "perConnection".
+    case perConnection
+
+    /// The keys of the `http` section that choose it.
+    var configuration: String {
+        switch self {
+        case .pool(let workers): #""threading": "pool", "threads": \#(workers), "#
+        case .perConnection: #""threading": "perConnection", "#
+        }
+    }
+}
+/// `--threads N` (a pool of N) or `--per-connection`; nil keeps the shipped default for the
+/// storage engine (a pool of one worker per core on SQLite, a thread per connection on PostgreSQL).
+var threading: ServerThreading?
+/// Clients of the mixed run (`--writers N`, 0 for none) that sign in, rename their user
+/// (`PATCH /v1/me`) and log out, in a loop: writes that are not a sign-in's, beside the logins
+/// measured (`*_mixed_*`).
+var otherWriters = 8
 /// Concurrent clients of each main run, in order (issue 17's figures are 16 and 64); the last is
 /// also the PostgreSQL runs' and the fixed workload's.
 var mainClientCounts = [16, 64]
@@ -76,8 +99,8 @@ var callgrindOutput: String?
 /// Where `strace -c` writes its count of the server's system calls during the fixed logins.
 var straceOutput: String?
 let usage = """
-    usage: bench-login --binary PATH [--seconds N] [--main-only | --sides-only] [--threads N] [--clients N[,N…]]
-                       [--postgres-pid PID] [--no-postgresql | --postgresql-only]
+    usage: bench-login --binary PATH [--seconds N] [--main-only | --sides-only] [--threads N | --per-connection] [--clients N[,N…]]
+                       [--writers N] [--postgres-pid PID] [--no-postgresql | --postgresql-only]
            bench-login --binary PATH --logins N [--warmup M] [--clients N] [--callgrind FILE | --strace FILE]
     The PostgreSQL runs need PORTVAKT_TEST_POSTGRES_URL (Benchmarks/login.sh starts a cluster and sets it).
 
@@ -91,7 +114,9 @@ while let argument = arguments.next() {
         // The PostgreSQL runs are main runs.
         sidesOnly = true
         postgreSQLRuns = false
-    case "--threads": threads = arguments.next().flatMap(Int.init)
+    case "--threads": threading = arguments.next().flatMap(Int.init).map(ServerThreading.pool)
+    case "--per-connection": threading = .perConnection
+    case "--writers": otherWriters = arguments.next().flatMap(Int.init) ?? 0
     case "--clients":
         mainClientCounts = arguments.next()?.split(separator: ",").map { Int($0) ?? 0 } ?? []
     case "--postgres-pid": postmaster = arguments.next().flatMap(Int32.init)
@@ -251,7 +276,8 @@ struct ServerDatabase {
 /// Starts `portvakt serve` on `port` over `directory`, on SQLite there or on `postgreSQL` (with
 /// the pool at its default size); returns the process.
 func startServer(
-    port: Int, directory: String, threads: Int?, postgreSQL: ServerDatabase? = nil, startTimeout: Double = 20,
+    port: Int, directory: String, threading: ServerThreading?, postgreSQL: ServerDatabase? = nil,
+    startTimeout: Double = 20,
     webhook: WebhookReceiver? = nil
 ) throws -> PortvaktProcess {
     var storage = ""
@@ -280,7 +306,7 @@ func startServer(
     // Every client is on 127.0.0.1: the per-address cap must not be what the run measures.
     let config = """
         {"publicURL": "http://localhost:\(port)", "listen": {"public": {"port": \(port)}, "admin": {"port": 0}},
-         "http": {\(threads.map { #""threading": "pool", "threads": \#($0), "# } ?? "")"perAddressConnectionLimit": 1024}, \(storage) \(webhooks)
+         "http": {\(threading?.configuration ?? "")"perAddressConnectionLimit": 1024}, \(storage) \(webhooks)
          "rateLimits": {"auth": {"burst": 100000, "perSecond": 100000},
                         "bankid": {"burst": 100000, "perSecond": 100000},
                         "default": {"burst": 100000, "perSecond": 100000}},
@@ -319,15 +345,28 @@ func login(
 /// Runs `clients` threads logging in for `seconds`, client i against the server on
 /// `ports[i % ports.count]`; returns (logins per second, latencies in µs, the fewest logins any
 /// client completed over the most: 1 when the server shares itself evenly between its clients).
-func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seconds: Double) -> (
-    rate: Double, latencies: [Double], fairness: Double
-) {
+func measure(
+    ports: [Int], credentials: [SoftwareCredential], clients: Int, seconds: Double, writers: Int = 0
+) -> (rate: Double, latencies: [Double], fairness: Double, writes: [Double]) {
     /// Each client's latencies, appended as it finishes.
     let perClient = Mutex<[[Double]]>([])
     let failures = Atomic<Int>(0)
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
     let start = DispatchTime.now().uptimeNanoseconds
     let group = DispatchGroup()
+    let writes = Mutex<[Double]>([])
+    for writerIndex in 0..<writers {
+        group.enter()
+        Thread {
+            defer { group.leave() }
+            let port = ports[writerIndex % ports.count]
+            let mine = otherWrites(
+                port: port, credentials: credentials, first: credentials.count / 2 + writerIndex,
+                step: writers,
+                until: deadline, failures: failures)
+            writes.withLock { $0 += mine }
+        }.start()
+    }
     for clientIndex in 0..<clients {
         group.enter()
         let thread = Thread {
@@ -368,7 +407,56 @@ func measure(ports: [Int], credentials: [SoftwareCredential], clients: Int, seco
     }
     let counts = clientLatencies.map(\.count)
     let fairness = Double(counts.min() ?? 0) / Double(max(1, counts.max() ?? 0))
-    return (Double(all.count) / elapsed, all.sorted(), fairness)
+    return (Double(all.count) / elapsed, all.sorted(), fairness, writes.withLock { $0 }.sorted())
+}
+
+/// One writer of `measure`: until `deadline`, signs in as its users in turn (from `first`, every
+/// `step`-th), renames the user and logs out; returns the rename's and the logout's latencies (µs).
+func otherWrites(
+    port: Int, credentials: [SoftwareCredential], first: Int, step: Int, until deadline: UInt64,
+    failures: borrowing Atomic<Int>
+) -> [Double] {
+    let origin = "http://localhost:\(port)"
+    let connection = BenchConnection(port: port)
+    let authenticator = SoftwareAuthenticator()
+    var latencies: [Double] = []
+    var next = first
+    var failed = 0
+    func timed(_ method: String, _ path: String, _ body: String, token: String, expect: Int) -> Bool {
+        let began = DispatchTime.now().uptimeNanoseconds
+        guard
+            let response = try? connection.send(
+                method, path, body: Array(body.utf8), headers: [("Authorization", "Bearer \(token)")]),
+            response.status == expect
+        else {
+            if failed == 0 {
+                FileHandle.standardError.write(Data("bench-login: \(method) \(path) failed\n".utf8))
+            }
+            failed += 1
+            return false
+        }
+        latencies.append(Double(DispatchTime.now().uptimeNanoseconds - began) / 1000)
+        return true
+    }
+    defer { failures.add(failed, ordering: .relaxed) }
+    while DispatchTime.now().uptimeNanoseconds < deadline {
+        let credential = credentials[next % credentials.count]
+        next += step
+        guard
+            let token = try? signIn(
+                connection, origin: origin, credential: credential, authenticator: authenticator,
+                replacing: nil)
+        else {
+            failed += 1
+            continue
+        }
+        guard timed("PATCH", "/v1/me", #"{"displayName":"Writer \#(next)"}"#, token: token, expect: 200)
+        else {
+            continue
+        }
+        _ = timed("POST", "/v1/logout", "", token: token, expect: 204)
+    }
+    return latencies
 }
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
@@ -434,6 +522,9 @@ struct RunFigures {
     var databaseCPUPerLogin: Double
     var clientCPUPerLogin: Double
     var seedSeconds: Double
+    /// The other writers' renames and logouts per second, and their latencies (µs, sorted).
+    var writeRate: Double
+    var writeLatencies: [Double]
 }
 
 /// A server the clients log in to, and its data directory (removed when the value goes).
@@ -447,7 +538,7 @@ struct RunningServer {
 /// under `postmaster` (when given) and the clients spend on them.
 func measure(
     _ servers: [RunningServer], credentials: [SoftwareCredential], clients: Int, seconds: Double,
-    postmaster: Int32?, seedSeconds: Double
+    postmaster: Int32?, seedSeconds: Double, writers: Int = 0
 ) -> RunFigures {
     let ports = servers.map(\.port)
     _ = measure(ports: ports, credentials: credentials, clients: clients, seconds: 1)
@@ -456,14 +547,15 @@ func measure(
     let serverBefore = serverCPU()
     let databaseBefore = databaseCPU()
     let clientBefore = ownCPUSeconds()
-    let (rate, latencies, fairness) = measure(
-        ports: ports, credentials: credentials, clients: clients, seconds: seconds)
+    let (rate, latencies, fairness, writes) = measure(
+        ports: ports, credentials: credentials, clients: clients, seconds: seconds, writers: writers)
     let logins = max(1, Double(latencies.count))
     return RunFigures(
         rate: rate, latencies: latencies, fairness: fairness,
         serverCPUPerLogin: (serverCPU() - serverBefore) / logins * 1e6,
         databaseCPUPerLogin: (databaseCPU() - databaseBefore) / logins * 1e6,
-        clientCPUPerLogin: (ownCPUSeconds() - clientBefore) / logins * 1e6, seedSeconds: seedSeconds)
+        clientCPUPerLogin: (ownCPUSeconds() - clientBefore) / logins * 1e6, seedSeconds: seedSeconds,
+        writeRate: Double(writes.count) / seconds, writeLatencies: writes)
 }
 
 /// Stops a server and waits for it (bounded: `wait` kills one that outlives its timeout).
@@ -480,23 +572,26 @@ func stop(_ server: RunningServer) {
 /// A server on a fresh SQLite data directory seeded with `realUsers` (and `filler` passkeys of
 /// nobody's), sending its events to `webhook` when given.
 func startSQLiteServer(
-    realUsers: Int, filler: Int = 0, prefix: String = "portvakt-bench-login", threads: Int?,
+    realUsers: Int, filler: Int = 0, prefix: String = "portvakt-bench-login", threading: ServerThreading?,
     webhook: WebhookReceiver? = nil
 ) throws -> (server: RunningServer, credentials: [SoftwareCredential], seedSeconds: Double) {
     let directory = try TemporaryDirectory(prefix: prefix)
     let (credentials, seedSeconds) = try prepare(realUsers: realUsers, filler: filler, in: directory.path)
     let port = freePort()
-    let process = try startServer(port: port, directory: directory.path, threads: threads, webhook: webhook)
+    let process = try startServer(
+        port: port, directory: directory.path, threading: threading, webhook: webhook)
     return (RunningServer(process: process, port: port, directory: directory), credentials, seedSeconds)
 }
 
 /// One full run on a fresh database: prepare, serve, warm up, measure, stop.
-func run(realUsers: Int, clients: Int, seconds: Double, threads: Int?) throws -> RunFigures {
-    let (server, credentials, seedSeconds) = try startSQLiteServer(realUsers: realUsers, threads: threads)
+func run(realUsers: Int, clients: Int, seconds: Double, threading: ServerThreading?, writers: Int) throws
+    -> RunFigures
+{
+    let (server, credentials, seedSeconds) = try startSQLiteServer(realUsers: realUsers, threading: threading)
     defer { stop(server) }
     return measure(
         [server], credentials: credentials, clients: clients, seconds: seconds, postmaster: nil,
-        seedSeconds: seedSeconds)
+        seedSeconds: seedSeconds, writers: writers)
 }
 
 /// The clients of every side comparison (1k/1M passkeys, slow BankID, hanging webhook receiver).
@@ -525,13 +620,13 @@ func alternating<T>(rounds: Int, _ first: () throws -> T, _ second: () throws ->
 /// Passkey login latency as the credential table grows: two servers with the same 1,000 real users,
 /// one with no other passkey and one with 999,000 filler passkeys besides, measured in `rounds`
 /// alternating windows. Returns each server's per-window (p50, p99) in µs, in round order.
-func growthRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
+func growthRun(seconds: Double, threading: ServerThreading?, rounds: Int = 5) throws -> (
     small: [(p50: Double, p99: Double)], large: [(p50: Double, p99: Double)]
 ) {
-    let (small, smallCredentials, _) = try startSQLiteServer(realUsers: 1_000, threads: threads)
+    let (small, smallCredentials, _) = try startSQLiteServer(realUsers: 1_000, threading: threading)
     defer { stop(small) }
     let (large, largeCredentials, _) = try startSQLiteServer(
-        realUsers: 1_000, filler: 999_000, threads: threads)
+        realUsers: 1_000, filler: 999_000, threading: threading)
     defer { stop(large) }
     func window(_ server: RunningServer, _ credentials: [SoftwareCredential], _ seconds: Double) -> (
         p50: Double, p99: Double
@@ -551,7 +646,7 @@ func growthRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
 /// The main run on PostgreSQL: a fresh database seeded through the store, `instances` servers on
 /// it (each with a data directory of its own), the clients spread over them.
 func postgreSQLRun(
-    instances: Int, users: Int, clients: Int, seconds: Double, threads: Int?, postmaster: Int32?
+    instances: Int, users: Int, clients: Int, seconds: Double, threading: ServerThreading?, postmaster: Int32?
 ) throws -> RunFigures {
     // Dropped (with any connection still open to it) when the value goes.
     let database = try PostgreSQLTestDatabase()
@@ -566,7 +661,7 @@ func postgreSQLRun(
         let directory = try TemporaryDirectory(prefix: "portvakt-bench-login-pg")
         let port = freePort()
         let process = try startServer(
-            port: port, directory: directory.path, threads: threads,
+            port: port, directory: directory.path, threading: threading,
             postgreSQL: ServerDatabase(database: database, applicationName: "portvakt-bench-\(instance)"))
         servers.append(RunningServer(process: process, port: port, directory: directory))
     }
@@ -581,14 +676,14 @@ func postgreSQLRun(
 /// orders are polled, each about every 2 s. The pollers run only in the loaded server's windows
 /// (its collects stay in flight throughout), so the quiet windows see a machine without the poll
 /// load. Returns (quiet, loaded) per-window p99s in µs, in round order.
-func slowBankIDRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
+func slowBankIDRun(seconds: Double, threading: ServerThreading?, rounds: Int = 5) throws -> (
     quiet: [Double], loaded: [Double]
 ) {
     let (quiet, quietCredentials, _) = try startSQLiteServer(
-        realUsers: 1_000, prefix: "portvakt-bench-bankid-quiet", threads: threads)
+        realUsers: 1_000, prefix: "portvakt-bench-bankid-quiet", threading: threading)
     defer { stop(quiet) }
     let (loaded, credentials, _) = try startSQLiteServer(
-        realUsers: 1_000, prefix: "portvakt-bench-bankid-load", threads: threads)
+        realUsers: 1_000, prefix: "portvakt-bench-bankid-load", threading: threading)
     defer { stop(loaded) }
     let port = loaded.port
     _ = sideWindow(quiet, quietCredentials, seconds: 1)
@@ -753,7 +848,7 @@ final class WebhookReceiver: @unchecked Sendable {
 /// session it came with ends that session: `session.revoked`), running only in its server's
 /// windows. Returns (healthy, hanging) per-window p99s in µs and the events still pending at the
 /// hanging server at the end (proof it hung).
-func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
+func slowWebhookRun(seconds: Double, threading: ServerThreading?, rounds: Int = 5) throws -> (
     healthy: [Double], hanging: [Double], pendingWhileHanging: Int
 ) {
     /// One server with its receiver and its side loop, which makes events while `active`.
@@ -766,10 +861,10 @@ func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
         let made = Atomic<Int>(0)
         let loop = DispatchGroup()
 
-        init(hanging: Bool, threads: Int?) throws {
+        init(hanging: Bool, threading: ServerThreading?) throws {
             receiver = try WebhookReceiver(hanging: hanging)
             (server, credentials, _) = try startSQLiteServer(
-                realUsers: 1_000, prefix: "portvakt-bench-webhooks", threads: threads, webhook: receiver)
+                realUsers: 1_000, prefix: "portvakt-bench-webhooks", threading: threading, webhook: receiver)
             let port = server.port
             loop.enter()
             Thread { [self] in
@@ -811,9 +906,9 @@ func slowWebhookRun(seconds: Double, threads: Int?, rounds: Int = 5) throws -> (
             stop(server)
         }
     }
-    let healthy = try Side(hanging: false, threads: threads)
+    let healthy = try Side(hanging: false, threading: threading)
     defer { healthy.close() }
-    let hanging = try Side(hanging: true, threads: threads)
+    let hanging = try Side(hanging: true, threading: threading)
     defer { hanging.close() }
     _ = healthy.window(seconds: 1)
     _ = hanging.window(seconds: 1)
@@ -922,7 +1017,8 @@ func runTool(_ command: [String]) throws {
 /// names its output file, or with `strace -c` attached to every thread of the server around them
 /// when `strace` does. Returns the number of failed logins.
 func fixedRun(
-    binary: String, count: Int, warmup: Int, clients: Int, threads: Int?, callgrind: String?, strace: String?
+    binary: String, count: Int, warmup: Int, clients: Int, threading: ServerThreading?, callgrind: String?,
+    strace: String?
 ) throws -> Int {
     let directory = try TemporaryDirectory(prefix: "portvakt-bench-login-fixed")
     let credentials = try prepare(realUsers: 10_000, filler: 0, in: directory.path).credentials
@@ -941,7 +1037,8 @@ func fixedRun(
     }
     let port = freePort()
     let server = try startServer(
-        port: port, directory: directory.path, threads: threads, startTimeout: callgrind == nil ? 20 : 600)
+        port: port, directory: directory.path, threading: threading, startTimeout: callgrind == nil ? 20 : 600
+    )
     defer { stop(server) }
     var failed = logins(warmup, port: port, credentials: credentials, clients: clients, firstUser: 0)
     let pid = String(server.pid)
@@ -981,7 +1078,7 @@ func attachStrace(to pid: Int32, output: String) throws -> Process {
 
 if let fixedLogins {
     let failed = try fixedRun(
-        binary: binary, count: fixedLogins, warmup: warmupLogins, clients: mainClients, threads: threads,
+        binary: binary, count: fixedLogins, warmup: warmupLogins, clients: mainClients, threading: threading,
         callgrind: callgrindOutput, strace: straceOutput)
     if failed > 0 {
         FileHandle.standardError.write(Data("bench-login: \(failed) logins failed\n".utf8))
@@ -1018,26 +1115,47 @@ if sqliteRuns, !sidesOnly {
     // The machine's speed drifts within a run (a shared virtual machine), so each main run's ratio
     // divides by the raw cost measured right before and right after it, not by the first figure.
     var rawBefore = rawRate
-    // The shipped threading (or --threads'), then, unless --threads chose one, a pool of one
-    // worker per core, where a sign-in's commit suspends its request instead of holding a worker
-    // (Docs/configuration.md, `http.threading`): login.c16_*, login.c64_*, login.c16_pool_*, ….
-    let threadings =
-        threads == nil
-        ? [(nil as Int?, ""), (ProcessInfo.processInfo.activeProcessorCount, "_pool")] : [(threads, "")]
-    for (runThreads, suffix) in threadings {
-        for clients in mainClientCounts {
-            let main = try run(realUsers: 10_000, clients: clients, seconds: seconds, threads: runThreads)
+    // The shipped threading (or the one chosen), then, unless one was chosen, a thread per
+    // connection for comparison (Docs/configuration.md, `http.threading`): login.c16_*,
+    // login.c64_*, login.c16_per_connection_*, …. Each also once more at the last client count with
+    // `otherWriters` clients beside the measured ones whose renames and logouts commit too
+    // (login.c64_mixed_*, login.c64_mixed_per_connection_*).
+    let threadings: [(ServerThreading?, String)] =
+        threading == nil ? [(nil, ""), (.perConnection, "_per_connection")] : [(threading, "")]
+    for (runThreading, suffix) in threadings {
+        let runs =
+            mainClientCounts.map { (clients: $0, writers: 0, name: "login.c\($0)\(suffix)") }
+            + (otherWriters > 0
+                ? [
+                    (
+                        clients: mainClients, writers: otherWriters,
+                        name: "login.c\(mainClients)_mixed\(suffix)"
+                    )
+                ] : [])
+        for (clients, writers, name) in runs {
+            let main = try run(
+                realUsers: 10_000, clients: clients, seconds: seconds, threading: runThreading,
+                writers: writers)
             let rawAfter = measureRawRate()
             let runRawRate = (rawBefore + rawAfter) / 2
             let runVerifyMicroseconds = 1e6 / runRawRate
             rawBefore = rawAfter
-            let name = "login.c\(clients)\(suffix)"
             figures += [
                 "\(name)_logins_per_second=\(Int(main.rate)):logins/s",
                 "\(name)_p50=\(milliseconds(percentile(main.latencies, 0.5))):ms",
                 "\(name)_p99=\(milliseconds(percentile(main.latencies, 0.99))):ms",
                 "\(name)_p999=\(milliseconds(percentile(main.latencies, 0.999))):ms",
                 "\(name)_fewest_to_most_logins_per_client=\(String(format: "%.2f", main.fairness)):x",
+            ]
+            if writers > 0 {
+                // The server's CPU then also pays for the writers' work: no per-login figures.
+                figures += [
+                    "\(name)_other_writes_per_second=\(Int(main.writeRate)):writes/s",
+                    "\(name)_other_write_p99=\(milliseconds(percentile(main.writeLatencies, 0.99))):ms",
+                ]
+                continue
+            }
+            figures += [
                 "\(name)_share_of_raw=\(String(format: "%.1f", 100 * main.rate / runRawRate)):%",
                 "\(name)_server_cpu_per_login=\(Int(main.serverCPUPerLogin)):µs",
                 "\(name)_raw_p256_verify_cost=\(String(format: "%.1f", runVerifyMicroseconds)):µs",
@@ -1052,7 +1170,7 @@ if sqliteRuns, !sidesOnly {
 if postgreSQLRuns {
     for instances in [1, 2] {
         let pg = try postgreSQLRun(
-            instances: instances, users: 10_000, clients: mainClients, seconds: seconds, threads: threads,
+            instances: instances, users: 10_000, clients: mainClients, seconds: seconds, threading: threading,
             postmaster: postmaster)
         let name = "login.pg\(instances)"
         figures += [
@@ -1067,12 +1185,12 @@ if postgreSQLRuns {
     }
 }
 if sqliteRuns, !mainOnly {
-    let growth = try growthRun(seconds: seconds, threads: threads)
+    let growth = try growthRun(seconds: seconds, threading: threading)
     let (smallP50, smallP99) = (median(growth.small.map(\.p50)), median(growth.small.map(\.p99)))
     let (largeP50, largeP99) = (median(growth.large.map(\.p50)), median(growth.large.map(\.p99)))
-    let (quiet, busy) = try slowBankIDRun(seconds: seconds, threads: threads)
+    let (quiet, busy) = try slowBankIDRun(seconds: seconds, threading: threading)
     let (quietP99, busyP99) = (median(quiet), median(busy))
-    let (healthy, hanging, pending) = try slowWebhookRun(seconds: seconds, threads: threads)
+    let (healthy, hanging, pending) = try slowWebhookRun(seconds: seconds, threading: threading)
     let (healthyP99, hangingP99) = (median(healthy), median(hanging))
     figures += [
         "login.p50_1k_passkeys=\(milliseconds(smallP50)):ms",

@@ -64,7 +64,8 @@ struct ConfigurationDefaultTests {
         #expect(
             c.http
                 == .init(
-                    threading: .perConnection, threads: 4, connectionTimeoutSeconds: 30,
+                    threading: .pool, threads: PortvaktConfiguration.HTTPSettings.oneThreadPerCore,
+                    connectionTimeoutSeconds: 30,
                     connectionLimit: 1024,
                     maxBodyBytes: 65536,
                     maxTrackedClients: 100_000, trustedProxies: [],
@@ -398,28 +399,51 @@ struct ConfigurationValueTests {
         #expect(found.first?.code == .conflict)
     }
 
-    @Test(
-        "http.threads sizes only a pool: with a thread per connection (the default) it is a conflict, not ignored"
-    )
+    @Test("http.threading: a pool of one worker per core on SQLite, a thread per connection on PostgreSQL")
+    func threadingFollowsTheEngine() throws {
+        let sqlite = try parse("{}")
+        #expect(sqlite.http.threading == .pool)
+        #expect(sqlite.http.threads == Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        #expect(try parse(#"{"http": {"threads": 8}}"#).http.threads == 8)
+        let postgresql = try parse(
+            #"{"storage": {"engine": "postgresql", "postgresql": {"host": "db.internal", "database": "portvakt", "user": "portvakt"}}}"#
+        )
+        #expect(postgresql.http.threading == .perConnection)
+        // Written, either choice holds on either engine.
+        #expect(try parse(#"{"http": {"threading": "perConnection"}}"#).http.threading == .perConnection)
+        let pooled = try parse(
+            #"{"http": {"threading": "pool", "threads": 3}, "storage": {"engine": "postgresql", "postgresql": {"host": "db.internal", "database": "portvakt", "user": "portvakt"}}}"#
+        )
+        #expect(pooled.http.threading == .pool && pooled.http.threads == 3)
+    }
+
+    @Test("http.threads sizes only a pool: with a thread per connection it is a conflict, not ignored")
     func threadsWithoutPool() throws {
+        let onPostgreSQL =
+            #""storage": {"engine": "postgresql", "postgresql": {"host": "db.internal", "database": "portvakt", "user": "portvakt"}}"#
         for document in [
-            #"{"http": {"threads": 8}}"#, #"{"http": {"threading": "perConnection", "threads": 8}}"#,
+            #"{"http": {"threads": 8}, \#(onPostgreSQL)}"#,
+            #"{"http": {"threading": "perConnection", "threads": 8}}"#,
         ] {
             let found = issues(document)
             #expect(found.map(\.path) == ["http.threads"], "\(document)")
             #expect(found.first?.code == .conflict)
             #expect(found.first?.description.contains(#"set threading to "pool""#) == true)
         }
+        #expect(
+            issues(#"{"http": {"threads": 8}, \#(onPostgreSQL)}"#).first?.description.contains(
+                "the default with PostgreSQL storage") == true)
         let pool = try parse(#"{"http": {"threading": "pool", "threads": 8}}"#)
         #expect(pool.http.threads == 8)
         // The effective configuration shows threads only where it applies, and reads back as is.
-        let perConnection = try parse("{}")
+        let perConnection = try parse(#"{"http": {"threading": "perConnection"}}"#)
         let shown = try #require(
             JSONSerialization.jsonObject(with: Data(perConnection.effectiveJSON().utf8)) as? [String: Any])
         let http = try #require(shown["http"] as? [String: Any])
         #expect(http["threading"] as? String == "perConnection" && http["threads"] == nil)
         #expect(try parse(perConnection.effectiveJSON()) == perConnection)
         #expect(try parse(pool.effectiveJSON()) == pool)
+        #expect(try parse(parse("{}").effectiveJSON()) == parse("{}"))
         #expect(
             singleIssue(#"{"http": {"threading": "threadPool"}}"#)
                 == #"http.threading: expected one of "perConnection", "pool", got "threadPool""#)

@@ -150,15 +150,17 @@ extension PortvaktConfiguration {
         }
         // Dependent defaults follow the values actually in force, including the override above.
         let secure = Self.isHTTPS(publicURL)
+        let listen = r.section("listen") { ListenSettings(reading: $0) }
+        let storage = r.section("storage") {
+            StorageSettings(reading: $0, dataDirectory: dataDirectory, environment: environment)
+        }
         self.init(
             publicURL: publicURL,
             dataDirectory: dataDirectory,
-            listen: r.section("listen") { ListenSettings(reading: $0) },
-            http: r.section("http") { HTTPSettings(reading: $0) },
+            listen: listen,
+            http: r.section("http") { HTTPSettings(reading: $0, engine: storage.engine) },
             rateLimits: r.section("rateLimits") { RateLimitSettings(reading: $0) },
-            storage: r.section("storage") {
-                StorageSettings(reading: $0, dataDirectory: dataDirectory, environment: environment)
-            },
+            storage: storage,
             sessions: r.section("sessions") {
                 SessionSettings(reading: $0, secure: secure, publicURLValid: r.log.allValid("publicURL"))
             },
@@ -229,19 +231,20 @@ extension PortvaktConfiguration.ListenSettings {
 }
 
 extension PortvaktConfiguration.HTTPSettings {
-    init(reading r: ConfigReader) {
+    init(reading r: ConfigReader, engine: PortvaktConfiguration.DatabaseEngine) {
         let defaults = Self()
-        let threading = r.choice("threading", default: defaults.threading)
+        let threading = r.choice("threading", default: Threading.default(for: engine))
         var threads = defaults.threads
         // A misspelt threading was reported already: then threads is only range-checked, not also
         // called a conflict with a threading nobody wrote.
         if threading == .pool || !r.log.allValid(r.keyPath("threading")) {
             threads = r.integer("threads", default: defaults.threads, in: 1...256)
         } else {
+            let chosen = r.contains("threading") ? "" : " (the default with PostgreSQL storage)"
             r.forbid(
                 "threads", code: .conflict,
                 message:
-                    "threads sizes the pool of http.threading \"pool\"; with \"\(threading.rawValue)\" every connection has its own thread: remove threads, or set threading to \"pool\""
+                    "threads sizes the pool of http.threading \"pool\"; with \"\(threading.rawValue)\"\(chosen) every connection has its own thread: remove threads, or set threading to \"pool\""
             )
         }
         self.init(

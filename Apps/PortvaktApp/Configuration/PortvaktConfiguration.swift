@@ -1,4 +1,5 @@
 public import CryptoCore
+import Glibc
 public import HTTPEngine
 public import PortvaktAPI
 
@@ -149,17 +150,31 @@ extension PortvaktConfiguration {
         /// How connections are spread over threads.
         public enum Threading: String, Sendable, CaseIterable {
             /// A thread of its own for every open connection (up to `connectionLimit`): a request
-            /// waiting for its commit holds up no other connection, and the kernel shares the CPU
-            /// fairly between clients.
+            /// waiting for storage holds up no other connection, whatever it waits for. The
+            /// default with PostgreSQL, where every query waits for the database server.
             case perConnection
-            /// `threads` threads, each polling a share of the connections and serving them one
-            /// request at a time: fewer threads for many idle keep-alive connections.
+            /// `threads` workers, each serving a share of the connections one request at a time;
+            /// a request that waits for a commit parks its connection and the worker serves the
+            /// others meanwhile. The default with SQLite, whose commits are what requests wait for.
             case pool
+
+            /// The threading loading a configuration chooses when none is written.
+            public static func `default`(for engine: DatabaseEngine) -> Threading {
+                switch engine {
+                case .sqlite: .pool
+                case .postgresql: .perConnection
+                }
+            }
         }
 
-        /// How connections are spread over threads (default `.perConnection`).
+        /// A pool's default size: one worker per core the process may run on.
+        public static var oneThreadPerCore: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+        /// How connections are spread over threads (when loaded, `Threading.default(for:)` the
+        /// storage engine).
         public var threading: Threading
-        /// Threads serving requests with `.pool` threading (1 to 256); not used otherwise.
+        /// Threads serving requests with `.pool` threading (1 to 256; one per core by default); not
+        /// used otherwise.
         public var threads: Int
         /// Seconds an idle connection is kept (1 to 3600).
         public var connectionTimeoutSeconds: Int
@@ -186,7 +201,7 @@ extension PortvaktConfiguration {
 
         /// Creates HTTP settings with the documented defaults.
         public init(
-            threading: Threading = .perConnection, threads: Int = 4, connectionTimeoutSeconds: Int = 30,
+            threading: Threading = .pool, threads: Int = oneThreadPerCore, connectionTimeoutSeconds: Int = 30,
             connectionLimit: Int = 1024,
             maxBodyBytes: Int = 65536, maxTrackedClients: Int = 100_000, trustedProxies: [String] = [],
             cors: CORSSettings = CORSSettings(), maxURIBytes: Int = 8192, maxHeaderBytes: Int = 16384,
