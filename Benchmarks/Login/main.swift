@@ -378,7 +378,8 @@ func measure(
             var mine: [Double] = []
             var next = clientIndex
             while DispatchTime.now().uptimeNanoseconds < deadline {
-                // Each client logs in as its own users, so no two clients race one credential.
+                // Each client logs in as its own users, so no two measured clients race one
+                // credential (the mixed run's writers may share one with them: a sign count of 0).
                 let credential = credentials[next % credentials.count]
                 next += clients
                 let began = DispatchTime.now().uptimeNanoseconds

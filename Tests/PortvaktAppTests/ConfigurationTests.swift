@@ -403,7 +403,7 @@ struct ConfigurationValueTests {
     func threadingFollowsTheEngine() throws {
         let sqlite = try parse("{}")
         #expect(sqlite.http.threading == .pool)
-        #expect(sqlite.http.threads == Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        #expect(sqlite.http.threads == ProcessInfo.processInfo.activeProcessorCount)
         #expect(try parse(#"{"http": {"threads": 8}}"#).http.threads == 8)
         let postgresql = try parse(
             #"{"storage": {"engine": "postgresql", "postgresql": {"host": "db.internal", "database": "portvakt", "user": "portvakt"}}}"#

@@ -1,5 +1,5 @@
 public import CryptoCore
-import Glibc
+import FoundationEssentials
 public import HTTPEngine
 public import PortvaktAPI
 
@@ -167,8 +167,9 @@ extension PortvaktConfiguration {
             }
         }
 
-        /// A pool's default size: one worker per core the process may run on.
-        public static var oneThreadPerCore: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+        /// A pool's default size: one worker per core the process may run on (its CPU affinity and
+        /// cgroup quota, as `ProcessInfo.activeProcessorCount` reads them).
+        public static var oneThreadPerCore: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
         /// How connections are spread over threads (when loaded, `Threading.default(for:)` the
         /// storage engine).
