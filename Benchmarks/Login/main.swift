@@ -404,7 +404,9 @@ func measure(
     let all = clientLatencies.flatMap { $0 }
     if failures.load(ordering: .relaxed) > 0 {
         FileHandle.standardError.write(
-            Data("bench-login: \(failures.load(ordering: .relaxed)) logins failed\n".utf8))
+            Data(
+                "bench-login: \(failures.load(ordering: .relaxed)) logins (or mixed-run writes) failed\n".utf8
+            ))
     }
     let counts = clientLatencies.map(\.count)
     let fairness = Double(counts.min() ?? 0) / Double(max(1, counts.max() ?? 0))
@@ -448,6 +450,9 @@ func otherWrites(
                 connection, origin: origin, credential: credential, authenticator: authenticator,
                 replacing: nil)
         else {
+            if failed == 0 {
+                FileHandle.standardError.write(Data("bench-login: a writer's sign-in failed\n".utf8))
+            }
             failed += 1
             continue
         }
