@@ -85,21 +85,42 @@ enum BlockingHandlerThreads {
 
     /// `handler(request)`, run on one of the threads.
     static func run(_ handler: @escaping HTTPHandler, _ request: HTTPRequest) async throws -> HTTPResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            submit { continuation.resume(with: Result { try handler(request) }) }
+        }
+    }
+
+    /// `handler(request)`, started on one of the threads as a task of its own, which runs there
+    /// until it first awaits something (a handler that threw `InlineExecutor.WouldBlock` on a
+    /// worker, run again). Not the calling task moved there: its resumption could still run on
+    /// the worker, were it resumed before it had suspended.
+    static func run(_ handler: @escaping AsyncHTTPHandler, _ request: HTTPRequest) async throws
+        -> HTTPResponse
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            submit {
+                Task(executorPreference: AsyncHandlerExecutor.shared) {
+                    do {
+                        continuation.resume(returning: try await handler(request))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `job` on one of the threads inside `InlineExecutor.drain(mayBlock: true)`.
+    private static func submit(_ job: @escaping @Sendable () -> Void) {
         let threads = started.withLock { threads in
             if let threads { return threads }
             let made = WorkerThreads<Void>(name: "http-blocking", threads: 4, makeWorker: {})
             threads = made
             return made
         }
-        return try await withCheckedThrowingContinuation { continuation in
-            let accepted = threads.submit { _ in
-                InlineExecutor.drain(mayBlock: true) {
-                    continuation.resume(with: Result { try handler(request) })
-                }
-            }
-            // The threads are never stopped and the queue has no bound.
-            precondition(accepted, "the blocking handlers' threads refused a job")
-        }
+        let accepted = threads.submit { _ in InlineExecutor.drain(mayBlock: true, job) }
+        // The threads are never stopped and the queue has no bound.
+        precondition(accepted, "the blocking handlers' threads refused a job")
     }
 }
 
@@ -431,12 +452,23 @@ final class ConnectionHandler: Sendable {
             refusal: context.refusal, startNanoseconds: context.startNanoseconds)
         context.body = []
         context.headers = HTTPHeaders()
-        switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {
-        case .now(let prepared): return queue(prepared, on: connection)
-        case .later(let work) where ownThreadPerConnection:
-            return queue(wait(for: work), on: connection)
-        case .later(let work): return suspend(connection, context: context, work: work)
+        if ownThreadPerConnection {
+            switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {
+            case .now(let prepared): return queue(prepared, on: connection)
+            case .later(let work): return queue(wait(for: work), on: connection)
+            }
         }
+        // A pool's worker serves many connections: everything it runs for this request, a
+        // synchronous handler too, runs where `InlineExecutor.currentThreadMayBlock` is false, so
+        // code that would wait for a commit suspends, queues it unawaited or throws `WouldBlock`.
+        var result = MHD_Result.NO
+        InlineExecutor.drain(mayBlock: false) {
+            switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {
+            case .now(let prepared): result = queue(prepared, on: connection)
+            case .later(let work): result = suspend(connection, context: context, work: work)
+            }
+        }
+        return result
     }
 
     /// 414 or 431 when the request target or the header block is over its limit, else nil.

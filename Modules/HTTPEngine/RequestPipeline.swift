@@ -134,15 +134,28 @@ final class RequestPipeline: Sendable {
                 } else {
                     return .later(
                         deferred(
-                            match, method: method ?? .GET, incoming: incoming, client: client,
+                            match, handler: match.route.asyncHandler ?? { _ in throw HTTPError.internal() },
+                            method: method ?? .GET, incoming: incoming, client: client,
                             requestID: requestID, corsOrigin: corsOrigin, closeConnection: closeConnection))
                 }
             case .matched(let match):
                 routePattern = match.route.description.pattern
-                response = invoke(
-                    match, method: method ?? .GET, incoming: incoming, clientAddress: clientAddress,
-                    client: client,
-                    requestID: requestID)
+                guard
+                    let answered = invoke(
+                        match, method: method ?? .GET, incoming: incoming, clientAddress: clientAddress,
+                        client: client,
+                        requestID: requestID)
+                else {
+                    // The handler was about to wait where it must not: it runs once more on a
+                    // thread that may, as an `addBlocking` route's would (rate limit already counted).
+                    let handler = match.route.handler
+                    return .later(
+                        deferred(
+                            match, handler: { try await BlockingHandlerThreads.run(handler, $0) },
+                            method: method ?? .GET, incoming: incoming, client: client, requestID: requestID,
+                            corsOrigin: corsOrigin, closeConnection: closeConnection))
+                }
+                response = answered
             case .methodNotAllowed(let allowed):
                 response = unrouted(
                     .methodNotAllowed(allowed: allowed), method: method, incoming: incoming,
@@ -178,11 +191,11 @@ final class RequestPipeline: Sendable {
 
     /// An async route's work: the handler, then the headers and the access log.
     private func deferred(
-        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest, client: String,
-        requestID: String, corsOrigin: String?, closeConnection: Bool
+        _ match: CompiledRouter.Match, handler: @escaping AsyncHTTPHandler, method: HTTPMethod,
+        incoming: IncomingRequest, client: String, requestID: String, corsOrigin: String?,
+        closeConnection: Bool
     ) -> @Sendable () async -> PreparedResponse {
         let route = match.route.description
-        let handler = match.route.asyncHandler ?? { _ in throw HTTPError.internal() }
         let request = HTTPRequest(
             method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
             body: incoming.body, peerAddress: incoming.peer.description, clientIP: client,
@@ -192,7 +205,13 @@ final class RequestPipeline: Sendable {
         return { [self] in
             let response: HTTPResponse
             do {
-                response = try await handler(request)
+                do {
+                    response = try await handler(request)
+                } catch is InlineExecutor.WouldBlock {
+                    // It was about to wait where it must not, before changing anything: once
+                    // more, from a thread that may wait.
+                    response = try await BlockingHandlerThreads.run(handler, request)
+                }
             } catch let error as any HTTPResponseError {
                 response = .error(error)
             } catch let failure as any DependencyFailure {
@@ -287,11 +306,13 @@ final class RequestPipeline: Sendable {
         token == "TRACE" || token == "CONNECT"
     }
 
+    /// A synchronous route's answer, after its rate limit; nil when its handler threw
+    /// `InlineExecutor.WouldBlock` (it is to run again where it may wait).
     private func invoke(
         _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest,
         clientAddress: IPAddress, client: String,
         requestID: String
-    ) -> HTTPResponse {
+    ) -> HTTPResponse? {
         let route = match.route.description
         if case .limited(let seconds) = limiter.check(routeClass: route.rateClass, client: clientAddress) {
             return .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
@@ -300,7 +321,16 @@ final class RequestPipeline: Sendable {
             method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
             body: incoming.body, peerAddress: incoming.peer.description, clientIP: client,
             requestID: requestID, pathParameters: match.parameters, route: route.pattern)
-        return run(route: route.pattern, requestID: requestID) { try match.route.handler(request) }
+        var wouldBlock = false
+        let response = run(route: route.pattern, requestID: requestID) {
+            do {
+                return try match.route.handler(request)
+            } catch is InlineExecutor.WouldBlock {
+                wouldBlock = true
+                return .noContent
+            }
+        }
+        return wouldBlock ? nil : response
     }
 
     /// Runs a synchronous handler: an `HTTPResponseError` becomes its problem, anything else a 500

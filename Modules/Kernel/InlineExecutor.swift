@@ -70,6 +70,13 @@ public final class InlineExecutor: TaskExecutor {
     /// suspend.
     public static var currentThreadMayBlock: Bool { currentScope?.mayBlock ?? true }
 
+    /// Thrown by code that is about to wait for others (a commit) where `currentThreadMayBlock` is
+    /// false, before it has changed anything: the HTTP engine then runs the whole request handler
+    /// again on a thread that may wait. For waits too rare to move the whole route off the worker.
+    public struct WouldBlock: Error {
+        public init() {}
+    }
+
     private static var currentScope: Scope? {
         guard let raw = pthread_getspecific(scopeKey) else { return nil }
         return Unmanaged<Scope>.fromOpaque(raw).takeUnretainedValue()

@@ -11,9 +11,7 @@ public protocol SessionRepository: Sendable {
     func session(tokenHash: [UInt8]) throws -> Session?
     /// The session with this public id; nil when none.
     func session(id: String) throws -> Session?
-    /// Records activity. A store may commit it after returning (and not report its failure) where
-    /// its caller must not wait: a lost record only leaves the stored time older, so the next use
-    /// records it again.
+    /// Records activity.
     func touchSession(id: String, at: Date) throws
     /// The user's sessions that are neither revoked nor past `now`'s absolute expiry, newest first.
     func sessions(userID: String, liveAt now: Date) throws -> [Session]

@@ -101,6 +101,9 @@ public struct SessionService: Sendable {
         case .idleExpired: throw SessionError(.idleExpired, "the session expired after inactivity")
         case .active(let needsTouch, _):
             if needsTouch && touching {
+                // A pool's worker must not wait for the commit: the request is answered from a
+                // thread that may (once a minute per session is too rare to move whole routes).
+                guard InlineExecutor.currentThreadMayBlock else { throw InlineExecutor.WouldBlock() }
                 try repository.touchSession(id: session.id, at: now)
                 session.lastSeenAt = now
             }
@@ -115,6 +118,9 @@ public struct SessionService: Sendable {
     public func rotateIfDue(_ session: Session) throws -> IssuedSession? {
         let now = clock.now()
         guard case .active(_, rotationDue: true) = policy.evaluate(session, at: now) else { return nil }
+        // A pool's worker must not wait for the commit: the request is answered from a thread
+        // that may (a day's rotation per session is too rare to move every signed-in route).
+        guard InlineExecutor.currentThreadMayBlock else { throw InlineExecutor.WouldBlock() }
         let fresh = try successor(of: session)
         let retiring = now.addingTimeInterval(policy.rotationGrace)
         guard

@@ -237,9 +237,7 @@ extension SQLStore: SessionRepository {
 
     public func touchSession(id: String, at: Date) throws {
         // Only forwards: touches racing from two requests must not move the activity time back.
-        // Not waited for on a pool's worker (nor its failure reported): a lost record leaves the
-        // stored time older, so the session's next request records its use again.
-        try engine.writeUnawaited { connection in
+        try engine.write { connection in
             try connection.execute(
                 "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND last_seen_at < ?2", [id, at])
         }

@@ -92,6 +92,54 @@ struct SessionServiceTests {
         #expect(replaced.session.authenticatedAt == issued.session.authenticatedAt)
     }
 
+    @Test(
+        "a rotation due on a thread that must not block throws WouldBlock and changes nothing; where waiting is allowed it rotates"
+    )
+    func rotationWouldBlock() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        for _ in 0..<4 {
+            clock.advance(by: 500)
+            _ = try service.authenticate(token: issued.token)
+        }
+        let session = try service.authenticate(token: issued.token)
+        var refused = false
+        InlineExecutor.drain(mayBlock: false) {
+            do {
+                _ = try service.rotateIfDue(session)
+            } catch is InlineExecutor.WouldBlock {
+                refused = true
+            } catch {}
+        }
+        #expect(refused)
+        #expect(try store.session(id: session.id)?.expiresAt == session.expiresAt, "not rotated")
+        #expect(try service.rotateIfDue(session) != nil)
+    }
+
+    @Test(
+        "a use to record on a thread that must not block throws WouldBlock and writes nothing; a session not due is judged there as anywhere"
+    )
+    func touchWouldBlock() throws {
+        let issued = try service.issue(userID: "u1", clientKind: .native, authMethod: .passkey)
+        var outcomes: [String] = []
+        InlineExecutor.drain(mayBlock: false) {
+            // Just issued: nothing to record, so nothing waits.
+            outcomes.append((try? service.authenticate(token: issued.token)) != nil ? "judged" : "failed")
+            clock.advance(by: 120)
+            do {
+                _ = try service.authenticate(token: issued.token)
+                outcomes.append("judged")
+            } catch is InlineExecutor.WouldBlock {
+                outcomes.append("would block")
+            } catch {
+                outcomes.append("\(error)")
+            }
+        }
+        #expect(outcomes == ["judged", "would block"])
+        #expect(
+            try store.session(id: issued.session.id)?.lastSeenAt == issued.session.lastSeenAt, "not touched")
+        #expect(try service.authenticate(token: issued.token).lastSeenAt == clock.now())
+    }
+
     @Test("the issued token authenticates its session")
     func authenticates() throws {
         let issued = try service.issue(userID: "u1", clientKind: .web, authMethod: .passkey)

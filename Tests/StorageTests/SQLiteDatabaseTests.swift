@@ -1025,38 +1025,6 @@ struct SQLiteDatabaseTests {
         }
     }
 
-    @Test(
-        "writeUnawaited: on a thread that must not block it returns before the commit, which the writer thread makes; elsewhere it is write; after close it writes nothing and throws nothing"
-    )
-    func unawaitedWrite() throws {
-        let database = try SQLiteDatabase(path: path)
-        // Held on the writer's connection, so the unawaited write cannot have committed when
-        // the call returns.
-        let (resume, handlerDone) = try Self.holdWriterThread(database) {}
-        let ranOn = Mutex("")
-        var returned = false
-        InlineExecutor.drain(mayBlock: false) {
-            try? database.writeUnawaited { connection in
-                ranOn.withLock { $0 = Threads.currentName }
-                try Self.inserting("unawaited")(connection)
-            }
-            returned = true
-        }
-        #expect(returned)
-        #expect(try !Self.userIDs(database).contains("unawaited"), "returned before its commit")
-        resume.signal()
-        #expect(handlerDone.wait(timeout: .now() + 10) == .success)
-        #expect(Threads.wait(atMost: 10) { (try? Self.userIDs(database).contains("unawaited")) == true })
-        #expect(ranOn.withLock { $0 } == "sqlite-writer")
-        // On a thread that may block it is committed when it returns, on that thread.
-        try database.writeUnawaited(Self.inserting("waited"))
-        #expect(try Self.userIDs(database).contains("waited"))
-        database.close()
-        InlineExecutor.drain(mayBlock: false) {
-            #expect(throws: Never.self) { try database.writeUnawaited(Self.inserting("after-close")) }
-        }
-    }
-
     // MARK: Operations
 
     @Test("the integrity check reports ok and the health check passes")

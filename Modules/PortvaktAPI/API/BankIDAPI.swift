@@ -151,7 +151,7 @@ public struct BankIDAPI: Sendable {
         // usable one, so a presented session that failed answers why (`session.expired`, …).
         // No session at all is the use case's rule and code (`bankid.sign_in_required`), not
         // the route's: the route does not answer for it.
-        let (signedIn, failure) = transport.optionallySignedIn(request, access: access)
+        let (signedIn, failure) = try transport.optionallySignedIn(request, access: access)
         if signInRequired, signedIn == nil, let failure { throw failure }
         return BankIDRequester(
             session: signedIn?.session, user: signedIn?.user, binding: request.bankIDBinding(transport))

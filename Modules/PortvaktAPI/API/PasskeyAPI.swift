@@ -144,7 +144,8 @@ public struct PasskeyAPI: Sendable {
             let body = try FinalizeBody(request, buildingCredential: true)
             let completed = try await passkeys.finishLogin(
                 challengeID: body.challengeID, credential: body.credentialJSON, clientKind: body.client,
-                replacingSessionID: transport.optionallySignedIn(request, access: access).signedIn?.current
+                replacingSessionID: try transport.optionallySignedIn(request, access: access).signedIn?
+                    .current
                     .id,
                 context: request.clientContext)
             var response = HTTPResponse.json(
@@ -247,8 +248,8 @@ public struct PasskeyAPI: Sendable {
 
     /// Who a registration request comes from: its usable session (or why its session failed)
     /// and its BankID binding value.
-    private func registrant(_ request: HTTPRequest) -> Registrant {
-        let (signedIn, failure) = transport.optionallySignedIn(request, access: access)
+    private func registrant(_ request: HTTPRequest) throws -> Registrant {
+        let (signedIn, failure) = try transport.optionallySignedIn(request, access: access)
         return Registrant(
             signedIn: signedIn, sessionFailure: failure, binding: request.bankIDBinding(transport))
     }

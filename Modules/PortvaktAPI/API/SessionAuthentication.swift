@@ -138,12 +138,16 @@ extension SessionTransport {
     /// The request's signed-in account when it presents a usable session, else why not (nil
     /// and nil when it presents none). Never rotates: the routes using it answer ceremonies,
     /// where a new token could be lost.
-    func optionallySignedIn(_ request: HTTPRequest, access: AccountSessionService) -> (
+    /// - Throws: only `InlineExecutor.WouldBlock` (recording the session's use must wait, and
+    ///   this thread may not: the engine runs the handler again where it may).
+    func optionallySignedIn(_ request: HTTPRequest, access: AccountSessionService) throws -> (
         signedIn: SignedIn?, failure: (any Error)?
     ) {
         guard token(in: request) != nil else { return (nil, nil) }
         do {
             return (try signedIn(request, access: access, rotating: false).signedIn, nil)
+        } catch let wait as InlineExecutor.WouldBlock {
+            throw wait
         } catch {
             return (nil, error)
         }

@@ -151,17 +151,6 @@ public enum StorageEngine: Sendable {
         }
     }
 
-    /// `write` for a write whose loss only costs what the next such write records again (a
-    /// session's last use): on SQLite, from a thread that may not block, it is queued for the
-    /// writer thread's next batch and not waited for (`GroupCommit.writeUnawaited`); everywhere
-    /// else, and on PostgreSQL, it is `write`.
-    func writeUnawaited(_ body: @escaping @Sendable (any SQLConnection) throws -> Void) throws {
-        switch self {
-        case .sqlite(let database): try database.writeUnawaited { try body($0) }
-        case .postgresql(let database): try database.write { try body($0) }
-        }
-    }
-
     /// Runs `body` on a connection outside any write transaction.
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         switch self {

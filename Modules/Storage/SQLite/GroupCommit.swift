@@ -141,36 +141,21 @@ final class GroupCommit: Sendable {
                                 ?? .failure(StorageError(.internal, "a write job finished without running")))
                     }
                 })
-            queueForWriter(job)
+            let (accepted, wake, start) = state.withLock { state -> (Bool, Bool, Bool) in
+                guard !state.closed else { return (false, false, false) }
+                state.queue.append(job)
+                let start = !state.writerStarted
+                state.writerStarted = true
+                return (true, wakeWriterIfIdle(&state), start)
+            }
+            guard accepted else {
+                job.failure = StorageError(.closed, "the database is closed")
+                job.finish()
+                return
+            }
+            if start { Threads.start(name: "sqlite-writer", stackSize: 512 * 1024) { [self] in runWriter() } }
+            if wake { writerWake.signal() }
         }
-    }
-
-    /// `write` for a caller that does not need to wait for the outcome: on a thread that may not
-    /// block, `body` is queued for the writer thread's next batch and this returns at once (a
-    /// failure, `storage.closed` included, reaches nobody); on any other thread this is `write`.
-    /// For writes whose loss only costs what the next such write records again.
-    func writeUnawaited(_ body: @escaping @Sendable (Connection) throws -> Void) throws {
-        guard !InlineExecutor.currentThreadMayBlock else { return try write(body) }
-        queueForWriter(Job(run: Self.recording(body) { _ in }, waiter: .suspended { $0.discardBody() }))
-    }
-
-    /// Queues a job of a caller that does not wait on its thread for the writer thread (started by
-    /// the first such job) to lead; once closed, finishes it at once with `storage.closed`.
-    private func queueForWriter(_ job: Job) {
-        let (accepted, wake, start) = state.withLock { state -> (Bool, Bool, Bool) in
-            guard !state.closed else { return (false, false, false) }
-            state.queue.append(job)
-            let start = !state.writerStarted
-            state.writerStarted = true
-            return (true, wakeWriterIfIdle(&state), start)
-        }
-        guard accepted else {
-            job.failure = StorageError(.closed, "the database is closed")
-            job.finish()
-            return
-        }
-        if start { Threads.start(name: "sqlite-writer", stackSize: 512 * 1024) { [self] in runWriter() } }
-        if wake { writerWake.signal() }
     }
 
     /// Stops the writer thread once the queue is empty; later `writeAsync` calls throw

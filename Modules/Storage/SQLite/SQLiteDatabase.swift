@@ -164,13 +164,6 @@ public final class SQLiteDatabase: Sendable {
         return try await groupCommit.writeAsync(body)
     }
 
-    /// `write` for a caller that need not learn the outcome: queued for the writer thread without
-    /// waiting when on a thread that may not block, `write` otherwise (see
-    /// `GroupCommit.writeUnawaited`).
-    func writeUnawaited(_ body: @escaping @Sendable (Connection) throws -> Void) throws {
-        try groupCommit.writeUnawaited(body)
-    }
-
     /// Write transactions waiting for the running batch to finish (see `GroupCommit`).
     var queuedWrites: Int { groupCommit.queuedCount }
 
