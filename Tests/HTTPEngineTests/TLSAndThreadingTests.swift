@@ -236,42 +236,23 @@ struct TLSAndThreadingTests {
     }
 
     @Test(
-        "a synchronous handler that throws WouldBlock on a pool's worker is answered from a thread that may wait; elsewhere it never throws it",
-        arguments: [HTTPServerConfiguration.Threading.workerPool, .threadPerConnection])
-    func wouldBlockRunsAgainElsewhere(threading: HTTPServerConfiguration.Threading) throws {
+        "a handler, sync or async, that throws WouldBlock on a pool's worker runs again from a thread that may wait; elsewhere it never throws it",
+        arguments: [HTTPServerConfiguration.Threading.workerPool, .threadPerConnection], [false, true])
+    func wouldBlockRunsAgainElsewhere(threading: HTTPServerConfiguration.Threading, async: Bool) throws {
         let calls = Atomic(0)
-        var router = Router()
-        router.add(.GET, "/rarely-waits", rateClass: .unlimited, summary: "Waits only off the worker") { _ in
+        let handler: HTTPHandler = { _ in
             calls.add(1, ordering: .relaxed)
             guard InlineExecutor.currentThreadMayBlock else { throw InlineExecutor.WouldBlock() }
             return .text(Threads.currentName)
         }
-        let server = try HTTPServer(
-            configuration: HTTPServerConfiguration(threads: 1, threading: threading), router: router,
-            accessLog: { _ in })
-        let port = try server.start()
-        defer { server.shutdown(grace: 1) }
-        let answer = try HTTPTestClient(timeout: 5).send(url: "http://127.0.0.1:\(port)/rarely-waits")
-        #expect(answer.status == 200)
-        if threading == .workerPool {
-            #expect(answer.text.hasPrefix("http-blocking-"), "\(answer.text)")
-            #expect(calls.load(ordering: .relaxed) == 2)
+        var router = Router()
+        let summary = "Waits only off the worker"
+        if async {
+            router.addAsync(.POST, "/rarely-waits", rateClass: .unlimited, summary: summary) {
+                try handler($0)
+            }
         } else {
-            #expect(calls.load(ordering: .relaxed) == 1)
-        }
-    }
-
-    @Test(
-        "an async handler that throws WouldBlock on a pool's worker runs again from a thread that may wait; elsewhere it never throws it",
-        arguments: [HTTPServerConfiguration.Threading.workerPool, .threadPerConnection])
-    func asyncWouldBlockRunsAgainElsewhere(threading: HTTPServerConfiguration.Threading) throws {
-        let calls = Atomic(0)
-        var router = Router()
-        router.addAsync(.POST, "/rarely-waits", rateClass: .unlimited, summary: "Waits only off the worker") {
-            _ in
-            calls.add(1, ordering: .relaxed)
-            guard InlineExecutor.currentThreadMayBlock else { throw InlineExecutor.WouldBlock() }
-            return .text(Threads.currentName)
+            router.add(.POST, "/rarely-waits", rateClass: .unlimited, summary: summary, handler: handler)
         }
         let server = try HTTPServer(
             configuration: HTTPServerConfiguration(threads: 1, threading: threading), router: router,
