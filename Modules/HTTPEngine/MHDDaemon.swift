@@ -355,9 +355,11 @@ final class ConnectionHandler: Sendable {
     private func wait(for work: @escaping @Sendable () async -> PreparedResponse) -> PreparedResponse {
         let done = DispatchSemaphore(value: 0)
         let pending = DeferredResponse(.blocked(done))
-        guard start(work, answering: pending, before: {}) else {
-            return pipeline.unavailable(requestID: RequestID.generate())
-        }
+        // The handler runs here up to its first await (the drain's end), and this thread, the
+        // connection's own, may wait for what it would otherwise await (its commit).
+        var accepted = false
+        InlineExecutor.drain(mayBlock: true) { accepted = start(work, answering: pending, before: {}) }
+        guard accepted else { return pipeline.unavailable(requestID: RequestID.generate()) }
         done.wait()
         // Set before the wake-up, by the handler's task or by shutdown.
         return deferred.withLock { _ in pending.prepared }
@@ -379,17 +381,15 @@ final class ConnectionHandler: Sendable {
             return true
         }
         guard accepted else { return false }
-        // The handler runs here up to its first await. A connection's own thread may wait for
-        // what the handler would otherwise await (its commit); a worker serving many must not.
-        InlineExecutor.drain(mayBlock: ownThreadPerConnection) {
-            Task(executorPreference: AsyncHandlerExecutor.shared) { [self] in
-                let prepared = await work()
-                deferred.withLock { state in
-                    // Gone from the table: shutdown already answered it.
-                    guard state.table.removeValue(forKey: ObjectIdentifier(pending)) != nil else { return }
-                    pending.prepared = prepared
-                    pending.wake()
-                }
+        // Always called inside the request's `InlineExecutor.drain` (`answer` on a pool's worker,
+        // `wait(for:)` on a connection's own thread), which runs the task's start at its end.
+        Task(executorPreference: AsyncHandlerExecutor.shared) { [self] in
+            let prepared = await work()
+            deferred.withLock { state in
+                // Gone from the table: shutdown already answered it.
+                guard state.table.removeValue(forKey: ObjectIdentifier(pending)) != nil else { return }
+                pending.prepared = prepared
+                pending.wake()
             }
         }
         return true
@@ -460,7 +460,8 @@ final class ConnectionHandler: Sendable {
         }
         // A pool's worker serves many connections: everything it runs for this request, a
         // synchronous handler too, runs where `InlineExecutor.currentThreadMayBlock` is false, so
-        // code that would wait for a commit suspends, queues it unawaited or throws `WouldBlock`.
+        // code that would wait for a commit suspends (`GroupCommit.writeAsync`) or throws
+        // `WouldBlock`; the task of an async route starts at the drain's end.
         var result = MHD_Result.NO
         InlineExecutor.drain(mayBlock: false) {
             switch pipeline.respond(to: incoming, closeConnection: draining.load(ordering: .relaxed)) {

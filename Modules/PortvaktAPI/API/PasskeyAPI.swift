@@ -142,12 +142,10 @@ public struct PasskeyAPI: Sendable {
             // commit that includes it, instead of holding the worker (GroupCommit.writeAsync).
             // The credential is built by the envelope's parse and read from that value: parsed once.
             let body = try FinalizeBody(request, buildingCredential: true)
+            let replacing = try transport.optionallySignedIn(request, access: access).signedIn?.current.id
             let completed = try await passkeys.finishLogin(
                 challengeID: body.challengeID, credential: body.credentialJSON, clientKind: body.client,
-                replacingSessionID: try transport.optionallySignedIn(request, access: access).signedIn?
-                    .current
-                    .id,
-                context: request.clientContext)
+                replacingSessionID: replacing, context: request.clientContext)
             var response = HTTPResponse.json(
                 writing: LoginResponse(
                     user: UserView(completed.user),

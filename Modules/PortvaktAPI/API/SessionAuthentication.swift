@@ -176,8 +176,9 @@ extension Router {
     ///   - rateClass: the route's rate-limit class; the default one unless it costs more.
     ///   - commits: whether the handler commits a write (`Router.addBlocking`): true for every
     ///     route that changes something, so a worker of a pool does not wait for its commit.
-    ///     (Checking the session records its use at most once a minute, not waited for on a pool
-    ///     worker; a token due for rotation is replaced where the check runs, once a day.)
+    ///     (Checking the session may write too: its use at most once a minute, a token due for
+    ///     rotation once a day. On a pool's worker that throws `InlineExecutor.WouldBlock` first,
+    ///     and the engine runs the handler again where it may wait.)
     mutating func addSignedIn(
         _ method: HTTPMethod, _ pattern: String, summary: String, contract: RouteContract,
         transport: SessionTransport, access: AccountSessionService, rotating: Bool = true,
