@@ -16,17 +16,27 @@ import Glibc
 /// either suspend or wait (a write that can join a group commit either way) waits on a thread
 /// that may, where suspending would only add a hand-over.
 public final class InlineExecutor: TaskExecutor {
-    /// The jobs made runnable on one draining thread, and whether that thread may block.
+    /// A thread's drain: the jobs made runnable on it, and whether it may block. One per thread,
+    /// made by its first `drain` and kept until the thread ends, so a worker that drains once per
+    /// request allocates neither the scope nor its arrays again.
     private final class Scope {
-        var jobs: [(job: UnownedJob, executor: UnownedTaskExecutor)] = []
-        let mayBlock: Bool
-        init(mayBlock: Bool) { self.mayBlock = mayBlock }
+        typealias Job = (job: UnownedJob, executor: UnownedTaskExecutor)
+        /// Whether the thread is inside `drain` now.
+        var draining = false
+        var mayBlock = true
+        /// The jobs made runnable since the last round began.
+        var jobs: [Job] = []
+        /// The round being run: swapped with `jobs`, so both keep their capacity.
+        var running: [Job] = []
     }
 
-    /// The draining thread's scope; nil on a thread outside `drain`.
+    /// The thread's scope, released when the thread ends; nil before its first `drain`.
     private static let scopeKey: pthread_key_t = {
         var key = pthread_key_t()
-        precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left")
+        let released: @convention(c) (UnsafeMutableRawPointer?) -> Void = { raw in
+            if let raw { Unmanaged<Scope>.fromOpaque(raw).release() }
+        }
+        precondition(pthread_key_create(&key, released) == 0, "no thread-specific key left")
         return key
     }()
 
@@ -49,20 +59,20 @@ public final class InlineExecutor: TaskExecutor {
     /// - Parameter mayBlock: whether code run here may wait for others (a connection's own
     ///   thread, the writer) or must not (a worker serving many connections).
     public static func drain(mayBlock: Bool, _ body: () -> Void) {
-        guard currentScope == nil else {
+        let scope = threadScope
+        guard !scope.draining else {
             body()
             return
         }
-        let scope = Scope(mayBlock: mayBlock)
-        pthread_setspecific(scopeKey, Unmanaged.passUnretained(scope).toOpaque())
-        defer { pthread_setspecific(scopeKey, nil) }
+        scope.draining = true
+        scope.mayBlock = mayBlock
+        defer { scope.draining = false }
         body()
         while !scope.jobs.isEmpty {
-            let jobs = scope.jobs
-            scope.jobs.removeAll(keepingCapacity: true)
-            for (job, executor) in jobs { job.runSynchronously(on: executor) }
+            swap(&scope.jobs, &scope.running)
+            for (job, executor) in scope.running { job.runSynchronously(on: executor) }
+            scope.running.removeAll(keepingCapacity: true)
         }
-        withExtendedLifetime(scope) {}
     }
 
     /// False only inside a `drain(mayBlock: false)`: everywhere else (any thread of ours outside
@@ -77,8 +87,20 @@ public final class InlineExecutor: TaskExecutor {
         public init() {}
     }
 
+    /// The scope of a thread inside `drain`; nil on any other.
     private static var currentScope: Scope? {
         guard let raw = pthread_getspecific(scopeKey) else { return nil }
-        return Unmanaged<Scope>.fromOpaque(raw).takeUnretainedValue()
+        let scope = Unmanaged<Scope>.fromOpaque(raw).takeUnretainedValue()
+        return scope.draining ? scope : nil
+    }
+
+    /// This thread's scope, made on its first call.
+    private static var threadScope: Scope {
+        if let raw = pthread_getspecific(scopeKey) {
+            return Unmanaged<Scope>.fromOpaque(raw).takeUnretainedValue()
+        }
+        let scope = Scope()
+        pthread_setspecific(scopeKey, Unmanaged.passRetained(scope).toOpaque())
+        return scope
     }
 }
