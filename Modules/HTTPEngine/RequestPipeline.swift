@@ -124,38 +124,40 @@ final class RequestPipeline: Sendable {
                     client: client, requestID: requestID)
         } else {
             switch router.route(method, path: incoming.path) {
-            case .matched(let match) where match.route.asyncHandler != nil:
-                routePattern = match.route.description.pattern
-                // The limit is checked before suspending: a refusal costs no suspension.
-                if case .limited(let seconds) = limiter.check(
-                    routeClass: match.route.description.rateClass, client: clientAddress)
-                {
-                    response = .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
-                } else {
-                    return .later(
-                        deferred(
-                            match, handler: match.route.asyncHandler ?? { _ in throw HTTPError.internal() },
-                            method: method ?? .GET, incoming: incoming, client: client,
-                            requestID: requestID, corsOrigin: corsOrigin, closeConnection: closeConnection))
-                }
             case .matched(let match):
                 routePattern = match.route.description.pattern
-                guard
-                    let answered = invoke(
-                        match, method: method ?? .GET, incoming: incoming, clientAddress: clientAddress,
-                        client: client,
-                        requestID: requestID)
-                else {
-                    // The handler was about to wait where it must not: it runs once more on a
-                    // thread that may, as an `addBlocking` route's would (rate limit already counted).
-                    let handler = match.route.handler
-                    return .later(
-                        deferred(
-                            match, handler: { try await BlockingHandlerThreads.run(handler, $0) },
-                            method: method ?? .GET, incoming: incoming, client: client, requestID: requestID,
-                            corsOrigin: corsOrigin, closeConnection: closeConnection))
+                switch match.route.handler {
+                case .async(let handler):
+                    // The limit is checked before suspending: a refusal costs no suspension.
+                    if case .limited(let seconds) = limiter.check(
+                        routeClass: match.route.description.rateClass, client: clientAddress)
+                    {
+                        response = .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
+                    } else {
+                        return .later(
+                            deferred(
+                                match, handler: handler, method: method ?? .GET, incoming: incoming,
+                                client: client, requestID: requestID, corsOrigin: corsOrigin,
+                                closeConnection: closeConnection))
+                    }
+                case .sync(let handler):
+                    guard
+                        let answered = invoke(
+                            match, handler, method: method ?? .GET, incoming: incoming,
+                            clientAddress: clientAddress, client: client, requestID: requestID)
+                    else {
+                        // The handler was about to wait where it must not: it runs once more on a
+                        // thread that may, as an `addBlocking` route's would (rate limit already
+                        // counted).
+                        return .later(
+                            deferred(
+                                match, handler: { try await BlockingHandlerThreads.run(handler, $0) },
+                                method: method ?? .GET, incoming: incoming, client: client,
+                                requestID: requestID, corsOrigin: corsOrigin, closeConnection: closeConnection
+                            ))
+                    }
+                    response = answered
                 }
-                response = answered
             case .methodNotAllowed(let allowed):
                 response = unrouted(
                     .methodNotAllowed(allowed: allowed), method: method, incoming: incoming,
@@ -309,9 +311,8 @@ final class RequestPipeline: Sendable {
     /// A synchronous route's answer, after its rate limit; nil when its handler threw
     /// `InlineExecutor.WouldBlock` (it is to run again where it may wait).
     private func invoke(
-        _ match: CompiledRouter.Match, method: HTTPMethod, incoming: IncomingRequest,
-        clientAddress: IPAddress, client: String,
-        requestID: String
+        _ match: CompiledRouter.Match, _ handler: HTTPHandler, method: HTTPMethod, incoming: IncomingRequest,
+        clientAddress: IPAddress, client: String, requestID: String
     ) -> HTTPResponse? {
         let route = match.route.description
         if case .limited(let seconds) = limiter.check(routeClass: route.rateClass, client: clientAddress) {
@@ -324,7 +325,7 @@ final class RequestPipeline: Sendable {
         var wouldBlock = false
         let response = run(route: route.pattern, requestID: requestID) {
             do {
-                return try match.route.handler(request)
+                return try handler(request)
             } catch is InlineExecutor.WouldBlock {
                 wouldBlock = true
                 return .noContent

@@ -59,19 +59,22 @@ public struct Router: Sendable {
     final class Route: Sendable {
         let description: RouteDescription
         let segments: [PatternSegment]
-        let handler: HTTPHandler
-        /// Set for routes added with `addAsync`; `handler` is then never called.
-        let asyncHandler: AsyncHTTPHandler?
+        let handler: Handler
 
-        init(
-            description: RouteDescription, segments: [PatternSegment], handler: @escaping HTTPHandler,
-            asyncHandler: AsyncHTTPHandler? = nil
-        ) {
+        init(description: RouteDescription, segments: [PatternSegment], handler: Handler) {
             self.description = description
             self.segments = segments
             self.handler = handler
-            self.asyncHandler = asyncHandler
         }
+    }
+
+    /// What answers a route's requests. A case of its own for each kind, not an optional async
+    /// handler beside a synchronous one: a closure kept in an `Optional` (a generic type) is called
+    /// through reabstraction thunks, which for an async closure are async frames of their own, on
+    /// every request.
+    enum Handler: Sendable {
+        case sync(HTTPHandler)
+        case async(AsyncHTTPHandler)
     }
 
     enum PatternSegment: Sendable, Hashable {
@@ -108,6 +111,14 @@ public struct Router: Sendable {
         _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
         contract: RouteContract = .undocumented, handler: @escaping HTTPHandler
     ) {
+        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract, .sync(handler))
+    }
+
+    /// The one registration behind `add` and `addAsync`.
+    private mutating func add(
+        _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
+        contract: RouteContract, _ handler: Handler
+    ) {
         precondition(method != .HEAD && method != .OPTIONS, "HEAD and OPTIONS are answered by the router")
         let segments = Self.parsePattern(pattern)
         precondition(
@@ -133,16 +144,7 @@ public struct Router: Sendable {
         _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
         contract: RouteContract = .undocumented, handler: @escaping AsyncHTTPHandler
     ) {
-        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract) { _ in
-            // Never called: the pipeline runs `asyncHandler` for this route.
-            throw HTTPError.internal()
-        }
-        // Replaced, not changed: a copy of this router made earlier keeps its own table.
-        let added = table.removeLast()
-        table.append(
-            Route(
-                description: added.description, segments: added.segments, handler: added.handler,
-                asyncHandler: handler))
+        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract, .async(handler))
     }
 
     /// Registers a route whose synchronous handler may wait for others: a commit queued behind
