@@ -126,35 +126,36 @@ final class RequestPipeline: Sendable {
             switch router.route(method, path: incoming.path) {
             case .matched(let match):
                 routePattern = match.route.description.pattern
+                // The limit is checked before the handler runs or suspends: a refusal costs neither.
+                if case .limited(let seconds) = limiter.check(
+                    routeClass: match.route.description.rateClass, client: clientAddress)
+                {
+                    response = .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
+                    break
+                }
+                // A nested function, not a closure value: nothing is allocated for it per request.
+                func later(_ handler: @escaping AsyncHTTPHandler) -> PipelineAnswer {
+                    .later(
+                        deferred(
+                            match, handler: handler, method: method ?? .GET, incoming: incoming,
+                            client: client, requestID: requestID, corsOrigin: corsOrigin,
+                            closeConnection: closeConnection))
+                }
                 switch match.route.handler {
                 case .async(let handler):
-                    // The limit is checked before suspending: a refusal costs no suspension.
-                    if case .limited(let seconds) = limiter.check(
-                        routeClass: match.route.description.rateClass, client: clientAddress)
-                    {
-                        response = .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
-                    } else {
-                        return .later(
-                            deferred(
-                                match, handler: handler, method: method ?? .GET, incoming: incoming,
-                                client: client, requestID: requestID, corsOrigin: corsOrigin,
-                                closeConnection: closeConnection))
-                    }
-                case .sync(let handler):
+                    return later(handler)
+                case .blocking(let handler) where !InlineExecutor.currentThreadMayBlock:
+                    // A pool's worker serves other connections meanwhile.
+                    return later { try await BlockingHandlerThreads.run(handler, $0) }
+                case .sync(let handler), .blocking(let handler):
                     guard
                         let answered = invoke(
-                            match, handler, method: method ?? .GET, incoming: incoming,
-                            clientAddress: clientAddress, client: client, requestID: requestID)
+                            match, handler, method: method ?? .GET, incoming: incoming, client: client,
+                            requestID: requestID)
                     else {
                         // The handler was about to wait where it must not: it runs once more on a
-                        // thread that may, as an `addBlocking` route's would (rate limit already
-                        // counted).
-                        return .later(
-                            deferred(
-                                match, handler: { try await BlockingHandlerThreads.run(handler, $0) },
-                                method: method ?? .GET, incoming: incoming, client: client,
-                                requestID: requestID, corsOrigin: corsOrigin, closeConnection: closeConnection
-                            ))
+                        // thread that may, as a blocking route's does.
+                        return later { try await BlockingHandlerThreads.run(handler, $0) }
                     }
                     response = answered
                 }
@@ -214,16 +215,8 @@ final class RequestPipeline: Sendable {
                     // more, from a thread that may wait.
                     response = try await BlockingHandlerThreads.run(handler, request)
                 }
-            } catch let error as any HTTPResponseError {
-                response = .error(error)
-            } catch let failure as any DependencyFailure {
-                response = .error(DependencyProblem(failure: failure))
             } catch {
-                self.accessLog(
-                    "{\"ts\":\"\(Self.timestamp())\",\"level\":\"error\",\"msg\":\"unhandled error\",\"errorType\":"
-                        + "\(Self.jsonString(String(reflecting: type(of: error)))),\"route\":\(Self.jsonString(route.pattern)),"
-                        + "\"requestId\":\(Self.jsonString(requestID))}")
-                response = .error(HTTPError.internal())
+                response = self.answer(for: error, route: route.pattern, requestID: requestID)
             }
             return self.prepare(
                 response, method: methodToken, route: route.pattern, start: start, requestID: requestID,
@@ -308,16 +301,13 @@ final class RequestPipeline: Sendable {
         token == "TRACE" || token == "CONNECT"
     }
 
-    /// A synchronous route's answer, after its rate limit; nil when its handler threw
-    /// `InlineExecutor.WouldBlock` (it is to run again where it may wait).
+    /// A synchronous route's answer; nil when its handler threw `InlineExecutor.WouldBlock` (it
+    /// is to run again where it may wait).
     private func invoke(
         _ match: CompiledRouter.Match, _ handler: HTTPHandler, method: HTTPMethod, incoming: IncomingRequest,
-        clientAddress: IPAddress, client: String, requestID: String
+        client: String, requestID: String
     ) -> HTTPResponse? {
         let route = match.route.description
-        if case .limited(let seconds) = limiter.check(routeClass: route.rateClass, client: clientAddress) {
-            return .error(HTTPError.rateLimited(retryAfterSeconds: seconds))
-        }
         let request = HTTPRequest(
             method: method, path: incoming.path, query: incoming.query, headers: incoming.headers,
             body: incoming.body, peerAddress: incoming.peer.description, clientIP: client,
@@ -334,16 +324,26 @@ final class RequestPipeline: Sendable {
         return wouldBlock ? nil : response
     }
 
-    /// Runs a synchronous handler: an `HTTPResponseError` becomes its problem, anything else a 500
-    /// whose body says nothing and whose log line names only the error's type.
+    /// Runs a synchronous handler; an error it throws is answered as `answer(for:route:requestID:)`
+    /// says.
     private func run(route: String, requestID: String, _ handler: () throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try handler()
-        } catch let error as any HTTPResponseError {
-            return .error(error)
-        } catch let failure as any DependencyFailure {
-            return .error(DependencyProblem(failure: failure))
         } catch {
+            return answer(for: error, route: route, requestID: requestID)
+        }
+    }
+
+    /// What a handler's error answers: an `HTTPResponseError` its problem, a dependency's failure
+    /// its problem, anything else a 500 whose body says nothing and whose log line names only the
+    /// error's type.
+    private func answer(for error: any Error, route: String, requestID: String) -> HTTPResponse {
+        switch error {
+        case let error as any HTTPResponseError:
+            return .error(error)
+        case let failure as any DependencyFailure:
+            return .error(DependencyProblem(failure: failure))
+        default:
             // Only the type: an error's message can carry request data or secrets.
             accessLog(
                 "{\"ts\":\"\(Self.timestamp())\",\"level\":\"error\",\"msg\":\"unhandled error\",\"errorType\":"

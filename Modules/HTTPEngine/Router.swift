@@ -75,6 +75,8 @@ public struct Router: Sendable {
     enum Handler: Sendable {
         case sync(HTTPHandler)
         case async(AsyncHTTPHandler)
+        /// A synchronous handler that waits for others (`addBlocking`).
+        case blocking(HTTPHandler)
     }
 
     enum PatternSegment: Sendable, Hashable {
@@ -114,7 +116,7 @@ public struct Router: Sendable {
         add(method, pattern, rateClass: rateClass, summary: summary, contract: contract, .sync(handler))
     }
 
-    /// The one registration behind `add` and `addAsync`.
+    /// The one registration behind `add`, `addAsync` and `addBlocking`.
     private mutating func add(
         _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
         contract: RouteContract, _ handler: Handler
@@ -156,10 +158,7 @@ public struct Router: Sendable {
         _ method: HTTPMethod, _ pattern: String, rateClass: RateClass, summary: String,
         contract: RouteContract = .undocumented, handler: @escaping HTTPHandler
     ) {
-        addAsync(method, pattern, rateClass: rateClass, summary: summary, contract: contract) { request in
-            if InlineExecutor.currentThreadMayBlock { return try handler(request) }
-            return try await BlockingHandlerThreads.run(handler, request)
-        }
+        add(method, pattern, rateClass: rateClass, summary: summary, contract: contract, .blocking(handler))
     }
 
     /// Answers what the engine would otherwise refuse itself with a problem: an unknown path (404),
